@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * ust_sym: file offset -> function+offset, source line and inlined frames.
+ *
+ * Every ELF file is opened once per cache; its function symbols are sorted
+ * once and looked up by binary search, so the per-frame path never touches
+ * the disk again.  Returned strings belong to the cache.
+ */
+#ifndef USTITCH_SYM_H
+#define USTITCH_SYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ust_sym_cache;
+struct ust_sym_file;
+
+struct ust_sym_opts {
+	/* Extra roots for separate debug files, tried before /usr/lib/debug. */
+	const char *const *debug_dirs;
+	int nr_debug_dirs;
+};
+
+struct ust_sym_frame {
+	const char *func;	/* NULL when no symbol covers the address */
+	uint64_t func_off;	/* offset from the function's start */
+	const char *src_file;	/* NULL without line info */
+	unsigned int line;
+	bool inlined;		/* this frame was inlined into the next one */
+};
+
+struct ust_sym_cache *ust_sym_cache_new(const struct ust_sym_opts *opts);
+void ust_sym_cache_free(struct ust_sym_cache *c);
+
+/*
+ * Load (once) the object at @path.  @build_id, if given, locates a separate
+ * debug file when @path lacks symbols, and is enough on its own when @path
+ * is NULL or missing.  Returns NULL and fills @err on failure; failures are
+ * cached too.
+ */
+struct ust_sym_file *ust_sym_cache_get(struct ust_sym_cache *c, const char *path,
+				       const uint8_t *build_id, size_t build_id_len,
+				       char *err, size_t errlen);
+
+/*
+ * Symbolize @file_off (a file offset as the kernel records it).
+ * @is_return: the address is a return address; lines and inlines are looked
+ * up at @file_off - 1, as perf does.  @want_lines: consult DWARF.
+ * Fills up to @max frames, innermost (inlined) first, the containing real
+ * function last.  Returns the number of frames (>= 1; frame[0].func may be
+ * NULL when nothing covers the address), or -1 when @file_off lies in no
+ * PT_LOAD segment.
+ */
+int ust_sym_lookup(struct ust_sym_file *f, uint64_t file_off, bool is_return,
+		   bool want_lines, struct ust_sym_frame *out, int max);
+
+/* Reverse: the file offset and size of function @name (for fixtures and
+ * address-range filters). 0 on success, -1 if not found. */
+int ust_sym_find_function(struct ust_sym_file *f, const char *name,
+			  uint64_t *file_off, uint64_t *size);
+
+const char *ust_sym_file_path(const struct ust_sym_file *f);
+const char *ust_sym_file_basename(const struct ust_sym_file *f);
+/* Build-id of the object (GNU note), 0 if none. */
+size_t ust_sym_file_build_id(const struct ust_sym_file *f, const uint8_t **id);
+
+/* Read the GNU build-id note of @path without caching. Returns its length or 0. */
+size_t ust_sym_read_build_id(const char *path, uint8_t *out, size_t max);
+
+#endif
