@@ -1,1 +1,96 @@
-/* placeholder: filled in by its module's work */
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * ust_render.  Frame 0 is where the task entered the kernel; every other
+ * frame is a return address, which the symbolizer looks up at offset-1 for
+ * lines and inlines (the call instruction), as perf does.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "ustitch/abi.h"
+#include "ustitch/render.h"
+
+#define MAX_INLINE 16
+
+static void put_loc(struct ust_sb *out, const struct ust_sym_frame *sf)
+{
+	const char *base;
+
+	if (!sf->src_file)
+		return;
+	base = strrchr(sf->src_file, '/');
+	ust_sb_printf(out, " [%s:%u]", base ? base + 1 : sf->src_file, sf->line);
+}
+
+static void put_raw(struct ust_render *r, struct ust_sb *out, const struct ust_dec_frame *f,
+		    bool has_files)
+{
+	if (!r->opts.raw || !has_files)
+		return;
+	ust_sb_printf(out, " <%016" PRIx64 "> : %" PRIu64 " : %u:%u", f->off, f->ino,
+		      UST_ABI_KDEV_MAJOR(f->kdev), UST_ABI_KDEV_MINOR(f->kdev));
+}
+
+static void render_one(struct ust_render *r, const struct ust_dec_frame *f,
+		       bool is_return, bool has_files, struct ust_sb *out)
+{
+	struct ust_sym_frame sf[MAX_INLINE];
+	struct ust_res_hit hit = { 0 };
+	struct ust_sym_file *file = NULL;
+	const char *obj = NULL;
+	char err[160];
+	int n = 0, i;
+
+	if (!has_files || !f->ino) {
+		/* Stack-only layout, or no VMA: the value is all there is. */
+		ust_sb_printf(out, "\n=> 0x%" PRIx64, f->off);
+		put_raw(r, out, f, has_files);
+		return;
+	}
+	if (r->res && !ust_res_lookup(r->res, f->kdev, f->ino, &hit)) {
+		if (r->opts.symbols && r->sym)
+			file = ust_sym_cache_get(r->sym, hit.path, hit.build_id,
+						 hit.build_id_len, err, sizeof(err));
+		obj = strrchr(hit.path, '/');
+		obj = obj ? obj + 1 : hit.path;
+	}
+	if (!obj) {
+		ust_sb_printf(out, "\n=> 0x%" PRIx64 " (dev %u:%u ino %" PRIu64 ")", f->off,
+			      UST_ABI_KDEV_MAJOR(f->kdev), UST_ABI_KDEV_MINOR(f->kdev), f->ino);
+		put_raw(r, out, f, has_files);
+		return;
+	}
+	if (file)
+		n = ust_sym_lookup(file, f->off, is_return, r->opts.lines, sf, MAX_INLINE);
+	if (n <= 0 || !sf[n - 1].func) {
+		ust_sb_printf(out, "\n=> 0x%" PRIx64 " (%s)", f->off, obj);
+		if (n > 0)
+			put_loc(out, &sf[n - 1]);
+		put_raw(r, out, f, has_files);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (i < n - 1 && r->opts.lines)
+			ust_sb_printf(out, "\n=> %s [inlined] (%s)", sf[i].func ? sf[i].func : "??", obj);
+		else if (i < n - 1)
+			continue;
+		else
+			ust_sb_printf(out, "\n=> %s+0x%" PRIx64 " (%s)", sf[i].func, sf[i].func_off, obj);
+		if (r->opts.lines)
+			put_loc(out, &sf[i]);
+	}
+	put_raw(r, out, f, has_files);
+}
+
+void ust_render_frames(struct ust_render *r, const struct ust_dec_frame *f,
+		       unsigned int nr, bool has_files, struct ust_sb *out)
+{
+	unsigned int i, shown = nr;
+
+	if (r->opts.max_frames && nr > r->opts.max_frames)
+		shown = r->opts.max_frames;
+	for (i = 0; i < shown; i++)
+		render_one(r, &f[i], i > 0, has_files, out);
+	if (shown < nr)
+		ust_sb_printf(out, "\n=> ... %u more frame%s", nr - shown, nr - shown == 1 ? "" : "s");
+}

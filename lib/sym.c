@@ -1,19 +1,448 @@
 // SPDX-License-Identifier: LGPL-2.1
-/* placeholder stubs so the tree links; replaced by the symbolizer work */
-#include "ustitch/sym.h"
+/*
+ * ust_sym: the cache of symbolized objects and the per-frame lookup.
+ *
+ * Each object is loaded once per cache (successes and failures alike):
+ * its load segments, its function symbols (sorted), and the location of
+ * its DWARF, which is indexed on the first lookup that wants lines.  The
+ * lookup itself then only does binary searches in memory.
+ *
+ * Where things come from when the object is stripped: .symtab and DWARF
+ * from the separate debug file (sym_debug.c), but the load segments
+ * always from the object itself when it is there, because a debug file's
+ * program headers have lost their file offsets (sym_elf.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-struct ust_sym_cache *ust_sym_cache_new(const struct ust_sym_opts *opts) { (void)opts; return 0; }
-void ust_sym_cache_free(struct ust_sym_cache *c) { (void)c; }
+#include "sym_internal.h"
+
+struct ust_sym_file {
+	struct ust_sym_file *next;	/* hash chain */
+	char *key;
+	char *path;		/* as asked for; else the debug file's */
+	const char *base;
+	char *err;		/* set: a cached failure */
+
+	uint8_t build_id[UST_SYM_BUILD_ID_MAX];
+	size_t build_id_len;
+
+	struct ust_sym_elf main;	/* .elf NULL when missing */
+	struct ust_sym_elf debug;	/* .elf NULL when none found */
+	struct ust_sym_seg *segs;
+	int nr_segs;
+	bool segs_guessed;
+	struct ust_sym_tab tab;
+
+	Elf *dwarf_elf;			/* the one of main/debug with DWARF */
+	struct ust_sym_dwarf *dwarf;	/* opened on first want_lines */
+	bool dwarf_tried;
+};
+
+struct ust_sym_cache {
+	char **roots;
+	int nr_roots;
+	struct ust_sym_file **buckets;
+	size_t nr_buckets;
+	size_t nr_files;
+};
+
+struct ust_sym_cache *ust_sym_cache_new(const struct ust_sym_opts *opts)
+{
+	struct ust_sym_cache *c = calloc(1, sizeof(*c));
+	int i;
+
+	if (!c)
+		return NULL;
+	c->nr_buckets = 256;
+	c->buckets = calloc(c->nr_buckets, sizeof(*c->buckets));
+	if (!c->buckets)
+		goto err;
+	if (opts && opts->nr_debug_dirs > 0 && opts->debug_dirs) {
+		c->roots = calloc((size_t)opts->nr_debug_dirs, sizeof(*c->roots));
+		if (!c->roots)
+			goto err;
+		for (i = 0; i < opts->nr_debug_dirs; i++) {
+			if (!opts->debug_dirs[i])
+				continue;
+			c->roots[c->nr_roots] = strdup(opts->debug_dirs[i]);
+			if (!c->roots[c->nr_roots++])
+				goto err;
+		}
+	}
+	return c;
+err:
+	ust_sym_cache_free(c);
+	return NULL;
+}
+
+static void file_free(struct ust_sym_file *f)
+{
+	ust_sym_dwarf_close(f->dwarf);
+	ust_sym_tab_free(&f->tab);
+	free(f->segs);
+	ust_sym_elf_close(&f->debug);
+	ust_sym_elf_close(&f->main);
+	free(f->err);
+	free(f->path);
+	free(f->key);
+	free(f);
+}
+
+void ust_sym_cache_free(struct ust_sym_cache *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; c->buckets && i < c->nr_buckets; i++) {
+		struct ust_sym_file *f = c->buckets[i], *next;
+
+		for (; f; f = next) {
+			next = f->next;
+			file_free(f);
+		}
+	}
+	for (i = 0; c->roots && i < (size_t)c->nr_roots; i++)
+		free(c->roots[i]);
+	free(c->roots);
+	free(c->buckets);
+	free(c);
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	return h;
+}
+
+static void rehash(struct ust_sym_cache *c)
+{
+	size_t n = c->nr_buckets * 4, i;
+	struct ust_sym_file **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return;		/* longer chains, still correct */
+	for (i = 0; i < c->nr_buckets; i++) {
+		struct ust_sym_file *f = c->buckets[i], *next;
+
+		for (; f; f = next) {
+			size_t h = hash_str(f->key) & (n - 1);
+
+			next = f->next;
+			f->next = b[h];
+			b[h] = f;
+		}
+	}
+	free(c->buckets);
+	c->buckets = b;
+	c->nr_buckets = n;
+}
+
+static bool has_symtab(Elf *elf)
+{
+	GElf_Shdr sh;
+
+	return ust_sym_elf_section(elf, ".symtab", &sh) && sh.sh_type == SHT_SYMTAB;
+}
+
+static int set_err(struct ust_sym_file *f, const char *msg)
+{
+	f->err = strdup(msg);
+	return -1;
+}
+
+static int load(struct ust_sym_cache *c, struct ust_sym_file *f, const char *path,
+		const uint8_t *id, size_t id_len)
+{
+	char main_err[256] = "";
+	uint8_t own[UST_SYM_BUILD_ID_MAX];
+	size_t own_len = 0;
+	Elf *segs_elf;
+
+	if (id_len > UST_SYM_BUILD_ID_MAX)
+		id_len = 0;
+	if (path && ust_sym_elf_open(&f->main, path, main_err, sizeof(main_err)) == 0) {
+		own_len = ust_sym_elf_build_id(f->main.elf, own, sizeof(own));
+		/*
+		 * A different build-id means the file on disk is not the one
+		 * that was traced (upgraded since): its symbols would be wrong.
+		 * Only the debug file of the recorded build-id can help then.
+		 */
+		if (id_len && own_len && (own_len != id_len || memcmp(own, id, id_len))) {
+			ust_sym_elf_close(&f->main);
+			snprintf(main_err, sizeof(main_err), "build-id mismatch");
+			own_len = 0;
+		}
+	}
+	if (own_len) {
+		memcpy(f->build_id, own, own_len);
+		f->build_id_len = own_len;
+	} else if (id_len) {
+		memcpy(f->build_id, id, id_len);
+		f->build_id_len = id_len;
+	}
+
+	if (!f->main.elf || !has_symtab(f->main.elf) ||
+	    !ust_sym_elf_has_data(f->main.elf, ".debug_info"))
+		ust_sym_debug_find((const char *const *)c->roots, c->nr_roots,
+				   f->main.elf ? &f->main : NULL, path,
+				   f->build_id_len ? f->build_id : NULL, f->build_id_len,
+				   &f->debug);
+
+	if (!f->main.elf && !f->debug.elf) {
+		if (path)
+			return set_err(f, main_err);
+		return set_err(f, f->build_id_len ? "no debug file for the build-id" :
+				  "neither a path nor a build-id");
+	}
+
+	segs_elf = f->main.elf ? f->main.elf : f->debug.elf;
+	if (ust_sym_elf_segments(segs_elf, &f->segs, &f->nr_segs, &f->segs_guessed) != 0)
+		return set_err(f, "out of memory");
+
+	/* The richest table wins: .symtab (own, then debug), else .dynsym. */
+	if (f->main.elf && ust_sym_tab_load(&f->tab, f->main.elf, SHT_SYMTAB))
+		return set_err(f, "out of memory");
+	if (!f->tab.nr && f->debug.elf &&
+	    ust_sym_tab_load(&f->tab, f->debug.elf, SHT_SYMTAB))
+		return set_err(f, "out of memory");
+	if (!f->tab.nr && f->main.elf && ust_sym_tab_load(&f->tab, f->main.elf, SHT_DYNSYM))
+		return set_err(f, "out of memory");
+
+	if (f->main.elf && ust_sym_elf_has_data(f->main.elf, ".debug_info"))
+		f->dwarf_elf = f->main.elf;
+	else if (f->debug.elf && ust_sym_elf_has_data(f->debug.elf, ".debug_info"))
+		f->dwarf_elf = f->debug.elf;
+	return 0;
+}
+
 struct ust_sym_file *ust_sym_cache_get(struct ust_sym_cache *c, const char *path,
 				       const uint8_t *build_id, size_t build_id_len,
 				       char *err, size_t errlen)
-{ (void)c; (void)path; (void)build_id; (void)build_id_len; (void)err; (void)errlen; return 0; }
+{
+	struct ust_sym_file *f;
+	size_t klen, i, h;
+	char *key;
+
+	if (!c) {
+		if (err && errlen)
+			snprintf(err, errlen, "no cache");
+		return NULL;
+	}
+	if (!build_id)
+		build_id_len = 0;
+	/* Key: the path and the build-id asked for, both matter to the result. */
+	klen = (path ? strlen(path) : 0) + 2 + 2 * build_id_len;
+	key = malloc(klen);
+	if (!key) {
+		if (err && errlen)
+			snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	h = (size_t)snprintf(key, klen, "%s\n", path ? path : "");
+	for (i = 0; i < build_id_len; i++)
+		h += (size_t)snprintf(key + h, klen - h, "%02x", build_id[i]);
+
+	h = hash_str(key) & (c->nr_buckets - 1);
+	for (f = c->buckets[h]; f; f = f->next)
+		if (strcmp(f->key, key) == 0)
+			break;
+	if (f) {
+		free(key);
+		goto found;
+	}
+
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		free(key);
+		if (err && errlen)
+			snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	f->key = key;
+	if (load(c, f, path, build_id, build_id_len) != 0) {
+		/* Keep the error, drop everything else: failures are cached too. */
+		ust_sym_tab_free(&f->tab);
+		free(f->segs);
+		f->segs = NULL;
+		ust_sym_elf_close(&f->debug);
+		ust_sym_elf_close(&f->main);
+		if (!f->err) {
+			free(f->key);
+			free(f);
+			if (err && errlen)
+				snprintf(err, errlen, "out of memory");
+			return NULL;
+		}
+	} else {
+		f->path = strdup(path ? path : f->debug.path);
+		if (!f->path) {
+			file_free(f);
+			if (err && errlen)
+				snprintf(err, errlen, "out of memory");
+			return NULL;
+		}
+		f->base = strrchr(f->path, '/');
+		f->base = f->base ? f->base + 1 : f->path;
+	}
+	f->next = c->buckets[h];
+	c->buckets[h] = f;
+	if (++c->nr_files > 2 * c->nr_buckets)
+		rehash(c);
+
+found:
+	if (f->err) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s", f->err);
+		return NULL;
+	}
+	return f;
+}
+
+/* A file offset as the kernel records it -> the address in the ELF image. */
+static int off_to_vaddr(const struct ust_sym_file *f, uint64_t off, uint64_t *vaddr)
+{
+	const struct ust_sym_seg *hit = NULL;
+	int i;
+
+	for (i = 0; i < f->nr_segs; i++) {
+		const struct ust_sym_seg *s = &f->segs[i];
+
+		if (off - s->off < s->filesz && off >= s->off && (!hit || s->exec))
+			hit = s;
+	}
+	if (!hit)
+		return -1;
+	*vaddr = off - hit->off + hit->vaddr;
+	return 0;
+}
+
+static int vaddr_to_off(const struct ust_sym_file *f, uint64_t vaddr, uint64_t *off)
+{
+	const struct ust_sym_seg *hit = NULL;
+	int i;
+
+	for (i = 0; i < f->nr_segs; i++) {
+		const struct ust_sym_seg *s = &f->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz && (!hit || s->exec))
+			hit = s;
+	}
+	if (!hit)
+		return -1;
+	*off = vaddr - hit->vaddr + hit->off;
+	return 0;
+}
+
+static struct ust_sym_dwarf *file_dwarf(struct ust_sym_file *f)
+{
+	if (!f->dwarf_tried) {
+		f->dwarf_tried = true;
+		if (f->dwarf_elf)
+			f->dwarf = ust_sym_dwarf_open(f->dwarf_elf);
+	}
+	return f->dwarf;
+}
+
 int ust_sym_lookup(struct ust_sym_file *f, uint64_t file_off, bool is_return,
 		   bool want_lines, struct ust_sym_frame *out, int max)
-{ (void)f; (void)file_off; (void)is_return; (void)want_lines; (void)out; (void)max; return -1; }
-int ust_sym_find_function(struct ust_sym_file *f, const char *name, uint64_t *file_off, uint64_t *size)
-{ (void)f; (void)name; (void)file_off; (void)size; return -1; }
-const char *ust_sym_file_path(const struct ust_sym_file *f) { (void)f; return 0; }
-const char *ust_sym_file_basename(const struct ust_sym_file *f) { (void)f; return 0; }
-size_t ust_sym_file_build_id(const struct ust_sym_file *f, const uint8_t **id) { (void)f; (void)id; return 0; }
-size_t ust_sym_read_build_id(const char *path, uint8_t *out, size_t max) { (void)path; (void)out; (void)max; return 0; }
+{
+	const struct ust_sym_ent *sym;
+	struct ust_sym_dwarf *dw;
+	struct ust_sym_frame *last;
+	uint64_t vaddr, pc, entry = 0;
+	int n = 0, i;
+
+	if (!f || f->err || off_to_vaddr(f, file_off, &vaddr) != 0)
+		return -1;
+	if (max < 1)
+		return 0;
+	/*
+	 * A return address points past the call, possibly already into the
+	 * next line, inline block or (after a noreturn call) function: the
+	 * call itself is at the byte before.  The offset shown stays that
+	 * of the address recorded.
+	 */
+	pc = is_return && vaddr ? vaddr - 1 : vaddr;
+	sym = ust_sym_tab_lookup(&f->tab, pc);
+
+	if (want_lines && (dw = file_dwarf(f)))
+		n = ust_sym_dwarf_frames(dw, pc, out, max, &entry);
+	if (!n) {
+		out[0] = (struct ust_sym_frame){ 0 };
+		n = 1;
+	}
+	for (i = 0; i < n - 1; i++)
+		out[i].func_off = 0;
+	last = &out[n - 1];
+	last->inlined = false;
+	if (sym) {
+		last->func = sym->name;
+		last->func_off = vaddr - sym->addr;
+	} else {
+		/* No symbol: the DWARF subprogram's name, if any. */
+		last->func_off = last->func && vaddr >= entry ? vaddr - entry : 0;
+	}
+	return n;
+}
+
+int ust_sym_find_function(struct ust_sym_file *f, const char *name,
+			  uint64_t *file_off, uint64_t *size)
+{
+	const struct ust_sym_ent *e;
+	uint64_t off;
+
+	if (!f || f->err || !name)
+		return -1;
+	e = ust_sym_tab_find_name(&f->tab, name);
+	if (!e || vaddr_to_off(f, e->addr, &off) != 0)
+		return -1;
+	if (file_off)
+		*file_off = off;
+	if (size)
+		*size = e->size;
+	return 0;
+}
+
+const char *ust_sym_file_path(const struct ust_sym_file *f)
+{
+	return f ? f->path : NULL;
+}
+
+const char *ust_sym_file_basename(const struct ust_sym_file *f)
+{
+	return f ? f->base : NULL;
+}
+
+size_t ust_sym_file_build_id(const struct ust_sym_file *f, const uint8_t **id)
+{
+	if (!f || !f->build_id_len) {
+		if (id)
+			*id = NULL;
+		return 0;
+	}
+	if (id)
+		*id = f->build_id;
+	return f->build_id_len;
+}
+
+size_t ust_sym_read_build_id(const char *path, uint8_t *out, size_t max)
+{
+	uint8_t id[UST_SYM_BUILD_ID_MAX];
+	struct ust_sym_elf e;
+	size_t len;
+
+	if (!path || ust_sym_elf_open(&e, path, NULL, 0) != 0)
+		return 0;
+	len = ust_sym_elf_build_id(e.elf, id, sizeof(id));
+	ust_sym_elf_close(&e);
+	if (!len || len > max)
+		return 0;
+	memcpy(out, id, len);
+	return len;
+}

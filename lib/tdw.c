@@ -1,1 +1,409 @@
-/* placeholder: filled in by its module's work */
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * ust_tdw: the writer's object and everything that is not record data:
+ * format texts, kallsyms, printk formats, cmdlines and buffers.  These are
+ * kept in memory (they are small next to the records) and written out by
+ * tdw_file.c at close; records go through tdw_page.c into per-CPU staging
+ * files so that memory stays bounded however long the trace is.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "ustitch/kbits.h"
+#include "tdw_priv.h"
+
+/*
+ * ust_tdw_open() has no object to carry its error text, and a failed
+ * ust_tdw_close() has just freed its own: keep the text per thread and hand
+ * it out through ust_tdw_error(NULL).
+ */
+static __thread char open_err[512];
+
+int tdw_set_error(struct ust_tdw *w, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(w ? w->err : open_err, w ? sizeof(w->err) : sizeof(open_err), fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+const char *ust_tdw_error(const struct ust_tdw *w)
+{
+	return w ? w->err : open_err;
+}
+
+static char *dup_or_default(const char *s, const char *def)
+{
+	return strdup(s ? s : def);
+}
+
+/* What trace-cmd itself stores in the UNAME option. */
+static char *host_uname(void)
+{
+	struct utsname u;
+	char *s;
+
+	if (uname(&u) < 0)
+		return strdup("unknown");
+	if (asprintf(&s, "%s %s %s %s %s", u.sysname, u.nodename, u.release,
+		     u.version, u.machine) < 0)
+		return NULL;
+	return s;
+}
+
+static bool power_of_two(unsigned int v)
+{
+	return v && !(v & (v - 1));
+}
+
+struct ust_tdw *ust_tdw_open(const char *path, const struct ust_tdw_opts *opts)
+{
+	struct ust_tdw *w;
+	struct stat st;
+	bool existed;
+	int fd, ret;
+
+	open_err[0] = '\0';
+	if (!path || !opts) {
+		tdw_set_error(NULL, 0, "ust_tdw_open: no path or options");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (opts->nr_cpus < 1 || opts->nr_cpus > 65536) {
+		tdw_set_error(NULL, 0, "ust_tdw_open: bad CPU count %d", opts->nr_cpus);
+		errno = EINVAL;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->nr_cpus = opts->nr_cpus;
+	w->page_size = opts->page_size ? opts->page_size : TDW_DEFAULT_PAGE_SIZE;
+	/* The commit word keeps the data length in 27 bits. */
+	if (!power_of_two(w->page_size) || w->page_size < 256 ||
+	    w->page_size > TDW_COMMIT_MASK) {
+		tdw_set_error(NULL, 0, "ust_tdw_open: bad page size %u", w->page_size);
+		errno = EINVAL;
+		goto fail;
+	}
+	w->header_page = dup_or_default(opts->header_page, ust_kbits_get("header_page"));
+	w->header_event = dup_or_default(opts->header_event, ust_kbits_get("header_event"));
+	w->clock = dup_or_default(opts->clock, TDW_DEFAULT_CLOCK);
+	w->uname = opts->uname ? strdup(opts->uname) : host_uname();
+	w->path = strdup(path);
+	if (!w->header_page || !w->header_event || !w->clock || !w->uname || !w->path) {
+		errno = ENOMEM;
+		goto fail;
+	}
+	if (strchr(w->clock, ' ') || strchr(w->clock, '\n') || !w->clock[0]) {
+		tdw_set_error(NULL, 0, "ust_tdw_open: bad clock name \"%s\"", w->clock);
+		errno = EINVAL;
+		goto fail;
+	}
+	if (tdw_parse_header_page(w->header_page, &w->pl, open_err, sizeof(open_err)) < 0) {
+		errno = EINVAL;
+		goto fail;
+	}
+	if (w->pl.data_off + 16 > w->page_size) {
+		tdw_set_error(NULL, 0, "ust_tdw_open: page size %u too small", w->page_size);
+		errno = EINVAL;
+		goto fail;
+	}
+	if (ust_tdw_add_buffer(w, NULL) != 0) {
+		tdw_set_error(NULL, 0, "ust_tdw_open: %s", w->err);
+		errno = ENOMEM;
+		goto fail;
+	}
+
+	/* Open now so that a bad path fails here, not after a long recording. */
+	existed = stat(path, &st) == 0;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = errno;
+		tdw_set_error(NULL, 0, "%s: %s", path, strerror(ret));
+		errno = ret;
+		goto fail;
+	}
+	/* Only a regular file of ours is removed when the trace is abandoned. */
+	w->created = !existed || S_ISREG(st.st_mode);
+	w->out = fdopen(fd, "w");
+	if (!w->out) {
+		ret = errno;
+		close(fd);
+		tdw_set_error(NULL, 0, "%s: %s", path, strerror(ret));
+		errno = ret;
+		goto fail;
+	}
+	return w;
+fail:
+	ret = errno;
+	ust_tdw_abort(w);
+	errno = ret;
+	return NULL;
+}
+
+static void free_writer(struct ust_tdw *w)
+{
+	int i, c;
+
+	for (i = 0; i < w->nr_bufs; i++) {
+		for (c = 0; c < w->nr_cpus; c++)
+			tdw_cpu_fini(&w->bufs[i].cpus[c]);
+		free(w->bufs[i].cpus);
+		free(w->bufs[i].name);
+	}
+	free(w->bufs);
+	for (i = 0; i < w->nr_formats; i++) {
+		free(w->formats[i].system);
+		free(w->formats[i].name);
+		free(w->formats[i].text);
+	}
+	free(w->formats);
+	for (i = 0; i < w->nr_cmdlines; i++)
+		free(w->cmdlines[i].comm);
+	free(w->cmdlines);
+	free(w->kallsyms);
+	free(w->printk);
+	free(w->header_page);
+	free(w->header_event);
+	free(w->clock);
+	free(w->uname);
+	free(w->path);
+	free(w);
+}
+
+void ust_tdw_abort(struct ust_tdw *w)
+{
+	if (!w)
+		return;
+	if (w->out) {
+		fclose(w->out);
+		if (w->created)
+			unlink(w->path);
+	}
+	free_writer(w);
+}
+
+int ust_tdw_close(struct ust_tdw *w)
+{
+	int ret, i, c;
+
+	if (!w)
+		return -EINVAL;
+	ret = w->io_error;
+	for (i = 0; !ret && i < w->nr_bufs; i++)
+		for (c = 0; !ret && c < w->nr_cpus; c++)
+			ret = tdw_cpu_flush(w, &w->bufs[i].cpus[c]);
+	if (!ret)
+		ret = tdw_write_file(w);
+	if (fclose(w->out) != 0 && !ret)
+		ret = -errno;
+	w->out = NULL;
+	if (ret < 0) {
+		if (w->created)
+			unlink(w->path);
+		/* @w goes away: keep the reason where ust_tdw_error(NULL) finds it. */
+		if (w->err[0])
+			snprintf(open_err, sizeof(open_err), "%s", w->err);
+		else
+			snprintf(open_err, sizeof(open_err), "%s: %s", w->path, strerror(-ret));
+	}
+	free_writer(w);
+	return ret;
+}
+
+/* "name: NAME" and "ID: N" of a format text. */
+static int parse_format_head(const char *text, char **name, long *id)
+{
+	const char *p, *e;
+	char *end;
+
+	*name = NULL;
+	*id = -1;
+	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (!strncmp(p, "name:", 5) && !*name) {
+			p += 5;
+			p += strspn(p, " \t");
+			e = p + strcspn(p, " \t\r\n");
+			if (e == p)
+				return -1;
+			*name = strndup(p, e - p);
+			if (!*name)
+				return -1;
+		} else if (!strncmp(p, "ID:", 3) && *id < 0) {
+			errno = 0;
+			*id = strtol(p + 3, &end, 10);
+			if (errno || end == p + 3 || *id < 0 || *id > 65535)
+				return -1;
+		}
+	}
+	return *name && *id >= 0 ? 0 : -1;
+}
+
+int ust_tdw_add_format(struct ust_tdw *w, const char *system, const char *text)
+{
+	struct tdw_format *f;
+	char *name;
+	long id;
+	int i;
+
+	if (!w || !system || !text || !system[0] || strchr(system, '/'))
+		return w ? tdw_set_error(w, -EINVAL, "add_format: bad system") : -EINVAL;
+	if (parse_format_head(text, &name, &id) < 0) {
+		free(name);
+		return tdw_set_error(w, -EINVAL,
+				     "add_format: %s: the text has no valid \"name:\" and \"ID:\"",
+				     system);
+	}
+	/* Readers key events by ID and by system/name: both must be unique. */
+	for (i = 0; i < w->nr_formats; i++) {
+		f = &w->formats[i];
+		if (f->id == id && !strcmp(f->system, system) && !strcmp(f->name, name) &&
+		    !strcmp(f->text, text)) {
+			free(name);
+			return 0;	/* the same format again */
+		}
+		if (f->id == id || (!strcmp(f->system, system) && !strcmp(f->name, name))) {
+			tdw_set_error(w, -EEXIST,
+				      "add_format: %s/%s (ID %ld) clashes with %s/%s (ID %ld)",
+				      system, name, id, f->system, f->name, f->id);
+			free(name);
+			return -EEXIST;
+		}
+	}
+	f = realloc(w->formats, (w->nr_formats + 1) * sizeof(*f));
+	if (!f) {
+		free(name);
+		return tdw_set_error(w, -ENOMEM, "out of memory");
+	}
+	w->formats = f;
+	f = &w->formats[w->nr_formats];
+	f->system = strdup(system);
+	f->text = strdup(text);
+	f->name = name;
+	f->id = id;
+	f->len = strlen(text);
+	if (!f->system || !f->text) {
+		free(f->system);
+		free(f->text);
+		free(name);
+		return tdw_set_error(w, -ENOMEM, "out of memory");
+	}
+	w->nr_formats++;
+	return 0;
+}
+
+static int set_blob(struct ust_tdw *w, char **dst, size_t *dlen, const char *text,
+		    size_t len, const char *what)
+{
+	char *p;
+
+	/* The section sizes are u32 in version 6. */
+	if (len > UINT32_MAX)
+		return tdw_set_error(w, -E2BIG, "%s: too large", what);
+	p = malloc(len ? len : 1);
+	if (!p)
+		return tdw_set_error(w, -ENOMEM, "out of memory");
+	if (len)
+		memcpy(p, text, len);
+	free(*dst);
+	*dst = p;
+	*dlen = len;
+	return 0;
+}
+
+int ust_tdw_set_kallsyms(struct ust_tdw *w, const char *text, size_t len)
+{
+	if (!w || (!text && len))
+		return -EINVAL;
+	return set_blob(w, &w->kallsyms, &w->kallsyms_len, text, len, "kallsyms");
+}
+
+int ust_tdw_set_printk(struct ust_tdw *w, const char *text, size_t len)
+{
+	if (!w || (!text && len))
+		return -EINVAL;
+	return set_blob(w, &w->printk, &w->printk_len, text, len, "printk formats");
+}
+
+int ust_tdw_add_cmdline(struct ust_tdw *w, int pid, const char *comm)
+{
+	struct tdw_cmdline *c;
+	char *s;
+	int i;
+
+	if (!w || !comm)
+		return -EINVAL;
+	/* One "PID COMM" per line: a newline would split the entry. */
+	if (pid < 0 || !comm[0] || strchr(comm, '\n'))
+		return tdw_set_error(w, -EINVAL, "add_cmdline: bad entry for pid %d", pid);
+	s = strdup(comm);
+	if (!s)
+		return tdw_set_error(w, -ENOMEM, "out of memory");
+	/* Like saved_cmdlines, one comm per pid: the last one wins. */
+	for (i = 0; i < w->nr_cmdlines; i++) {
+		if (w->cmdlines[i].pid == pid) {
+			free(w->cmdlines[i].comm);
+			w->cmdlines[i].comm = s;
+			return 0;
+		}
+	}
+	c = realloc(w->cmdlines, (w->nr_cmdlines + 1) * sizeof(*c));
+	if (!c) {
+		free(s);
+		return tdw_set_error(w, -ENOMEM, "out of memory");
+	}
+	w->cmdlines = c;
+	w->cmdlines[w->nr_cmdlines].pid = pid;
+	w->cmdlines[w->nr_cmdlines].comm = s;
+	w->nr_cmdlines++;
+	return 0;
+}
+
+/* Internal use with @name NULL: the top buffer, created by ust_tdw_open(). */
+int ust_tdw_add_buffer(struct ust_tdw *w, const char *name)
+{
+	struct tdw_buffer *b;
+	int i, c;
+
+	if (!w)
+		return -EINVAL;
+	if (name) {
+		if (!name[0] || strchr(name, '/') || strchr(name, '\n'))
+			return tdw_set_error(w, -EINVAL, "add_buffer: bad name \"%s\"", name);
+		for (i = 1; i < w->nr_bufs; i++)
+			if (!strcmp(w->bufs[i].name, name))
+				return tdw_set_error(w, -EEXIST,
+						     "add_buffer: \"%s\" exists", name);
+	} else if (w->nr_bufs) {
+		return tdw_set_error(w, -EINVAL, "add_buffer: an instance needs a name");
+	}
+	b = realloc(w->bufs, (w->nr_bufs + 1) * sizeof(*b));
+	if (!b)
+		return tdw_set_error(w, -ENOMEM, "out of memory");
+	w->bufs = b;
+	b = &w->bufs[w->nr_bufs];
+	memset(b, 0, sizeof(*b));
+	b->name = name ? strdup(name) : NULL;
+	b->cpus = calloc(w->nr_cpus, sizeof(*b->cpus));
+	if ((name && !b->name) || !b->cpus)
+		goto nomem;
+	for (c = 0; c < w->nr_cpus; c++)
+		if (tdw_cpu_init(w, &b->cpus[c]) < 0)
+			goto nomem;
+	return w->nr_bufs++;
+nomem:
+	if (b->cpus)
+		for (c = 0; c < w->nr_cpus; c++)
+			tdw_cpu_fini(&b->cpus[c]);
+	free(b->cpus);
+	free(b->name);
+	return tdw_set_error(w, -ENOMEM, "out of memory");
+}

@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Deferred user-stack unwinding in BPF, for kernels without the ftrace
+ * userstacktrace_delay option: the same cookies and stacks the kernel
+ * series produces (seed 004, patches 6, 8, 9), built from a tracepoint
+ * program and a BPF task_work.
+ *
+ * ust_bpfu_event (attached to any number of tracepoints) gives each event a
+ * cookie.  The first event of a kernel entry allocates it exactly as the
+ * kernel's get_cookie() does and schedules a task_work; later events of the
+ * same entry reuse it.  The task_work runs in the task before it returns to
+ * user space, where faulting is allowed: it walks the user stack through
+ * frame pointers, turns each address into file offset / inode / dev_t as
+ * trace_user_unwind_callback() does, emits one STACK record and clears the
+ * cookie, so that the next entry gets a new one.
+ *
+ * ust_bpfu_event_imm is the fallback for kernels without the task_work
+ * kfuncs: a cookie and an immediate (non-faulting) stack for every event.
+ */
+#include "ust_bpfu_kern.h"
+#include <bpf/bpf_helpers.h>
+#include "ust_bpfu_abi.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set before load by lib/bpf_unwind.c. */
+const volatile bool ust_leaf_ret = true;
+/* Set at run time: nonzero once a tgid is in ust_bpfu_tgids. */
+volatile __u32 ust_filter_on;
+
+struct ust_bpfu_task {
+	__u64 cookie;		/* 0: no cookie in this entry yet */
+	__u64 sp;		/* user sp and ip of the entry that got it */
+	__u64 ip;
+};
+
+struct ust_bpfu_work {
+	struct bpf_task_work tw;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);	/* resized by user space */
+} ust_bpfu_events SEC(".maps");
+
+/* The cookie lives with the task, like current->unwind_info.cookie. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ust_bpfu_task);
+} ust_bpfu_tasks SEC(".maps");
+
+/*
+ * The task_work slot.  Not in task storage: the kernel accepts struct
+ * bpf_task_work only in hash and array map values.  Keyed by tid, deleted
+ * when the thread exits (ust_bpfu_exit).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct ust_bpfu_work);
+} ust_bpfu_works SEC(".maps");
+
+/* tgids to follow; empty (ust_filter_on == 0): every user task. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} ust_bpfu_tgids SEC(".maps");
+
+/* The kernel's per-CPU unwind_ctx_ctr. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} ust_bpfu_ctr SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ust_bpfu_counters);
+} ust_bpfu_stats SEC(".maps");
+
+typedef int (*ust_bpfu_tw_cb)(struct bpf_map *map, void *key, void *value);
+
+/*
+ * Weak: a kernel without them still loads the object (libbpf leaves the
+ * extern unresolved); user space then loads ust_bpfu_event_imm instead.
+ */
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task,
+					      struct bpf_task_work *tw,
+					      void *map__map, ust_bpfu_tw_cb callback,
+					      void *aux__prog) __ksym __weak;
+
+#define UST_COUNT(field)						\
+	do {								\
+		__u32 __k = 0;						\
+		struct ust_bpfu_counters *__c;				\
+									\
+		__c = bpf_map_lookup_elem(&ust_bpfu_stats, &__k);	\
+		if (__c)						\
+			__sync_fetch_and_add(&__c->field, 1);		\
+	} while (0)
+
+/* Returns current if the event is one to give a cookie to, else NULL. */
+static __always_inline struct task_struct *ust_bpfu_wanted(__u64 id)
+{
+	struct task_struct *task;
+	__u32 tgid = id >> 32;
+
+	if (ust_filter_on && !bpf_map_lookup_elem(&ust_bpfu_tgids, &tgid))
+		return NULL;
+	task = bpf_get_current_task_btf();
+	/* As patch 4 of the series: kernel threads have no user stack. */
+	if ((task->flags & PF_KTHREAD) || !task->mm)
+		return NULL;
+	return task;
+}
+
+/* get_cookie(): CPU in the top 16 bits, the counter << 1, lowest bit 1. */
+static __always_inline __u64 ust_bpfu_new_cookie(__u32 cpu)
+{
+	__u32 k = 0;
+	__u64 *ctr, n;
+
+	ctr = bpf_map_lookup_elem(&ust_bpfu_ctr, &k);
+	if (!ctr)
+		return 0;
+	/* Atomic: a sleepable callback on this CPU may be preempted by us. */
+	n = __sync_fetch_and_add(ctr, 1) + 1;
+	return ((n << 1) & ((1ULL << 48) - 1)) | ((__u64)cpu << 48) | 1;
+}
+
+static __always_inline void ust_bpfu_emit_cookie(__u64 ts, __u32 cpu, __u64 id, __u64 cookie)
+{
+	struct ust_bpfu_rec_cookie *r;
+
+	r = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*r), 0);
+	if (!r) {
+		UST_COUNT(drops);
+		return;
+	}
+	r->h.kind = UST_BPFU_REC_COOKIE;
+	r->h.cpu = cpu;
+	r->h.ts = ts;
+	r->h.tid = (__u32)id;
+	r->h.tgid = id >> 32;
+	r->h.cookie = cookie;
+	bpf_ringbuf_submit(r, 0);
+}
+
+/*
+ * Does the instruction at @ip return right away, without touching the
+ * stack pointer?  Then the return address is at [sp] and %rbp still holds
+ * the caller's frame: the frame-pointer walk alone would skip the caller.
+ * This is the case of every glibc syscall wrapper ("syscall; ret", or
+ * "syscall; cmp $-4095,%rax; jae err; ret"), i.e. of most syscall events.
+ * The kernel's own unwinder does not do this (it only handles an ip at a
+ * function's entry).
+ */
+static __always_inline bool ust_bpfu_at_ret(__u64 ip, bool sleepable)
+{
+	__u8 b[9] = {};
+	long err;
+
+	if (sleepable)
+		err = bpf_copy_from_user(b, sizeof(b), (void *)ip);
+	else
+		err = bpf_probe_read_user(b, sizeof(b), (void *)ip);
+	if (err) {
+		/* A ret at the very end of the mapping. */
+		if (sleepable)
+			err = bpf_copy_from_user(b, 1, (void *)ip);
+		else
+			err = bpf_probe_read_user(b, 1, (void *)ip);
+		return !err && b[0] == 0xc3;
+	}
+	if (b[0] == 0xc3 || (b[0] == 0xf3 && b[1] == 0xc3))
+		return true;
+	/* cmp $imm32,%rax; jae/ja rel8; ret */
+	return b[0] == 0x48 && b[1] == 0x3d && (b[6] == 0x73 || b[6] == 0x77) &&
+	       b[8] == 0xc3;
+}
+
+struct ust_bpfu_vma {
+	__u64 start;
+	__u64 end;
+	__u64 pgoff;
+	__u64 ino;
+	__u32 dev;
+	__u32 found;
+};
+
+static long ust_bpfu_vma_cb(struct task_struct *task __ust_unused, struct vm_area_struct *vma,
+			    void *data)
+{
+	struct ust_bpfu_vma *v = data;
+	struct file *file = vma->vm_file;
+
+	v->start = vma->vm_start;
+	v->end = vma->vm_end;
+	v->pgoff = vma->vm_pgoff;
+	v->ino = 0;
+	v->dev = 0;
+	if (file && file->f_inode) {
+		v->ino = file->f_inode->i_ino;
+		v->dev = file->f_inode->i_sb->s_dev;
+	}
+	v->found = 1;
+	return 0;
+}
+
+struct ust_bpfu_resolve_ctx {
+	struct ust_bpfu_rec_stack *r;
+	struct ust_bpfu_vma v;
+};
+
+/*
+ * trace_user_unwind_callback() of patches 8 and 9, for frame @i: address
+ * to file offset, with the inode and device of the mapped file (0 when
+ * none), the address itself when no VMA holds it.  The last VMA is reused
+ * while addresses stay in it, as the kernel does.  A bpf_loop() callback:
+ * a plain 127-round loop around bpf_find_vma() is too much for the
+ * verifier.
+ */
+static long ust_bpfu_resolve_one(__u32 i, void *data)
+{
+	struct ust_bpfu_resolve_ctx *c = data;
+	struct ust_bpfu_rec_stack *r = c->r;
+	__u64 addr;
+	long err;
+
+	if (i >= r->nr)
+		return 1;
+	i &= UST_BPFU_SLOTS - 1;	/* for the verifier: r->nr is any number to it */
+	addr = r->offs[i];
+	if (!c->v.found || addr < c->v.start || addr >= c->v.end) {
+		c->v.found = 0;
+		err = bpf_find_vma(bpf_get_current_task_btf(), addr, ust_bpfu_vma_cb, &c->v, 0);
+		if (err && err != -2 /* -ENOENT: no VMA */) {
+			r->flags |= UST_BPFU_F_RAW;
+			UST_COUNT(vma_fail);
+		}
+	}
+	if (!c->v.found) {
+		r->inodes[i] = 0;
+		r->devs[i] = 0;
+		return 0;
+	}
+	r->offs[i] = addr - c->v.start + (c->v.pgoff << 12);
+	r->inodes[i] = c->v.ino;
+	r->devs[i] = c->v.dev;
+	return 0;
+}
+
+/*
+ * The stack is always current's: the event's task or the task_work's.
+ * The round count is a constant and the callback reads r->nr: a count the
+ * verifier knows would make it verify the walk once per frame count.
+ */
+static __always_inline void ust_bpfu_resolve(struct ust_bpfu_rec_stack *r)
+{
+	struct ust_bpfu_resolve_ctx c = { .r = r };
+
+	bpf_loop(UST_BPFU_MAX_FRAMES, ust_bpfu_resolve_one, &c, 0);
+}
+
+static __always_inline void ust_bpfu_fill_hdr(struct ust_bpfu_rec_stack *r, __u64 ts,
+					      __u64 id, __u64 cookie)
+{
+	r->h.kind = UST_BPFU_REC_STACK;
+	r->h.cpu = bpf_get_smp_processor_id();
+	r->h.ts = ts;
+	r->h.tid = (__u32)id;
+	r->h.tgid = id >> 32;
+	r->h.cookie = cookie;
+}
+
+/*
+ * The non-faulting stack of the event's own context: bpf_get_stack() walks
+ * the same frame pointers as the kernel's old userstacktrace option, with
+ * page faults disabled.
+ */
+static __always_inline void ust_bpfu_emit_immediate(void *ctx, struct task_struct *task,
+						    __u64 id, __u64 cookie, __u32 flags)
+{
+	struct ust_bpfu_rec_stack *r;
+	struct pt_regs *regs;
+	__u64 ts = bpf_ktime_get_ns();
+	long len;
+	__u32 nr, i;
+
+	r = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*r), 0);
+	if (!r) {
+		UST_COUNT(drops);
+		return;
+	}
+	r->flags = flags | UST_BPFU_F_IMMEDIATE;
+	/* Into slot 1, so that a frame can be inserted after the first. */
+	len = bpf_get_stack(ctx, &r->offs[1], UST_BPFU_MAX_FRAMES * sizeof(__u64),
+			    BPF_F_USER_STACK);
+	nr = len > 0 ? len / sizeof(__u64) : 0;
+	if (nr > UST_BPFU_MAX_FRAMES)
+		nr = UST_BPFU_MAX_FRAMES;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (nr && ust_leaf_ret && ust_bpfu_at_ret(r->offs[1], false)) {
+		__u64 ra = 0;
+
+		if (!bpf_probe_read_user(&ra, sizeof(ra), (void *)regs->sp) && ra) {
+			r->offs[0] = r->offs[1];
+			r->offs[1] = ra;
+			nr++;
+			r->flags |= UST_BPFU_F_LEAF_RET;
+			goto shifted;
+		}
+	}
+	for (i = 0; i < UST_BPFU_MAX_FRAMES; i++) {
+		if (i >= nr)
+			break;
+		r->offs[i] = r->offs[i + 1];
+		/* Keeps clang from making this a memmove() call BPF lacks. */
+		asm volatile("" ::: "memory");
+	}
+shifted:
+	if (nr > UST_BPFU_MAX_FRAMES) {
+		nr = UST_BPFU_MAX_FRAMES;
+		r->flags |= UST_BPFU_F_TRUNCATED;
+	}
+	if (nr == UST_BPFU_MAX_FRAMES && !(r->flags & UST_BPFU_F_TRUNCATED))
+		r->flags |= UST_BPFU_F_TRUNCATED;	/* bpf_get_stack() filled it: maybe cut */
+	if (r->flags & UST_BPFU_F_TRUNCATED)
+		UST_COUNT(truncated);
+	r->nr = nr;
+	ust_bpfu_resolve(r);
+	ust_bpfu_fill_hdr(r, ts, id, cookie);
+	bpf_ringbuf_submit(r, 0);
+	UST_COUNT(stacks);
+}
+
+/* The frame count lives in r->nr: in ring-buffer memory the verifier does
+ * not track it, so one verified round covers every frame. */
+struct ust_bpfu_walk_ctx {
+	struct ust_bpfu_rec_stack *r;
+	__u64 sp;
+	__u64 fp;
+};
+
+/*
+ * One step of the kernel's unwind_user frame-pointer walk (x86-64): CFA =
+ * fp + 16, return address at CFA - 8, the caller's fp at CFA - 16; stop
+ * when the CFA does not grow, is misaligned, or a read faults.  Faulting
+ * reads: this runs in task context before the return to user space, as the
+ * kernel's task_work does.
+ */
+static long ust_bpfu_walk_one(__u32 i __ust_unused, void *data)
+{
+	struct ust_bpfu_walk_ctx *c = data;
+	struct ust_bpfu_rec_stack *r = c->r;
+	__u64 cfa = c->fp + 16, frame[2];
+	__u32 nr = r->nr;
+
+	if (cfa <= c->sp || (cfa & 7))
+		return 1;
+	if (bpf_copy_from_user(frame, sizeof(frame), (void *)c->fp))
+		return 1;
+	if (!frame[1])
+		return 1;
+	if (nr >= UST_BPFU_MAX_FRAMES) {
+		r->flags |= UST_BPFU_F_TRUNCATED;
+		UST_COUNT(truncated);
+		return 1;
+	}
+	r->offs[nr & (UST_BPFU_SLOTS - 1)] = frame[1];
+	r->nr = nr + 1;
+	c->sp = cfa;
+	c->fp = frame[0];
+	return 0;
+}
+
+static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u64 id,
+						   __u64 cookie)
+{
+	struct ust_bpfu_walk_ctx c = {};
+	struct ust_bpfu_rec_stack *r;
+	struct pt_regs *regs;
+	__u64 ts = bpf_ktime_get_ns();
+
+	r = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*r), 0);
+	if (!r) {
+		UST_COUNT(drops);
+		return;
+	}
+	r->flags = 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	c.r = r;
+	c.sp = regs->sp;
+	c.fp = regs->bp;
+	r->offs[0] = regs->ip;
+	r->nr = 1;
+	if (ust_leaf_ret && ust_bpfu_at_ret(r->offs[0], true)) {
+		__u64 ra = 0;
+
+		if (!bpf_copy_from_user(&ra, sizeof(ra), (void *)c.sp) && ra) {
+			r->offs[1] = ra;
+			r->nr = 2;
+			r->flags |= UST_BPFU_F_LEAF_RET;
+		}
+	}
+	/* One more round than frames, to see whether the stack was cut. */
+	bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_bpfu_walk_one, &c, 0);
+	ust_bpfu_resolve(r);
+	ust_bpfu_fill_hdr(r, ts, id, cookie);
+	bpf_ringbuf_submit(r, 0);
+	UST_COUNT(stacks);
+}
+
+/* The task_work: in the task, after the event's kernel work, before user space. */
+static int ust_bpfu_work_cb(struct bpf_map *map __ust_unused, void *key __ust_unused,
+			    void *value __ust_unused)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ust_bpfu_task *st;
+	__u64 cookie;
+
+	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
+	if (!st || !st->cookie) {
+		UST_COUNT(orphan);
+		return 0;
+	}
+	cookie = st->cookie;
+	ust_bpfu_emit_deferred(task, bpf_get_current_pid_tgid(), cookie);
+	/* unwind_exit_to_user_mode(): the next entry gets a new cookie. */
+	st->cookie = 0;
+	return 0;
+}
+
+static __always_inline int ust_bpfu_schedule(struct task_struct *task, __u32 tid)
+{
+	struct ust_bpfu_work zero = {}, *w;
+
+	w = bpf_map_lookup_elem(&ust_bpfu_works, &tid);
+	if (!w) {
+		bpf_map_update_elem(&ust_bpfu_works, &tid, &zero, BPF_NOEXIST);
+		w = bpf_map_lookup_elem(&ust_bpfu_works, &tid);
+		if (!w)
+			return -1;
+	}
+	return bpf_task_work_schedule_resume_impl(task, &w->tw, &ust_bpfu_works,
+						  ust_bpfu_work_cb, 0);
+}
+
+SEC("tracepoint")
+int ust_bpfu_event(void *ctx)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct task_struct *task;
+	struct ust_bpfu_task *st;
+	struct pt_regs *regs;
+	__u64 cookie, sp, ip;
+
+	task = ust_bpfu_wanted(id);
+	if (!task)
+		return 0;
+	UST_COUNT(events);
+	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		UST_COUNT(no_storage);
+		return 0;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	sp = regs->sp;
+	ip = regs->ip;
+	/*
+	 * A cookie from an entry that went back to user space without its
+	 * work having run (the work was queued too late): this is a new
+	 * entry.  The pending work will report this entry's stack.
+	 */
+	if (st->cookie && (st->sp != sp || st->ip != ip)) {
+		UST_COUNT(late);
+		st->cookie = 0;
+	}
+	if (st->cookie) {
+		ust_bpfu_emit_cookie(ts, cpu, id, st->cookie);
+		return 0;
+	}
+	cookie = ust_bpfu_new_cookie(cpu);
+	if (!cookie)
+		return 0;
+	UST_COUNT(cookies);
+	st->cookie = cookie;
+	st->sp = sp;
+	st->ip = ip;
+	ust_bpfu_emit_cookie(ts, cpu, id, cookie);
+	if (ust_bpfu_schedule(task, (__u32)id) == 0)
+		return 0;
+	/* No work will clear it: this entry's stack now, then forget it. */
+	UST_COUNT(sched_fail);
+	st->cookie = 0;
+	ust_bpfu_emit_immediate(ctx, task, id, cookie, UST_BPFU_F_SCHED_FAIL);
+	return 0;
+}
+
+/* Fallback without task_work: every event its own cookie and stack. */
+SEC("tracepoint")
+int ust_bpfu_event_imm(void *ctx)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct task_struct *task;
+	__u64 cookie;
+
+	task = ust_bpfu_wanted(id);
+	if (!task)
+		return 0;
+	UST_COUNT(events);
+	cookie = ust_bpfu_new_cookie(cpu);
+	if (!cookie)
+		return 0;
+	UST_COUNT(cookies);
+	ust_bpfu_emit_cookie(ts, cpu, id, cookie);
+	ust_bpfu_emit_immediate(ctx, task, id, cookie, 0);
+	return 0;
+}
+
+/*
+ * A thread exiting with its work pending (exit_group, exit) never returns
+ * to user space: deleting the slot cancels the work, so report that
+ * entry's stack now (empty if the mm is already gone).
+ */
+SEC("tracepoint/sched/sched_process_exit")
+int ust_bpfu_exit(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ust_bpfu_task *st;
+	__u32 tid = (__u32)id;
+
+	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
+	if (st && st->cookie) {
+		__u64 cookie = st->cookie;
+
+		st->cookie = 0;
+		UST_COUNT(exit_stacks);
+		ust_bpfu_emit_immediate(ctx, task, id, cookie, UST_BPFU_F_EXIT);
+	}
+	bpf_map_delete_elem(&ust_bpfu_works, &tid);
+	return 0;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * ust_hmap: open-addressing hash map from u64 keys to u64 values, the one
+ * index structure of the core (cookies, record offsets, (dev, inode)).
+ */
+#ifndef USTITCH_HMAP_H
+#define USTITCH_HMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ust_hmap {
+	uint64_t *keys;
+	uint64_t *vals;
+	uint8_t *used;
+	size_t cap;		/* power of two */
+	size_t len;
+};
+
+void ust_hmap_init(struct ust_hmap *m);
+void ust_hmap_fini(struct ust_hmap *m);
+/* Insert or replace. Returns 0, or -1 when out of memory. */
+int ust_hmap_put(struct ust_hmap *m, uint64_t key, uint64_t val);
+bool ust_hmap_get(const struct ust_hmap *m, uint64_t key, uint64_t *val);
+
+/* A good 64-bit mix, also for building composite keys. */
+static inline uint64_t ust_hmap_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+#endif

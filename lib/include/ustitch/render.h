@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * ust_render: stitched frames -> text, in the style of trace-cmd's own
+ * kernel_stack output.  One line per frame:
+ *   => function+0xoff (object) [file:line]      symbolized
+ *   => inlined_fn [inlined] (object) [file:line] DWARF inline level
+ *   => 0xoffset (object)                         file known, no symbol
+ *   => 0xoffset (dev 254:3 ino 1340007)          file not found
+ *   => 0xaddress                                 no VMA (raw address)
+ */
+#ifndef USTITCH_RENDER_H
+#define USTITCH_RENDER_H
+
+#include <stdbool.h>
+
+#include "ustitch/decode.h"
+#include "ustitch/resolve.h"
+#include "ustitch/strbuf.h"
+#include "ustitch/sym.h"
+
+struct ust_render_opts {
+	bool symbols;		/* symbolize (else offsets and object names) */
+	bool lines;		/* source file:line and inlined frames */
+	bool raw;		/* append the kernel's own " : ino : maj:min" */
+	unsigned int max_frames;/* 0 = all */
+};
+
+struct ust_render {
+	struct ust_render_opts opts;
+	struct ust_res *res;
+	struct ust_sym_cache *sym;
+};
+
+/* Append one "\n=> ..." line per frame of @f to @out. */
+void ust_render_frames(struct ust_render *r, const struct ust_dec_frame *f,
+		       unsigned int nr, bool has_files, struct ust_sb *out);
+
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * ust_scan: the first pass over a trace.dat.
+ *
+ * trace-cmd report prints a requesting event before the kernel has even
+ * written its stack (that happens when the task returns to user space), so
+ * the stitched stack must be known ahead of the printing pass.  One pass
+ * with libtracecmd over the top buffer and every instance buffer collects
+ * cookie requests, stacks, mapping records and lost-event marks.
+ */
+#ifndef USTITCH_SCAN_H
+#define USTITCH_SCAN_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ustitch/decode.h"
+#include "ustitch/stitch.h"
+
+struct tep_handle;
+
+struct ust_scan_mapping {
+	uint32_t kdev;
+	uint64_t ino;
+	uint8_t build_id[20];
+	size_t build_id_len;
+	char *path;
+};
+
+struct ust_scan {
+	struct ust_stitch st;
+	struct ust_stitch_stats stats;
+	struct ust_scan_mapping *maps;
+	unsigned long nr_maps, cap_maps;
+	char **buf_names;		/* [0] = "" (top), then instances */
+	int nr_bufs;
+	unsigned long records;
+	double seconds;			/* wall time of the pass */
+	dev_t dev;			/* identity of the scanned file */
+	ino_t ino;
+	char *path;
+};
+
+/* Scan @path.  Returns 0, or -1 with @err ("cannot open ...: ..."). */
+int ust_scan_file(struct ust_scan *sc, const char *path, char *err, size_t errlen);
+void ust_scan_fini(struct ust_scan *sc);
+
+/* Is @path a trace.dat (by its magic)?  Cheap: reads 10 bytes. */
+int ust_scan_is_tracedat(const char *path);
+
+#endif

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * ust_stitch: the index that joins each requesting event to the user stack
+ * the kernel recorded later under the same cookie.
+ *
+ * A request is a user_unwind_cookie record together with the event just
+ * before it on its CPU and buffer (the event that asked for the stack).
+ * Stacks are keyed by cookie; one stack serves every request of one kernel
+ * entry.  Cookies are unique system-wide, so a stack may sit on another
+ * CPU or in another instance buffer than its requests; a stack in the
+ * request's own buffer is preferred.
+ */
+#ifndef USTITCH_STITCH_H
+#define USTITCH_STITCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ustitch/decode.h"
+#include "ustitch/hmap.h"
+
+struct ust_stitch_req {
+	uint64_t rec_off;	/* file offset of the cookie record */
+	uint64_t cookie;
+	uint64_t ts;
+	int cpu, buf;
+	int pid;		/* the cookie record's task */
+	int req_id;		/* requester's event id, -1 if none */
+	int req_pid;
+	uint64_t req_off;
+	uint64_t req_ts;
+};
+
+struct ust_stitch_stack {
+	uint64_t cookie;
+	uint64_t rec_off, ts;
+	int cpu, buf, pid;
+	unsigned int nr;
+	bool has_files;		/* false for the stack-only layout */
+	struct ust_dec_frame *frames;
+	unsigned int nr_req;	/* requests that resolved to this stack */
+	unsigned int nr_foreign;/* requests by another task: refused */
+	unsigned int nr_dup;	/* further stack records with the same cookie */
+	char *bad;		/* decode error, frames unusable */
+	char *rendered;		/* cached text, owned (see render) */
+	int next_same_cookie;	/* index chain, -1 ends */
+};
+
+struct ust_stitch_stats {
+	unsigned long requests, stacks, bad_stacks, unresolved, orphan_stacks;
+	unsigned long lost_events;
+};
+
+struct ust_stitch {
+	struct ust_stitch_req *reqs;
+	unsigned long nr_reqs, cap_reqs;
+	struct ust_stitch_stack *stacks;
+	unsigned long nr_stacks, cap_stacks;
+	struct ust_hmap req_by_off;	/* rec_off -> reqs index */
+	struct ust_hmap stack_by_off;	/* rec_off -> stacks index */
+	struct ust_hmap stack_by_cookie;/* cookie -> first stacks index */
+	struct ust_hmap bad_by_cookie;	/* cookie -> a malformed stack's index */
+	uint64_t *lost_ts;		/* timestamps of lost-event marks */
+	unsigned long nr_lost, cap_lost;
+	unsigned long lost_events;
+	bool finished;
+};
+
+void ust_stitch_init(struct ust_stitch *st);
+void ust_stitch_fini(struct ust_stitch *st);
+
+int ust_stitch_add_request(struct ust_stitch *st, const struct ust_stitch_req *r);
+/* Copies the frames. @bad: decode error (then @s may be partial). */
+int ust_stitch_add_stack(struct ust_stitch *st, int buf, int cpu, uint64_t ts,
+			 uint64_t rec_off, int pid, const struct ust_dec_stack *s,
+			 bool has_files, const char *bad);
+/* @missed events were dropped before @ts (any CPU, any buffer). */
+void ust_stitch_add_lost(struct ust_stitch *st, uint64_t ts, long long missed);
+/* Count requests per stack; call once after the last add. */
+void ust_stitch_finish(struct ust_stitch *st, struct ust_stitch_stats *stats);
+
+const struct ust_stitch_req *ust_stitch_req_at(const struct ust_stitch *st, uint64_t rec_off);
+struct ust_stitch_stack *ust_stitch_stack_at(const struct ust_stitch *st, uint64_t rec_off);
+/* The stack for @cookie, preferring buffer @buf; NULL if none arrived. */
+struct ust_stitch_stack *ust_stitch_lookup(const struct ust_stitch *st, uint64_t cookie, int buf);
+/* A malformed stack record that claims @cookie (its arrays are unusable,
+ * but its cookie field was readable), to explain a missing stack. */
+const struct ust_stitch_stack *ust_stitch_bad_for(const struct ust_stitch *st, uint64_t cookie);
+/* Were events lost at or after @ts?  Explains a stack that never arrived. */
+bool ust_stitch_lost_after(const struct ust_stitch *st, uint64_t ts);
+
+#endif

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * The directory index: (kdev, inode) of every regular file under the
+ * usual binary and library directories, built once when the trace's
+ * mapping records and /proc did not know a file.
+ *
+ * Bounded in files (a huge /opt must not stall a report).  Directories
+ * are entered at most once, by their own (dev, inode): that dedupes the
+ * roots that are symlinks to each other (/lib -> usr/lib on Debian 12)
+ * and stops bind-mount loops.  Symlinks to directories inside the roots
+ * are not followed; symlinks to files are, but the file's own path wins
+ * when both are seen, being the stabler name.  /usr/lib/debug is left
+ * out: its files are never the ones a process maps.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ustitch/resolve.h"
+#include "res_internal.h"
+
+#define MAX_DEPTH	32
+
+struct pending {
+	char *path;
+	int depth;
+};
+
+struct walk {
+	struct ust_res_map *m;
+	struct ust_res_map seen_dirs;
+	struct pending *stack;
+	size_t nr, cap;
+	unsigned int files, max_files;
+};
+
+static int push(struct walk *w, const char *dir, const char *name, int depth)
+{
+	size_t len;
+	char *p;
+
+	if (w->nr == w->cap) {
+		size_t ncap = w->cap ? w->cap * 2 : 64;
+		struct pending *n = realloc(w->stack, ncap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		w->stack = n;
+		w->cap = ncap;
+	}
+	len = strlen(dir) + (name ? strlen(name) + 2 : 1);
+	p = malloc(len);
+	if (!p)
+		return -1;
+	if (name)
+		snprintf(p, len, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name);
+	else
+		snprintf(p, len, "%s", dir);
+	w->stack[w->nr++] = (struct pending){ p, depth };
+	return 0;
+}
+
+static void add_file(struct walk *w, const char *dir, const char *name,
+		     const struct stat *st, bool via_link)
+{
+	uint32_t kdev = ust_res_dev_to_kdev(st->st_dev);
+	struct ust_res_idx_ent *e, *old;
+	size_t len;
+
+	old = ust_res_map_get(w->m, kdev, (uint64_t)st->st_ino);
+	if (old && (via_link || !old->via_link))
+		return;
+	len = strlen(dir) + strlen(name) + 2;
+	e = malloc(sizeof(*e) + len);
+	if (!e)
+		return;
+	e->via_link = via_link;
+	snprintf(e->path, len, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name);
+	if (ust_res_map_put(w->m, kdev, (uint64_t)st->st_ino, e, NULL) != 0) {
+		free(e);
+		return;
+	}
+	free(old);
+	if (!old)
+		w->files++;
+}
+
+static void walk_dir(struct walk *w, const char *path, int depth)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) != 0 ||
+	    ust_res_map_get(&w->seen_dirs, ust_res_dev_to_kdev(st.st_dev), (uint64_t)st.st_ino) ||
+	    ust_res_map_put(&w->seen_dirs, ust_res_dev_to_kdev(st.st_dev), (uint64_t)st.st_ino,
+			    (void *)1, NULL) != 0) {
+		close(fd);
+		return;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while (w->files < w->max_files && (de = readdir(d))) {
+		if (de->d_name[0] == '.' &&
+		    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+			continue;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			if (depth < MAX_DEPTH)
+				push(w, path, de->d_name, depth + 1);
+		} else if (S_ISREG(st.st_mode)) {
+			add_file(w, path, de->d_name, &st, false);
+		} else if (S_ISLNK(st.st_mode)) {
+			if (fstatat(fd, de->d_name, &st, 0) == 0 && S_ISREG(st.st_mode))
+				add_file(w, path, de->d_name, &st, true);
+		}
+	}
+	closedir(d);
+}
+
+static void mark_skipped(struct walk *w, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0)
+		ust_res_map_put(&w->seen_dirs, ust_res_dev_to_kdev(st.st_dev),
+				(uint64_t)st.st_ino, (void *)1, NULL);
+}
+
+int ust_res_index_build(struct ust_res_map *m, const char *const *dirs, int nr_dirs,
+			unsigned int max_files)
+{
+	struct walk w = { .m = m, .max_files = max_files };
+	int i;
+
+	ust_res_map_init(&w.seen_dirs);
+	mark_skipped(&w, "/usr/lib/debug");
+	mark_skipped(&w, "/proc");
+	mark_skipped(&w, "/sys");
+	mark_skipped(&w, "/dev");
+	for (i = 0; i < nr_dirs && w.files < w.max_files; i++) {
+		if (!dirs[i] || !dirs[i][0] || push(&w, dirs[i], NULL, 0) != 0)
+			continue;
+		/* Depth first, one root fully before the next: roots are ordered. */
+		while (w.nr && w.files < w.max_files) {
+			struct pending p = w.stack[--w.nr];
+
+			walk_dir(&w, p.path, p.depth);
+			free(p.path);
+		}
+	}
+	while (w.nr)
+		free(w.stack[--w.nr].path);
+	free(w.stack);
+	ust_res_map_fini(&w.seen_dirs, NULL);
+	return 0;
+}

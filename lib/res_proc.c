@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * The files the live processes have mapped, from /proc/PID/maps.
+ *
+ * A maps line names the device as MAJ:MIN in hex, which is the kernel's
+ * own dev_t split in two: rebuilt with UST_ABI_MKKDEV it compares equal
+ * to what the kernel records in the trace.  The path, though, is as the
+ * process sees it (another mount namespace, a file deleted since): each
+ * one is kept only when stat() here finds the same device and inode.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ustitch/abi.h"
+#include "res_internal.h"
+
+/* Bounds of one scan: a pathological machine must not stall a report. */
+#define MAX_PIDS		65536
+#define MAX_LINES_PER_PID	65536
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/* "start-end perms offset MAJ:MIN inode   path" */
+static bool parse_line(char *line, uint32_t *kdev, uint64_t *ino, char **path)
+{
+	unsigned int maj, min;
+	unsigned long long in;
+	size_t len;
+	int pos = 0;
+	char *p;
+
+	if (sscanf(line, "%*x-%*x %*s %*x %x:%x %llu %n", &maj, &min, &in, &pos) != 3 ||
+	    !pos || !in)
+		return false;
+	p = line + pos;
+	len = strlen(p);
+	while (len && (p[len - 1] == '\n' || p[len - 1] == ' '))
+		p[--len] = '\0';
+	if (p[0] != '/')
+		return false;	/* [heap], anon_inode:..., memfd: ... */
+	if (len > 10 && strcmp(p + len - 10, " (deleted)") == 0)
+		return false;
+	*kdev = UST_ABI_MKKDEV(maj, min);
+	*ino = in;
+	*path = p;
+	return true;
+}
+
+static void scan_pid(struct ust_res_map *m, struct ust_res_map *tried, const char *pid,
+		     unsigned int *files)
+{
+	char fname[sizeof("/proc//maps") + sizeof(((struct dirent *)0)->d_name)];
+	char *line = NULL;
+	unsigned int lines = 0;
+	size_t cap = 0;
+	FILE *fp;
+
+	snprintf(fname, sizeof(fname), "/proc/%s/maps", pid);
+	fp = fopen(fname, "re");
+	if (!fp)
+		return;		/* gone, or not ours to read */
+	while (lines++ < MAX_LINES_PER_PID && getline(&line, &cap, fp) > 0) {
+		uint32_t kdev;
+		uint64_t ino;
+		char *path, *prev, *copy, *old;
+
+		if (!parse_line(line, &kdev, &ino, &path) || ust_res_map_get(m, kdev, ino))
+			continue;
+		/* The same unverifiable path in every process: stat it once. */
+		prev = ust_res_map_get(tried, kdev, ino);
+		if (prev && strcmp(prev, path) == 0)
+			continue;
+		if (!ust_res_path_matches(path, kdev, ino)) {
+			copy = strdup(path);
+			if (copy && ust_res_map_put(tried, kdev, ino, copy, (void **)&old) == 0)
+				free(old);
+			else
+				free(copy);
+			continue;
+		}
+		copy = strdup(path);
+		if (copy && ust_res_map_put(m, kdev, ino, copy, NULL) == 0)
+			(*files)++;
+		else
+			free(copy);
+	}
+	free(line);
+	fclose(fp);
+}
+
+int ust_res_proc_scan(struct ust_res_map *m, struct ust_res_proc_stats *st)
+{
+	struct ust_res_map tried;
+	struct dirent *de;
+	unsigned int pids = 0, files = 0;
+	DIR *d;
+
+	d = opendir("/proc");
+	if (!d)
+		return -1;
+	ust_res_map_init(&tried);
+	while ((de = readdir(d)) && pids < MAX_PIDS) {
+		if (!all_digits(de->d_name))
+			continue;
+		pids++;
+		scan_pid(m, &tried, de->d_name, &files);
+	}
+	closedir(d);
+	ust_res_map_fini(&tried, free);
+	if (st) {
+		st->pids = pids;
+		st->files = files;
+	}
+	return 0;
+}

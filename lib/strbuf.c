@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: LGPL-2.1
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ustitch/strbuf.h"
+
+void ust_sb_init(struct ust_sb *sb)
+{
+	memset(sb, 0, sizeof(*sb));
+}
+
+void ust_sb_fini(struct ust_sb *sb)
+{
+	free(sb->buf);
+	ust_sb_init(sb);
+}
+
+void ust_sb_reset(struct ust_sb *sb)
+{
+	sb->len = 0;
+	if (sb->buf)
+		sb->buf[0] = '\0';
+}
+
+static bool reserve(struct ust_sb *sb, size_t more)
+{
+	size_t cap;
+	char *n;
+
+	if (sb->oom)
+		return false;
+	if (sb->len + more + 1 <= sb->cap)
+		return true;
+	cap = sb->cap ? sb->cap : 256;
+	while (cap < sb->len + more + 1)
+		cap *= 2;
+	n = realloc(sb->buf, cap);
+	if (!n) {
+		sb->oom = true;
+		return false;
+	}
+	sb->buf = n;
+	sb->cap = cap;
+	return true;
+}
+
+void ust_sb_printf(struct ust_sb *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !reserve(sb, (size_t)n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	sb->len += (size_t)n;
+}
+
+void ust_sb_puts(struct ust_sb *sb, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!reserve(sb, n))
+		return;
+	memcpy(sb->buf + sb->len, s, n + 1);
+	sb->len += n;
+}
+
+const char *ust_sb_str(const struct ust_sb *sb)
+{
+	return sb->buf ? sb->buf : "";
+}
+
+char *ust_sb_steal(struct ust_sb *sb)
+{
+	char *s = sb->buf ? sb->buf : strdup("");
+
+	ust_sb_init(sb);
+	return s;
+}

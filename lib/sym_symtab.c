@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Function symbols of one ELF symbol table, sorted once by address so
+ * that every lookup is a binary search.
+ *
+ * Several names often share one address (glibc: getppid is a weak alias
+ * of __getppid; C++: complete and base constructors).  The sort order
+ * puts the preferred alias first in its address group, so the choice is
+ * deterministic and the same on every run: a global symbol over a weak
+ * one over a local one, then one with a size over one without, then the
+ * name with fewer leading underscores (the public spelling), then the
+ * lexically smaller name.
+ *
+ * Names in a .symtab may carry the symbol version the way the assembler
+ * spells it ("fopen@@GLIBC_2.2.5", "memcpy@GLIBC_2.2.5"): they are shown
+ * without it, as in .dynsym, and an old version ("@") ranks below the
+ * default one ("@@") when a name is looked up.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sym_internal.h"
+
+static uint8_t bind_rank(unsigned char bind)
+{
+	switch (bind) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return 0;
+	case STB_WEAK:
+		return 1;
+	case STB_LOCAL:
+		return 2;
+	default:
+		return 3;
+	}
+}
+
+static size_t underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+static int cmp_ent(const void *pa, const void *pb)
+{
+	const struct ust_sym_ent *a = pa, *b = pb;
+	size_t ua, ub;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->sized != b->sized)
+		return a->sized ? -1 : 1;
+	if (a->old_version != b->old_version)
+		return a->old_version ? 1 : -1;
+	ua = underscores(a->name);
+	ub = underscores(b->name);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* Where the section holding a symbol ends: the last bound of a sizeless one. */
+static uint64_t section_end(Elf *elf, size_t shnum, const GElf_Sym *sym)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE ||
+	    sym->st_shndx >= shnum)
+		return 0;
+	scn = elf_getscn(elf, sym->st_shndx);
+	if (!scn || !gelf_getshdr(scn, &sh))
+		return 0;
+	if (sym->st_value < sh.sh_addr || sym->st_value >= sh.sh_addr + sh.sh_size)
+		return 0;
+	return sh.sh_addr + sh.sh_size;
+}
+
+static Elf_Scn *find_table(Elf *elf, GElf_Word type, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, sh) && sh->sh_type == type)
+			return scn;
+	return NULL;
+}
+
+#ifndef VERSYM_HIDDEN
+#define VERSYM_HIDDEN	0x8000
+#endif
+
+/* The .gnu.version entries parallel to a .dynsym of @count symbols. */
+static Elf_Data *version_table(Elf *elf, size_t count)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf_Data *d;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_versym) {
+			d = elf_getdata(scn, NULL);
+			return d && d->d_size / sizeof(GElf_Versym) >= count ? d : NULL;
+		}
+	return NULL;
+}
+
+int ust_sym_tab_load(struct ust_sym_tab *t, Elf *elf, GElf_Word type)
+{
+	size_t shnum, count, i, n = 0, k;
+	Elf_Data *versym = NULL;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	memset(t, 0, sizeof(*t));
+	t->origin = type == SHT_SYMTAB ? ".symtab" : ".dynsym";
+	scn = find_table(elf, type, &sh);
+	if (!scn || elf_getshdrnum(elf, &shnum) != 0)
+		return 0;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return 0;
+	count = data->d_size / gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	if (!count)
+		return 0;
+	/* .dynsym names carry no "@VERSION": the hidden bit of .gnu.version does. */
+	if (type == SHT_DYNSYM)
+		versym = version_table(elf, count);
+
+	t->ents = malloc(count * sizeof(*t->ents));
+	if (!t->ents)
+		return -1;
+
+	for (i = 0; i < count; i++) {
+		unsigned char st;
+		const char *name, *at;
+		GElf_Sym sym;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			continue;
+		st = GELF_ST_TYPE(sym.st_info);
+		if ((st != STT_FUNC && st != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		t->ents[n].old_version = false;
+		if (versym) {
+			GElf_Versym vs;
+
+			if (gelf_getversym(versym, (int)i, &vs) && (vs & VERSYM_HIDDEN))
+				t->ents[n].old_version = true;
+		}
+		if ((at = strchr(name, '@')) && at != name) {
+			/* Grown at powers of two. */
+			size_t cap = t->nr_owned && !(t->nr_owned & (t->nr_owned - 1)) ?
+				     t->nr_owned * 2 : (t->nr_owned ? 0 : 16);
+			char **owned = cap ? realloc(t->owned, cap * sizeof(*owned)) : t->owned;
+			char *cut = strndup(name, (size_t)(at - name));
+
+			if (!owned || !cut) {
+				free(cut);
+				if (owned)
+					t->owned = owned;
+				ust_sym_tab_free(t);
+				return -1;
+			}
+			t->owned = owned;
+			t->owned[t->nr_owned++] = cut;
+			t->ents[n].old_version = at[1] != '@';
+			name = cut;
+		}
+		t->ents[n].addr = sym.st_value;
+		t->ents[n].size = sym.st_size;
+		t->ents[n].sized = sym.st_size != 0;
+		t->ents[n].name = name;
+		t->ents[n].rank = bind_rank(GELF_ST_BIND(sym.st_info));
+		/* Stash the bound in size until sorted; see below. */
+		if (!sym.st_size)
+			t->ents[n].size = section_end(elf, shnum, &sym);
+		n++;
+	}
+	t->nr = n;
+	if (!n) {
+		free(t->ents);
+		t->ents = NULL;
+		return 0;
+	}
+	qsort(t->ents, n, sizeof(*t->ents), cmp_ent);
+
+	t->prim = malloc(n * sizeof(*t->prim));
+	if (!t->prim) {
+		ust_sym_tab_free(t);
+		return -1;
+	}
+	for (i = 0; i < n; i = k) {
+		uint64_t next = 0;
+		bool has_next;
+
+		for (k = i + 1; k < n && t->ents[k].addr == t->ents[i].addr; k++)
+			;
+		t->prim[t->nr_prim++] = (uint32_t)i;
+		has_next = k < n;
+		if (has_next)
+			next = t->ents[k].addr;
+		/* A sizeless symbol runs to the next symbol or its section's end. */
+		for (size_t j = i; j < k; j++) {
+			struct ust_sym_ent *e = &t->ents[j];
+			uint64_t end = e->size;	/* the section end stashed above */
+
+			if (e->sized)
+				continue;
+			if (has_next && (!end || next < end))
+				end = next;
+			e->size = end > e->addr ? end - e->addr : 0;
+		}
+	}
+	return 0;
+}
+
+void ust_sym_tab_free(struct ust_sym_tab *t)
+{
+	free(t->ents);
+	free(t->prim);
+	free(t->by_name);
+	while (t->nr_owned)
+		free(t->owned[--t->nr_owned]);
+	free(t->owned);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct ust_sym_ent *ust_sym_tab_lookup(const struct ust_sym_tab *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->nr_prim, k, j;
+
+	/* The last address group starting at or below @addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->ents[t->prim[mid]].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	k = lo - 1;
+	/*
+	 * Usually that symbol covers @addr or nothing does (padding between
+	 * functions).  A few symbols nest (a sized function enclosing a
+	 * label typed as function): look back a little for an enclosing one.
+	 */
+	for (j = 0; j < 4 && j <= k; j++) {
+		const struct ust_sym_ent *e = &t->ents[t->prim[k - j]];
+
+		if (addr - e->addr < e->size)
+			return e;
+	}
+	return NULL;
+}
+
+static int cmp_name(const void *pa, const void *pb, void *arg)
+{
+	const struct ust_sym_ent *ents = arg;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	int r = strcmp(ents[a].name, ents[b].name);
+
+	if (r)
+		return r;
+	/* Same name: the default version, then the best-ranked, then by address. */
+	if (ents[a].old_version != ents[b].old_version)
+		return ents[a].old_version ? 1 : -1;
+	if (ents[a].rank != ents[b].rank)
+		return ents[a].rank < ents[b].rank ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+const struct ust_sym_ent *ust_sym_tab_find_name(struct ust_sym_tab *t, const char *name)
+{
+	size_t lo = 0, hi = t->nr, i;
+
+	if (!t->nr)
+		return NULL;
+	if (!t->by_name) {
+		/* Built on first use only: lookups by address never need it. */
+		t->by_name = malloc(t->nr * sizeof(*t->by_name));
+		if (!t->by_name)
+			return NULL;
+		for (i = 0; i < t->nr; i++)
+			t->by_name[i] = (uint32_t)i;
+		qsort_r(t->by_name, t->nr, sizeof(*t->by_name), cmp_name, t->ents);
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(t->ents[t->by_name[mid]].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < t->nr && strcmp(t->ents[t->by_name[lo]].name, name) == 0)
+		return &t->ents[t->by_name[lo]];
+	return NULL;
+}

@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * plugin_ustitch: libtraceevent plugin that teaches `trace-cmd report`
+ * (and anything else built on libtraceevent) the deferred user stack
+ * events of the kernel: ftrace/user_unwind_cookie and
+ * ftrace/user_unwind_stack.
+ *
+ * Right after each event that asked for a user stack (at its cookie line)
+ * the plugin prints that stack, stitched by cookie and symbolized.  The
+ * stack record itself comes later in the file, so the plugin first scans
+ * the same file once (ust_scan).  When it cannot (input on a pipe, a host
+ * tool that is not trace-cmd), it prints each stack at its own line with
+ * the events that requested it.
+ *
+ * All decoding, stitching and symbolizing lives in libustitch; this file
+ * only keeps per-tep state and talks to trace_seq.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <traceevent/event-parse.h>
+#include <traceevent/trace-seq.h>
+
+#include "ustitch/abi.h"
+#include "ustitch/decode.h"
+#include "ustitch/render.h"
+#include "ustitch/resolve.h"
+#include "ustitch/scan.h"
+#include "ustitch/stitch.h"
+#include "ustitch/strbuf.h"
+#include "ustitch/sym.h"
+
+#define MAX_DIRS	16
+#define MAX_CANDIDATES	16
+#define FALLBACK_REQS	8
+
+enum mode { MODE_UNKNOWN, MODE_STITCHED, MODE_FALLBACK };
+
+/* Requests seen so far in fallback mode, by cookie. */
+struct seen_req {
+	uint64_t ts[FALLBACK_REQS];
+	unsigned int nr;
+};
+
+struct pstate {
+	struct pstate *next;
+	struct tep_handle *tep;
+	struct ust_dec_layout lay;
+	char lay_err[160];
+	enum mode mode;
+	char mode_why[256];
+	struct ust_scan *scan;		/* owned, MODE_STITCHED */
+	struct ust_res *res;
+	struct ust_sym_cache *sym;
+	struct ust_render rnd;
+	bool stitch;
+	struct ust_sb sb;
+	struct ust_hmap seen;		/* cookie -> index into seen_reqs */
+	struct seen_req *seen_reqs;
+	unsigned long nr_seen, cap_seen;
+	char *dirs_buf[2];
+	const char *debug_dirs[MAX_DIRS], *search_dirs[MAX_DIRS];
+	int nr_debug_dirs, nr_search_dirs;
+};
+
+static struct pstate *states;
+static int options_users;
+
+struct tep_plugin_option TEP_PLUGIN_OPTIONS[] = {
+	{ .name = "stitch", .plugin_alias = "ustitch", .value = "1",
+	  .description = "print each user stack right after the event that requested it (0: at its user_unwind_stack line)" },
+	{ .name = "symbols", .plugin_alias = "ustitch", .value = "1",
+	  .description = "symbolize frames (0: file offsets and object names only)" },
+	{ .name = "lines", .plugin_alias = "ustitch", .value = "0",
+	  .description = "add source file:line and inlined frames from DWARF" },
+	{ .name = "raw", .plugin_alias = "ustitch", .value = "0",
+	  .description = "also print each frame as the kernel records it (offset : inode : major:minor)" },
+	{ .name = "max_frames", .plugin_alias = "ustitch", .value = "0",
+	  .description = "print at most this many frames per stack (0: all)" },
+	{ .name = "debug_dirs", .plugin_alias = "ustitch", .value = "",
+	  .description = "colon-separated roots of separate debug files, tried before /usr/lib/debug" },
+	{ .name = "search_dirs", .plugin_alias = "ustitch", .value = "",
+	  .description = "colon-separated directories searched for the traced binaries (by device and inode)" },
+	{ .name = "file", .plugin_alias = "ustitch", .value = "",
+	  .description = "the trace.dat being reported, when it cannot be found on the command line" },
+	{ .name = NULL }
+};
+
+const char *TEP_PLUGIN_ALIAS = "ustitch";
+
+enum { OPT_STITCH, OPT_SYMBOLS, OPT_LINES, OPT_RAW, OPT_MAX_FRAMES, OPT_DEBUG_DIRS,
+       OPT_SEARCH_DIRS, OPT_FILE };
+
+static const char *opt_str(int i)
+{
+	const char *v = TEP_PLUGIN_OPTIONS[i].value;
+
+	return v ? v : "";
+}
+
+static bool opt_bool(int i)
+{
+	const char *v = opt_str(i);
+
+	return strcmp(v, "0") && strcmp(v, "") && strcasecmp(v, "false") && strcasecmp(v, "no");
+}
+
+static int split_dirs(char *s, const char **out, int max)
+{
+	int n = 0;
+	char *save = NULL, *tok;
+
+	for (tok = strtok_r(s, ":", &save); tok && n < max; tok = strtok_r(NULL, ":", &save))
+		out[n++] = tok;
+	return n;
+}
+
+static void put_ts(struct trace_seq *s, unsigned long long ts)
+{
+	trace_seq_printf(s, "%llu.%06llu", ts / 1000000000ULL, (ts % 1000000000ULL) / 1000ULL);
+}
+
+/* ---- per-tep state ---------------------------------------------------- */
+
+static struct pstate *state_of(struct tep_handle *tep)
+{
+	struct pstate *p;
+
+	for (p = states; p; p = p->next)
+		if (p->tep == tep)
+			return p;
+	return NULL;
+}
+
+static void state_free(struct pstate *p)
+{
+	if (p->scan) {
+		ust_scan_fini(p->scan);
+		free(p->scan);
+	}
+	ust_res_free(p->res);
+	ust_sym_cache_free(p->sym);
+	ust_sb_fini(&p->sb);
+	ust_hmap_fini(&p->seen);
+	free(p->seen_reqs);
+	free(p->dirs_buf[0]);
+	free(p->dirs_buf[1]);
+	free(p);
+}
+
+/* Options are read when the first record needs them: trace-cmd applies
+ * -O options to the plugin before any record is printed. */
+static void setup_render(struct pstate *p)
+{
+	struct ust_res_opts ro = { 0 };
+	struct ust_sym_opts so = { 0 };
+	long maxf;
+
+	p->stitch = opt_bool(OPT_STITCH);
+	p->rnd.opts.symbols = opt_bool(OPT_SYMBOLS);
+	p->rnd.opts.lines = opt_bool(OPT_LINES);
+	p->rnd.opts.raw = opt_bool(OPT_RAW);
+	maxf = strtol(opt_str(OPT_MAX_FRAMES), NULL, 0);
+	p->rnd.opts.max_frames = maxf > 0 ? (unsigned int)maxf : 0;
+	p->dirs_buf[0] = strdup(opt_str(OPT_DEBUG_DIRS));
+	p->dirs_buf[1] = strdup(opt_str(OPT_SEARCH_DIRS));
+	if (p->dirs_buf[0])
+		p->nr_debug_dirs = split_dirs(p->dirs_buf[0], p->debug_dirs, MAX_DIRS);
+	if (p->dirs_buf[1])
+		p->nr_search_dirs = split_dirs(p->dirs_buf[1], p->search_dirs, MAX_DIRS);
+	so.debug_dirs = p->debug_dirs;
+	so.nr_debug_dirs = p->nr_debug_dirs;
+	ro.extra_dirs = p->search_dirs;
+	ro.nr_extra_dirs = p->nr_search_dirs;
+	p->res = ust_res_new(&ro);
+	p->sym = ust_sym_cache_new(&so);
+	p->rnd.res = p->res;
+	p->rnd.sym = p->sym;
+}
+
+/*
+ * The trace files this process was asked to read: trace-cmd report takes
+ * them as "-i FILE" or a bare argument, default "trace.dat".  Any argument
+ * that is a trace.dat is a candidate; the scan that holds this very record
+ * (same file offset, same cookie) is the right one, so a wrong guess costs
+ * time, never a wrong stack.
+ */
+static int candidates(char out[][4096], int max)
+{
+	const char *forced = opt_str(OPT_FILE);
+	char buf[65536];
+	ssize_t len;
+	int fd, n = 0;
+	char *a;
+
+	if (forced[0]) {
+		snprintf(out[n++], 4096, "%s", forced);
+		return n;
+	}
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = '\0';
+	a = buf + strlen(buf) + 1;	/* skip argv[0] */
+	for (; a < buf + len && n < max; a += strlen(a) + 1) {
+		if (!strncmp(a, "-i", 2) && a[2])
+			a += 2;		/* "-iFILE" */
+		if (ust_scan_is_tracedat(a))
+			snprintf(out[n++], 4096, "%s", a);
+	}
+	if (!n && ust_scan_is_tracedat("trace.dat"))
+		snprintf(out[n++], 4096, "trace.dat");
+	return n;
+}
+
+static bool scan_matches(const struct ust_scan *sc, const struct ust_dec_layout *lay,
+			 struct tep_record *rec, int id)
+{
+	char what[160];
+	uint64_t cookie;
+
+	if (id == lay->cookie_id) {
+		const struct ust_stitch_req *r = ust_stitch_req_at(&sc->st, rec->offset);
+
+		return r && !ust_dec_cookie(lay, rec->data, rec->size, &cookie, what, sizeof(what)) &&
+		       r->cookie == cookie;
+	}
+	return ust_stitch_stack_at(&sc->st, rec->offset) != NULL;
+}
+
+static void choose_mode(struct pstate *p, struct tep_record *rec, int id)
+{
+	char cand[MAX_CANDIDATES][4096];
+	int i, n;
+
+	p->mode = MODE_FALLBACK;
+	if (!p->stitch) {
+		snprintf(p->mode_why, sizeof(p->mode_why), "stitching off");
+		return;
+	}
+	n = candidates(cand, MAX_CANDIDATES);
+	snprintf(p->mode_why, sizeof(p->mode_why), "no trace.dat on the command line to scan ahead (use -O ustitch:file=PATH)");
+	for (i = 0; i < n; i++) {
+		struct ust_scan *sc = calloc(1, sizeof(*sc));
+		char err[256];
+		unsigned long m;
+
+		if (!sc)
+			return;
+		if (ust_scan_file(sc, cand[i], err, sizeof(err))) {
+			snprintf(p->mode_why, sizeof(p->mode_why), "%s", err);
+			free(sc);
+			continue;
+		}
+		if (!scan_matches(sc, &p->lay, rec, id)) {
+			snprintf(p->mode_why, sizeof(p->mode_why), "%s does not hold this record", cand[i]);
+			ust_scan_fini(sc);
+			free(sc);
+			continue;
+		}
+		p->scan = sc;
+		p->mode = MODE_STITCHED;
+		for (m = 0; m < sc->nr_maps; m++)
+			ust_res_add_mapping(p->res, sc->maps[m].kdev, sc->maps[m].ino, sc->maps[m].path,
+					    sc->maps[m].build_id_len ? sc->maps[m].build_id : NULL,
+					    sc->maps[m].build_id_len);
+		if (getenv("USTITCH_DEBUG"))
+			fprintf(stderr, "ustitch: first pass over %s: %lu records, %lu requests, %lu stacks in %.3f s\n",
+				sc->path, sc->records, sc->stats.requests, sc->stats.stacks, sc->seconds);
+		return;
+	}
+}
+
+/* @id < 0: a record that cannot tell which file this is (no mode choice). */
+static struct pstate *prepare(struct tep_handle *tep, struct tep_record *rec, int id)
+{
+	struct pstate *p = state_of(tep);
+
+	if (!p)
+		return NULL;
+	if (!p->res && !p->sym) {
+		ust_dec_layout_init(&p->lay, tep, p->lay_err, sizeof(p->lay_err));
+		setup_render(p);
+	}
+	if (p->mode == MODE_UNKNOWN && id >= 0)
+		choose_mode(p, rec, id);
+	return p;
+}
+
+/* ---- fallback bookkeeping ------------------------------------------- */
+
+static void seen_add(struct pstate *p, uint64_t cookie, uint64_t ts)
+{
+	struct seen_req *r;
+	uint64_t idx;
+
+	if (!ust_hmap_get(&p->seen, cookie, &idx)) {
+		if (p->nr_seen == p->cap_seen) {
+			unsigned long cap = p->cap_seen ? p->cap_seen * 2 : 64;
+			void *n = realloc(p->seen_reqs, cap * sizeof(*p->seen_reqs));
+
+			if (!n)
+				return;
+			p->seen_reqs = n;
+			p->cap_seen = cap;
+		}
+		idx = p->nr_seen++;
+		memset(&p->seen_reqs[idx], 0, sizeof(p->seen_reqs[idx]));
+		if (ust_hmap_put(&p->seen, cookie, idx)) {
+			p->nr_seen--;
+			return;
+		}
+	}
+	r = &p->seen_reqs[idx];
+	if (r->nr < FALLBACK_REQS)
+		r->ts[r->nr] = ts;
+	r->nr++;
+}
+
+/* ---- handlers --------------------------------------------------------- */
+
+static void put_frames(struct pstate *p, struct trace_seq *s, struct ust_stitch_stack *st)
+{
+	if (!st->nr) {
+		trace_seq_puts(s, "\n=> (no user frames)");
+		return;
+	}
+	if (!st->rendered) {
+		ust_sb_reset(&p->sb);
+		ust_render_frames(&p->rnd, st->frames, st->nr, st->has_files, &p->sb);
+		st->rendered = strdup(ust_sb_str(&p->sb));
+		if (!st->rendered) {
+			trace_seq_puts(s, ust_sb_str(&p->sb));
+			return;
+		}
+	}
+	trace_seq_puts(s, st->rendered);
+}
+
+static int cookie_handler(struct trace_seq *s, struct tep_record *rec,
+			  struct tep_event *ev, void *ctx)
+{
+	struct pstate *p = prepare(ev->tep, rec, ev->id);
+	const struct ust_stitch_stack *bad;
+	const struct ust_stitch_req *req;
+	struct ust_stitch_stack *st;
+	char what[160];
+	uint64_t cookie;
+
+	(void)ctx;
+	if (!p)
+		return 0;
+	if (ust_dec_cookie(&p->lay, rec->data, rec->size, &cookie, what, sizeof(what))) {
+		trace_seq_printf(s, "[ustitch: %s in user_unwind_cookie at ", what);
+		put_ts(s, rec->ts);
+		trace_seq_puts(s, "]");
+		return 0;
+	}
+	trace_seq_printf(s, "cookie=%" PRIx64, cookie);
+	if (!ust_abi_cookie_valid(cookie))
+		trace_seq_puts(s, " [ustitch: invalid cookie (lowest bit clear)]");
+
+	if (p->mode != MODE_STITCHED) {
+		seen_add(p, cookie, rec->ts);
+		trace_seq_puts(s, " (user stack printed at its user_unwind_stack line)");
+		return 0;
+	}
+	req = ust_stitch_req_at(&p->scan->st, rec->offset);
+	if (!req || req->cookie != cookie) {
+		trace_seq_puts(s, " [ustitch: record not found in the first pass]");
+		return 0;
+	}
+	st = ust_stitch_lookup(&p->scan->st, cookie, req->buf);
+	if (!st && (bad = ust_stitch_bad_for(&p->scan->st, cookie))) {
+		trace_seq_printf(s, "\n[ustitch: user stack for cookie %" PRIx64 " is unusable: %s in user_unwind_stack at ",
+				 cookie, bad->bad);
+		put_ts(s, bad->ts);
+		trace_seq_puts(s, "]");
+		return 0;
+	}
+	if (!st) {
+		trace_seq_printf(s, "\n[ustitch: user stack for cookie %" PRIx64 " never arrived: %s]",
+				 cookie, ust_stitch_lost_after(&p->scan->st, req->ts) ?
+				 "events were lost after it" :
+				 "the trace ended before the task returned to user space");
+		return 0;
+	}
+	if (req->req_pid >= 0 && st->pid != req->req_pid) {
+		trace_seq_printf(s, "\n[ustitch: stack for cookie %" PRIx64 " belongs to task %d, not to the requesting task %d: not shown]",
+				 cookie, st->pid, req->req_pid);
+		return 0;
+	}
+	trace_seq_printf(s, " <user stack unwind, %u frame%s>", st->nr, st->nr == 1 ? "" : "s");
+	put_frames(p, s, st);
+	return 0;
+}
+
+static int stack_handler(struct trace_seq *s, struct tep_record *rec,
+			 struct tep_event *ev, void *ctx)
+{
+	struct pstate *p = prepare(ev->tep, rec, ev->id);
+	struct ust_dec_stack ds;
+	char what[160];
+
+	(void)ctx;
+	if (!p)
+		return 0;
+	if (ust_dec_stack(&p->lay, rec->data, rec->size, &ds, what, sizeof(what))) {
+		trace_seq_printf(s, "[ustitch: %s in user_unwind_stack at ", what);
+		put_ts(s, rec->ts);
+		trace_seq_puts(s, "]");
+		return 0;
+	}
+	trace_seq_printf(s, "cookie=%" PRIx64, ds.cookie);
+	if (p->mode == MODE_STITCHED) {
+		struct ust_stitch_stack *st = ust_stitch_stack_at(&p->scan->st, rec->offset);
+
+		if (st && st->nr_req) {
+			/* Already shown at its requests: say so, do not repeat. */
+			trace_seq_printf(s, " <user stack unwind, %u frame%s, shown at %u event%s>",
+					 ds.nr, ds.nr == 1 ? "" : "s", st->nr_req, st->nr_req == 1 ? "" : "s");
+			return 0;
+		}
+		trace_seq_printf(s, " <user stack unwind, %u frame%s>", ds.nr, ds.nr == 1 ? "" : "s");
+		if (st && st->nr_foreign)
+			trace_seq_printf(s, "\n[ustitch: cookie %" PRIx64 " was requested only by another task's events: not stitched]",
+					 ds.cookie);
+		else
+			trace_seq_printf(s, "\n[ustitch: no event in this trace requested cookie %" PRIx64 "]", ds.cookie);
+		if (st) {
+			put_frames(p, s, st);
+			return 0;
+		}
+	} else {
+		uint64_t idx;
+
+		trace_seq_printf(s, " <user stack unwind, %u frame%s>", ds.nr, ds.nr == 1 ? "" : "s");
+		if (ust_hmap_get(&p->seen, ds.cookie, &idx)) {
+			const struct seen_req *r = &p->seen_reqs[idx];
+			unsigned int i;
+
+			trace_seq_printf(s, " requested by %u event%s at", r->nr, r->nr == 1 ? "" : "s");
+			for (i = 0; i < r->nr && i < FALLBACK_REQS; i++) {
+				trace_seq_puts(s, " ");
+				put_ts(s, r->ts[i]);
+			}
+			if (r->nr > FALLBACK_REQS)
+				trace_seq_puts(s, " ...");
+		} else {
+			trace_seq_printf(s, "\n[ustitch: no event in this trace requested cookie %" PRIx64 "]", ds.cookie);
+		}
+	}
+	ust_sb_reset(&p->sb);
+	if (!ds.nr) {
+		ust_sb_puts(&p->sb, "\n=> (no user frames)");
+	} else {
+		struct ust_dec_frame *f = malloc(ds.nr * sizeof(*f));
+		unsigned int i;
+
+		if (!f)
+			return 0;
+		for (i = 0; i < ds.nr; i++)
+			ust_dec_frame_at(&ds, i, &f[i]);
+		ust_render_frames(&p->rnd, f, ds.nr, p->lay.has_files, &p->sb);
+		free(f);
+	}
+	trace_seq_puts(s, ust_sb_str(&p->sb));
+	return 0;
+}
+
+/* Mapping records: shown with their build-id, and fed to the resolver so
+ * that printing at the stack line (no first pass) resolves them too. */
+static int mapping_handler(struct trace_seq *s, struct tep_record *rec,
+			   struct tep_event *ev, void *ctx)
+{
+	struct pstate *p = prepare(ev->tep, rec, -1);
+	struct ust_dec_mapping m;
+	char what[160];
+	size_t i;
+
+	(void)ctx;
+	if (!p)
+		return 0;
+	if (ust_dec_mapping(&p->lay, rec->data, rec->size, &m, what, sizeof(what))) {
+		trace_seq_printf(s, "[ustitch: %s in user_mapping at ", what);
+		put_ts(s, rec->ts);
+		trace_seq_puts(s, "]");
+		return 0;
+	}
+	trace_seq_printf(s, "dev=%u:%u ino=%" PRIu64 " build_id=", UST_ABI_KDEV_MAJOR(m.kdev),
+			 UST_ABI_KDEV_MINOR(m.kdev), m.ino);
+	for (i = 0; i < m.build_id_len; i++)
+		trace_seq_printf(s, "%02x", m.build_id[i]);
+	if (!m.build_id_len)
+		trace_seq_puts(s, "none");
+	trace_seq_printf(s, " path=%s", m.path);
+	if (p->mode != MODE_STITCHED)	/* else the first pass fed them all */
+		ust_res_add_mapping(p->res, m.kdev, m.ino, m.path, m.build_id, m.build_id_len);
+	return 0;
+}
+
+/*
+ * Plugins are loaded before the file's event formats are read, so the
+ * handlers are registered by name (libtraceevent binds them when the
+ * formats arrive) and the layout is resolved at the first record.
+ */
+int TEP_PLUGIN_LOADER(struct tep_handle *tep)
+{
+	struct pstate *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -1;
+	p->tep = tep;
+	ust_sb_init(&p->sb);
+	ust_hmap_init(&p->seen);
+	if (options_users++ == 0)
+		tep_plugin_add_options("ustitch", TEP_PLUGIN_OPTIONS);
+	p->next = states;
+	states = p;
+	tep_register_event_handler(tep, -1, UST_ABI_SYSTEM_FTRACE, UST_ABI_EV_UNWIND_COOKIE,
+				   cookie_handler, NULL);
+	tep_register_event_handler(tep, -1, UST_ABI_SYSTEM_FTRACE, UST_ABI_EV_UNWIND_STACK,
+				   stack_handler, NULL);
+	tep_register_event_handler(tep, -1, UST_ABI_SYSTEM_USTITCH, UST_ABI_EV_USER_MAPPING,
+				   mapping_handler, NULL);
+	return 0;
+}
+
+int TEP_PLUGIN_UNLOADER(struct tep_handle *tep)
+{
+	struct pstate **pp, *p;
+
+	for (pp = &states; (p = *pp); pp = &p->next) {
+		if (p->tep != tep)
+			continue;
+		*pp = p->next;
+		tep_unregister_event_handler(tep, -1, UST_ABI_SYSTEM_FTRACE,
+					     UST_ABI_EV_UNWIND_COOKIE, cookie_handler, NULL);
+		tep_unregister_event_handler(tep, -1, UST_ABI_SYSTEM_FTRACE,
+					     UST_ABI_EV_UNWIND_STACK, stack_handler, NULL);
+		tep_unregister_event_handler(tep, -1, UST_ABI_SYSTEM_USTITCH,
+					     UST_ABI_EV_USER_MAPPING, mapping_handler, NULL);
+		if (--options_users == 0)
+			tep_plugin_remove_options(TEP_PLUGIN_OPTIONS);
+		state_free(p);
+		return 0;
+	}
+	return 0;
+}

@@ -1,0 +1,34 @@
+#!/bin/bash
+# Install what is needed, build with gcc and clang, run every test, then
+# run them again built with ASan+UBSan.  Prints one summary line.
+set -u
+cd "$(dirname "$0")"
+bash tests/install-deps.sh || { echo "ustitch: installing packages failed"; exit 1; }
+
+pass=0 fail=0 skip=0
+lane() {	# lane NAME CC MESON-ARGS...
+	local name=$1 cc=$2; shift 2
+	local dir=build-$name
+	echo "=== lane $name"
+	rm -rf "$dir"
+	if ! CC=$cc meson setup "$dir" "$@" >"$dir.setup.log" 2>&1; then
+		cat "$dir.setup.log"; fail=$((fail + 1)); return
+	fi
+	if ! ninja -C "$dir" >"$dir.build.log" 2>&1; then
+		tail -40 "$dir.build.log"; fail=$((fail + 1)); return
+	fi
+	meson test -C "$dir" --print-errorlogs --num-processes 2 2>&1 | tee "$dir.test.log" |
+		grep -E '^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Timeout|Expected Fail|Unexpected Pass):' || true
+	local ok f s t
+	ok=$(awk '/^Ok:/{print $2}' "$dir.test.log"); f=$(awk '/^Fail:/{print $2}' "$dir.test.log")
+	s=$(awk '/^Skipped:/{print $2}' "$dir.test.log"); t=$(awk '/^Timeout:/{print $2}' "$dir.test.log")
+	pass=$((pass + ${ok:-0})); fail=$((fail + ${f:-0} + ${t:-0})); skip=$((skip + ${s:-0}))
+	[ -n "$ok" ] || fail=$((fail + 1))
+}
+
+lane gcc gcc
+lane clang clang
+lane asan gcc -Db_sanitize=address,undefined -Db_lundef=false
+
+echo "ustitch: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,109 @@
+#!/bin/bash
+# run-case.sh CASES_DIR NAME: build the case's trace.dat from its spec with
+# ust-mktrace (formats from kernel-bits/), render it with the real
+# `trace-cmd report` and our plugin, and compare with the expected text.
+# @NAME@ placeholders in .spec/.args/.expected are replaced first.
+set -u
+dir=$1 name=$2
+work=$(mktemp -d /tmp/ustitch-e2e.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
+
+# ret_after BIN FUNC REGEX: "FUNC+0xOFF" of the instruction after the first
+# one in FUNC matching REGEX -- a return address (or, after `syscall`, the
+# user IP at kernel entry) that holds for whatever compiler built BIN.
+ret_after() {
+	local a sz line addr found=""
+	read -r a sz < <({ nm -S --defined-only "$1" 2>/dev/null; nm -D -S --defined-only "$1" 2>/dev/null; } |
+		awk -v f="$2" '{ sub(/@.*/, "", $4) } $4 == f && $2 != "" { print $1, $2; exit }')
+	if [[ -z ${a:-} ]]; then
+		echo "ret_after: no symbol $2 in $1" >&2; echo "$2+0xdead"; return
+	fi
+	a=$((16#$a)); sz=$((16#$sz))
+	while read -r line; do
+		[[ $line =~ ^([0-9a-f]+): ]] || continue
+		addr=$((16#${BASH_REMATCH[1]}))
+		if [[ -n $found ]]; then printf '%s+0x%x\n' "$2" $((addr - a)); return; fi
+		[[ $line =~ $3 ]] && found=1
+	done < <(objdump -d --no-show-raw-insn --start-address=$a --stop-address=$((a + sz)) "$1")
+	echo "ret_after: no '$3' in $2 of $1" >&2
+	echo "$2+0xdead"
+}
+
+declare -A var=(
+	[TESTPROG]=$UST_TESTPROG [TESTPROG_NOPIE]=$UST_TESTPROG_NOPIE
+	[TESTPROG_LIB]=$UST_TESTPROG_LIB [LIBUSTTEST]=$UST_LIBUSTTEST
+	[TESTPROG_STRIPPED]=$UST_TESTPROG_STRIPPED [DEBUGDIR]=$UST_DEBUGDIR
+	[TESTPROG_INLINE]=$UST_TESTPROG_INLINE [LIBC]=$libc [WORK]=$work
+	[PROGDIR]=$(dirname "$UST_TESTPROG")
+	[IP_GETPPID]=$(ret_after "$libc" getppid 'syscall')
+	[RET_C]=$(ret_after "$UST_TESTPROG" ust_c 'call')
+	[RET_B]=$(ret_after "$UST_TESTPROG" ust_b 'call')
+	[RET_A]=$(ret_after "$UST_TESTPROG" ust_a 'call')
+	[RET_MAIN]=$(ret_after "$UST_TESTPROG" main 'call.*ust_a')
+	[RET_C_ST]=$(ret_after "$(dirname "$UST_TESTPROG")/ust-testprog-unstripped" ust_c 'call')
+	[RET_MAIN_ST]=$(ret_after "$(dirname "$UST_TESTPROG")/ust-testprog-unstripped" main 'call.*ust_a')
+	[RET_C_NOPIE]=$(ret_after "$UST_TESTPROG_NOPIE" ust_c 'call')
+	[RET_INL_MID]=$(ret_after "$UST_TESTPROG_INLINE" ust_inl_mid 'call.*getppid')
+	[RET_INL_DEEP]=$(ret_after "$UST_TESTPROG_INLINE" ust_inl_deep 'call.*getppid')
+	[RET_LIB_INNER]=$(ret_after "$UST_LIBUSTTEST" ust_lib_inner 'call')
+	[RET_LIB_ENTRY]=$(ret_after "$UST_LIBUSTTEST" ust_lib_entry 'call')
+	[RET_LIB_MAIN]=$(ret_after "$UST_TESTPROG_LIB" main 'call.*ust_lib_entry')
+)
+# Identity of every test binary: its inode, device and build-id.
+for k in TESTPROG TESTPROG_NOPIE TESTPROG_LIB LIBUSTTEST TESTPROG_STRIPPED TESTPROG_INLINE; do
+	var[${k}_INO]=$(stat -L -c %i "${var[$k]}")
+	var[${k}_DEV]=$(stat -L -c %Hd:%Ld "${var[$k]}")
+	var[${k}_BUILDID]=$(readelf -n "${var[$k]}" | awk '/Build ID/ { print $3 }')
+done
+
+subst() {
+	local args=() k
+	for k in "${!var[@]}"; do args+=(-e "s|@$k@|${var[$k]}|g"); done
+	sed "${args[@]}"
+}
+
+subst <"$dir/$name.spec" >"$work/spec"
+if ! "$UST_MKTRACE" "$work/spec" "$work/trace.dat" 2>"$work/mk.err"; then
+	echo "ust-mktrace failed:"; cat "$work/mk.err"; exit 1
+fi
+args=()
+if [ -f "$dir/$name.args" ]; then
+	read -r -a args < <(subst <"$dir/$name.args")
+fi
+subst <"$dir/$name.expected" >"$work/expected"
+
+# A private HOME: no plugin installed in ~/.local may shadow the one under test.
+( cd "$work" && HOME=$work TRACEEVENT_PLUGIN_DIR=$UST_PLUGIN_DIR \
+	${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} \
+	trace-cmd report "${args[@]}" trace.dat >"$work/out" 2>"$work/err" )
+rc=$?
+if grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' "$work/err"; then
+	echo "sanitizer report:"; cat "$work/err"; exit 1
+fi
+if [ $rc -ne 0 ]; then
+	echo "trace-cmd report exited $rc:"; cat "$work/err"; exit 1
+fi
+if [ -n "${UST_REGEN:-}" ]; then
+	# Longest values first so that no value is replaced inside another.
+	sedargs=()
+	while read -r k; do
+		sedargs+=(-e "s|${var[$k]}|@$k@|g")
+	done < <(for k in "${!var[@]}"; do
+			case $k in
+			RET_C_NOPIE|RET_C_ST|RET_MAIN_ST|*_DEV|TESTPROG_STRIPPED_BUILDID) continue ;;
+			DEBUGDIR|WORK|PROGDIR|TESTPROG*|LIB*|RET_*|IP_*) ;;
+			*) continue ;;
+			esac
+			printf '%d %s\n' "${#var[$k]}" "$k"
+		 done | sort -rn | awk '{ print $2 }')
+	# Devices: only where they follow "dev=" (any other number stays).
+	sedargs+=(-e "s|dev=${var[TESTPROG_DEV]} |dev=@TESTPROG_DEV@ |g" -e "s| : ${var[TESTPROG_DEV]}\$| : @TESTPROG_DEV@|")
+	echo "===REGEN==="; sed "${sedargs[@]}" "$work/out"; echo "===END==="
+fi
+if ! diff -u "$work/expected" "$work/out"; then
+	echo "--- stderr:"; cat "$work/err"
+	exit 1
+fi
+echo "ok $name"

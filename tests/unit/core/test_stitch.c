@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: LGPL-2.1
+/* Unit tests of ust_stitch and ust_hmap. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "ustitch/abi.h"
+#include "ustitch/hmap.h"
+#include "ustitch/stitch.h"
+
+static void test_hmap(void **state)
+{
+	struct ust_hmap m;
+	uint64_t v, i;
+
+	(void)state;
+	ust_hmap_init(&m);
+	assert_false(ust_hmap_get(&m, 1, &v));
+	for (i = 0; i < 100000; i++)
+		assert_int_equal(ust_hmap_put(&m, i * 2 + 1, i), 0);
+	assert_int_equal(m.len, 100000);
+	for (i = 0; i < 100000; i++) {
+		assert_true(ust_hmap_get(&m, i * 2 + 1, &v));
+		assert_true(v == i);
+		assert_false(ust_hmap_get(&m, i * 2 + 2, NULL));
+	}
+	assert_int_equal(ust_hmap_put(&m, 1, 77), 0);
+	assert_true(ust_hmap_get(&m, 1, &v) && v == 77);
+	assert_int_equal(m.len, 100000);
+	ust_hmap_fini(&m);
+}
+
+/* A decoded stack whose frames live in @raw (full layout, long 8). */
+static void mkstack(struct ust_dec_stack *s, uint8_t *raw, uint64_t cookie, unsigned int n)
+{
+	unsigned int i;
+
+	memset(s, 0, sizeof(*s));
+	s->cookie = cookie;
+	s->nr = n;
+	s->long_size = 8;
+	for (i = 0; i < n; i++) {
+		uint64_t off = 0x1000 + i, ino = 100 + i;
+		uint32_t dev = UST_ABI_MKKDEV(254, 3);
+
+		memcpy(raw + i * 8, &off, 8);
+		memcpy(raw + n * 8 + i * 8, &ino, 8);
+		memcpy(raw + n * 16 + i * 4, &dev, 4);
+	}
+	s->stack = raw;
+	s->inodes = raw + n * 8;
+	s->dev = raw + n * 16;
+}
+
+static struct ust_stitch_req req(uint64_t off, uint64_t cookie, uint64_t ts, int cpu, int buf, int pid)
+{
+	struct ust_stitch_req r = {
+		.rec_off = off, .cookie = cookie, .ts = ts, .cpu = cpu, .buf = buf,
+		.pid = pid, .req_id = 305, .req_pid = pid, .req_off = off - 16, .req_ts = ts,
+	};
+	return r;
+}
+
+static void test_one_stack_many_events(void **state)
+{
+	struct ust_stitch st;
+	struct ust_stitch_stats stats;
+	struct ust_dec_stack s;
+	struct ust_stitch_req r;
+	struct ust_stitch_stack *e;
+	uint8_t raw[512];
+	uint64_t c1 = ust_abi_cookie(1, 1), c2 = ust_abi_cookie(0, 7);
+
+	(void)state;
+	ust_stitch_init(&st);
+	/* three events of one kernel entry on CPU 1 ... */
+	r = req(4096, c1, 100, 1, 0, 10); ust_stitch_add_request(&st, &r);
+	r = req(4128, c1, 110, 1, 0, 10); ust_stitch_add_request(&st, &r);
+	r = req(4160, c1, 120, 1, 0, 10); ust_stitch_add_request(&st, &r);
+	/* ... whose stack lands on CPU 0 after a migration */
+	mkstack(&s, raw, c1, 4);
+	assert_int_equal(ust_stitch_add_stack(&st, 0, 0, 130, 8192, 10, &s, true, NULL), 0);
+	/* a request whose stack never arrives */
+	r = req(4192, c2, 140, 0, 0, 11); ust_stitch_add_request(&st, &r);
+	/* a stack nobody asked for */
+	mkstack(&s, raw, ust_abi_cookie(1, 99), 2);
+	ust_stitch_add_stack(&st, 0, 1, 150, 8256, 12, &s, true, NULL);
+	/* a malformed stack: its cookie is never used */
+	mkstack(&s, raw, c2, 2);
+	ust_stitch_add_stack(&st, 0, 1, 160, 8320, 11, &s, true, "stack array length 20 is not a multiple of 8");
+	ust_stitch_finish(&st, &stats);
+
+	assert_int_equal(stats.requests, 4);
+	assert_int_equal(stats.stacks, 3);
+	assert_int_equal(stats.unresolved, 1);
+	assert_int_equal(stats.orphan_stacks, 1);
+	assert_int_equal(stats.bad_stacks, 1);
+
+	e = ust_stitch_lookup(&st, c1, 0);
+	assert_non_null(e);
+	assert_int_equal(e->nr_req, 3);
+	assert_int_equal(e->nr, 4);
+	assert_true(e->frames[3].off == 0x1003 && e->frames[3].ino == 103);
+	assert_int_equal(e->cpu, 0);
+	assert_null(ust_stitch_lookup(&st, c2, 0));
+	assert_ptr_equal(ust_stitch_stack_at(&st, 8192), e);
+	assert_non_null(ust_stitch_req_at(&st, 4160));
+	assert_null(ust_stitch_req_at(&st, 4161));
+	assert_false(ust_stitch_lost_after(&st, 140));
+	ust_stitch_fini(&st);
+}
+
+static void test_buffers_and_duplicates(void **state)
+{
+	struct ust_stitch st;
+	struct ust_dec_stack s;
+	struct ust_stitch_req r;
+	uint8_t raw[512];
+	uint64_t c = ust_abi_cookie(0, 3);
+
+	(void)state;
+	ust_stitch_init(&st);
+	r = req(100, c, 10, 0, 1, 5); ust_stitch_add_request(&st, &r);
+	r = req(200, c, 10, 0, 0, 5); ust_stitch_add_request(&st, &r);
+	mkstack(&s, raw, c, 1);
+	ust_stitch_add_stack(&st, 0, 0, 20, 300, 5, &s, true, NULL);
+	mkstack(&s, raw, c, 2);
+	ust_stitch_add_stack(&st, 1, 0, 21, 400, 5, &s, true, NULL);
+	ust_stitch_add_lost(&st, 50, 7);
+	ust_stitch_finish(&st, NULL);
+	/* each instance buffer prefers its own stack */
+	assert_int_equal(ust_stitch_lookup(&st, c, 0)->nr, 1);
+	assert_int_equal(ust_stitch_lookup(&st, c, 1)->nr, 2);
+	/* a buffer without one takes the first that arrived */
+	assert_int_equal(ust_stitch_lookup(&st, c, 2)->nr, 1);
+	assert_int_equal(ust_stitch_lookup(&st, c, 0)->nr_dup, 1);
+	assert_true(ust_stitch_lost_after(&st, 40));
+	assert_false(ust_stitch_lost_after(&st, 51));
+	assert_int_equal(st.lost_events, 7);
+	ust_stitch_fini(&st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hmap),
+		cmocka_unit_test(test_one_stack_many_events),
+		cmocka_unit_test(test_buffers_and_duplicates),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

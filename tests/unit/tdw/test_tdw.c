@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * ust_tdw against the real trace-cmd: every file written here must pass
+ * `trace-cmd dump -v`, and `trace-cmd report` must print exactly the
+ * records written, with their formats, CPUs, comms and timestamps.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ustitch/abi.h"
+#include "ustitch/kbits.h"
+#include "ustitch/tdw.h"
+#include "tdw_testlib.h"
+
+#define SEC	1000000000ULL
+
+static struct ust_tdw *open_w(const char *path, int cpus)
+{
+	struct ust_tdw_opts o = { .nr_cpus = cpus, .uname = "Linux test 6.18 x86_64" };
+	struct ust_tdw *w = ust_tdw_open(path, &o);
+
+	assert_non_null(w);
+	assert_int_equal(ust_tdw_add_format(w, "ftrace",
+					    ust_kbits_get("ftrace/user_unwind_cookie")), 0);
+	assert_int_equal(ust_tdw_add_format(w, "ftrace", ust_kbits_get("ftrace/print")), 0);
+	assert_int_equal(ust_tdw_add_format(w, "sched", ust_kbits_get("sched/sched_switch")), 0);
+	return w;
+}
+
+/* user_unwind_cookie: common header + u64 cookie (16 bytes). */
+static void put_cookie(struct ust_tdw *w, int buf, int cpu, uint64_t ts, int pid,
+		       uint64_t cookie)
+{
+	unsigned char rec[16] = { 0 };
+	uint16_t id = UST_ABI_ID_UNWIND_COOKIE;
+
+	memcpy(rec, &id, 2);
+	memcpy(rec + 4, &pid, 4);
+	memcpy(rec + UST_ABI_COOKIE_OFF, &cookie, 8);
+	if (ust_tdw_event(w, buf, cpu, ts, rec, sizeof(rec)) != 0)
+		fail_msg("%s", ust_tdw_error(w));
+}
+
+/* ftrace/print: header, ip, then the NUL-terminated text filling @len bytes. */
+static void put_print(struct ust_tdw *w, int cpu, uint64_t ts, int pid, size_t len, char fill)
+{
+	unsigned char *rec = calloc(1, len);
+	uint16_t id = 5;	/* kernel-bits/events/ftrace/print */
+	uint64_t ip = 0x1234;
+
+	memcpy(rec, &id, 2);
+	memcpy(rec + 4, &pid, 4);
+	memcpy(rec + 8, &ip, 8);
+	memset(rec + 16, fill, len - 17);
+	if (ust_tdw_event(w, 0, cpu, ts, rec, len) != 0)
+		fail_msg("%s", ust_tdw_error(w));
+	free(rec);
+}
+
+static void put_switch(struct ust_tdw *w, int cpu, uint64_t ts, int prev, const char *pc,
+		       int next, const char *nc)
+{
+	unsigned char rec[64] = { 0 };
+	uint16_t id = 372;
+	int prio = 120;
+	long state = 1;
+
+	memcpy(rec, &id, 2);
+	memcpy(rec + 4, &prev, 4);
+	strcpy((char *)rec + 8, pc);
+	memcpy(rec + 24, &prev, 4);
+	memcpy(rec + 28, &prio, 4);
+	memcpy(rec + 32, &state, 8);
+	strcpy((char *)rec + 40, nc);
+	memcpy(rec + 56, &next, 4);
+	memcpy(rec + 60, &prio, 4);
+	if (ust_tdw_event(w, 0, cpu, ts, rec, sizeof(rec)) != 0)
+		fail_msg("%s", ust_tdw_error(w));
+}
+
+static void close_ok(struct ust_tdw *w, const char *path)
+{
+	if (ust_tdw_close(w) != 0)
+		fail_msg("close: %s", ust_tdw_error(NULL));
+	assert_true(tt_dump_valid(path));
+}
+
+static void expect_report(const char *path, const char *opt, const char *expected)
+{
+	char *out = tt_report(path, opt);
+
+	assert_non_null(out);
+	assert_string_equal(out, expected);
+	free(out);
+}
+
+static void test_multi_cpu(void **state)
+{
+	const char *path = tt_path("multi.dat");
+	const char *expected =
+		"cpus=2\n"
+		"           alpha-100   [000]     1.000001: user_unwind_cookie:   cookie=1\n"
+		"            beta-200   [001]     1.000002: user_unwind_cookie:   cookie=281474976710659\n"
+		"           alpha-100   [000]     1.500000: sched_switch:         prev_comm=alpha prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=beta next_pid=200 next_prio=120\n"
+		"           <...>-300   [001]     2.000000: print:                0x1234: hi\n";
+	struct ust_tdw *w = open_w(path, 2);
+	char *v7;
+
+	(void)state;
+	ust_tdw_add_cmdline(w, 100, "alpha");
+	ust_tdw_add_cmdline(w, 200, "beta");
+	put_cookie(w, 0, 0, SEC + 1000, 100, ust_abi_cookie(0, 0));
+	put_cookie(w, 0, 1, SEC + 2000, 200, ust_abi_cookie(1, 1));
+	put_switch(w, 0, SEC + SEC / 2, 100, "alpha", 200, "beta");
+	{
+		unsigned char rec[19] = { 5, 0, 0, 0, 44, 1, 0, 0, 0x34, 0x12, 0, 0, 0, 0, 0, 0,
+					  'h', 'i', 0 };
+
+		assert_int_equal(ust_tdw_event(w, 0, 1, 2 * SEC, rec, sizeof(rec)), 0);
+	}
+	close_ok(w, path);
+	expect_report(path, NULL, expected);
+	/* Nanoseconds as written. */
+	{
+		char *out = tt_report(path, "-t");
+
+		assert_non_null(strstr(out, "alpha-100   [000]     1.000001000: user_unwind_cookie"));
+		assert_non_null(strstr(out, "beta-200   [001]     1.000002000: user_unwind_cookie"));
+		free(out);
+	}
+	v7 = tt_convert_v7_report(path);
+	assert_non_null(v7);
+	assert_string_equal(v7, expected);
+	free(v7);
+}
+
+static void test_instance(void **state)
+{
+	const char *path = tt_path("inst.dat");
+	struct ust_tdw *w = open_w(path, 2);
+	int b;
+
+	(void)state;
+	b = ust_tdw_add_buffer(w, "ust");
+	assert_int_equal(b, 1);
+	assert_int_equal(ust_tdw_add_buffer(w, "other"), 2);
+	assert_int_equal(ust_tdw_add_buffer(w, "ust"), -EEXIST);
+	ust_tdw_add_cmdline(w, 7, "seven");
+	put_cookie(w, 0, 0, SEC, 7, 1);
+	put_cookie(w, b, 1, SEC + 500, 7, 3);
+	put_cookie(w, b, 0, SEC + 1500, 7, 5);
+	put_cookie(w, 2, 1, SEC + 2500, 7, 7);
+	put_cookie(w, 0, 1, SEC + 3500, 7, 9);
+	close_ok(w, path);
+	expect_report(path, NULL,
+		      "cpus=2\n"
+		      "                  seven-7     [000]     1.000000: user_unwind_cookie:   cookie=1\n"
+		      "  ust:            seven-7     [001]     1.000001: user_unwind_cookie:   cookie=3\n"
+		      "  ust:            seven-7     [000]     1.000002: user_unwind_cookie:   cookie=5\n"
+		      "other:            seven-7     [001]     1.000003: user_unwind_cookie:   cookie=7\n"
+		      "                  seven-7     [001]     1.000004: user_unwind_cookie:   cookie=9\n");
+	{
+		char *v7 = tt_convert_v7_report(path);
+
+		assert_non_null(v7);
+		assert_non_null(strstr(v7, "other:            seven-7     [001]"));
+		free(v7);
+	}
+}
+
+static void test_time_extend(void **state)
+{
+	const char *path = tt_path("extend.dat");
+	struct ust_tdw *w = open_w(path, 1);
+	unsigned char page[4096];
+	struct tt_rec *r;
+	uint32_t h;
+	int n;
+
+	(void)state;
+	put_cookie(w, 0, 0, 1000, 1, 1);
+	put_cookie(w, 0, 0, 1000 + (1ULL << 27) - 1, 1, 3);	/* largest plain delta */
+	put_cookie(w, 0, 0, 1000 + (1ULL << 27) - 1 + (1ULL << 27), 1, 5); /* just over */
+	put_cookie(w, 0, 0, 5000 * SEC + 123456789, 1, 7);	/* delta of 83 minutes */
+	put_cookie(w, 0, 0, 5000 * SEC + 123456789, 1, 9);	/* delta 0 */
+	close_ok(w, path);
+	expect_report(path, "-t",
+		      "cpus=1\n"
+		      "           <...>-1     [000]     0.000001000: user_unwind_cookie:   cookie=1\n"
+		      "           <...>-1     [000]     0.134218727: user_unwind_cookie:   cookie=3\n"
+		      "           <...>-1     [000]     0.268436455: user_unwind_cookie:   cookie=5\n"
+		      "           <...>-1     [000]  5000.123456789: user_unwind_cookie:   cookie=7\n"
+		      "           <...>-1     [000]  5000.123456789: user_unwind_cookie:   cookie=9\n");
+
+	/* One page: the deltas that needed it are preceded by a TIME_EXTEND. */
+	n = tt_read_records(path, 1, &r);
+	assert_int_equal(n, 5);
+	assert_int_equal(r[0].offset & ~4095ULL, r[4].offset & ~4095ULL);
+	assert_int_equal(tt_read_page(path, r[0].offset, page), 0);
+	assert_int_equal(tt_u64(page), 1000);			/* page timestamp */
+	h = tt_u32(page + 16 + 20 * 2);				/* before the 3rd record */
+	assert_int_equal(h & 31, 30);
+	assert_int_equal(h >> 5, 0);				/* low 27 bits of 2^27 */
+	assert_int_equal(tt_u32(page + 16 + 20 * 2 + 4), 1);	/* 2^27 >> 27 */
+	assert_int_equal(tt_u32(page + 16 + 20 * 2 + 8) >> 5, 0); /* the event's delta */
+	assert_int_equal(r[2].offset, r[1].offset + 20 + 8);
+	tt_free_records(r, n);
+}
+
+static void test_large_events(void **state)
+{
+	const char *path = tt_path("large.dat");
+	struct ust_tdw *w = open_w(path, 1);
+	unsigned char page[4096];
+	char big[5000];
+	struct tt_rec *r;
+	int n;
+
+	(void)state;
+	put_print(w, 0, SEC, 1, 112, 'a');	/* largest small event: type_len 28 */
+	put_print(w, 0, SEC + 1, 1, 113, 'b');	/* first large one: type_len 0 */
+	put_print(w, 0, SEC + 2, 1, 4072, 'c');	/* a whole page */
+	put_print(w, 0, SEC + 3, 1, 2001, 'd');
+	memset(big, 0, sizeof(big));
+	assert_int_equal(ust_tdw_event(w, 0, 0, SEC + 4, big, 4073), -EINVAL);
+	assert_non_null(strstr(ust_tdw_error(w), "does not fit a page"));
+	assert_int_equal(ust_tdw_event(w, 0, 0, SEC + 4, big, 5000), -EINVAL);
+	close_ok(w, path);
+
+	n = tt_read_records(path, 1, &r);
+	assert_int_equal(n, 4);
+	assert_int_equal(r[0].size, 112);
+	assert_int_equal(r[1].size, 116);	/* padded to 4 bytes */
+	assert_int_equal(r[2].size, 4072);
+	assert_int_equal(r[3].size, 2004);
+	assert_int_equal(r[2].data[16], 'c');
+	assert_int_equal(r[2].data[4070], 'c');
+	assert_int_equal(r[2].data[4071], 0);
+	assert_int_equal(r[1].data[113], 0);	/* the alignment padding is zero */
+	assert_int_equal(tt_read_page(path, r[0].offset, page), 0);
+	assert_int_equal(tt_u32(page + 16) & 31, 28);
+	assert_int_equal(tt_u32(page + 16 + 116) & 31, 0);
+	assert_int_equal(tt_u32(page + 16 + 116 + 4), 116 + 4);
+	/* The whole-page record is alone on its page (offset: its header). */
+	assert_int_equal(r[2].offset % 4096, 16);
+	assert_int_equal(tt_read_page(path, r[2].offset, page), 0);
+	assert_int_equal(tt_u64(page + 8), 4080);
+	{
+		char *out = tt_report(path, NULL);
+
+		assert_non_null(out);
+		assert_non_null(strstr(out, "print:                0x1234: bbbbbbbbbbbbbbbb"));
+		assert_non_null(strstr(out, "print:                0x1234: cccccccccccc"));
+		free(out);
+	}
+	tt_free_records(r, n);
+}
+
+/*
+ * Walk a page the way a reader does; returns the number of data events,
+ * sets @padded when a padding event ends it.
+ */
+static int walk_page(const unsigned char *page, bool *padded)
+{
+	uint64_t commit = tt_u64(page + 8) & ((1ULL << 27) - 1);
+	unsigned int off = 0, type, len;
+	int n = 0;
+
+	*padded = false;
+	while (off < commit) {
+		uint32_t h = tt_u32(page + 16 + off);
+
+		type = h & 31;
+		if (type == 29) {
+			len = tt_u32(page + 16 + off + 4);
+			assert_true((h >> 5) != 0);		/* a sized padding */
+			assert_int_equal(off + 4 + len, commit);	/* up to the end */
+			*padded = true;
+			return n;
+		} else if (type == 30) {
+			len = 8;
+		} else if (type == 0) {
+			len = 4 + tt_u32(page + 16 + off + 4);
+			n++;
+		} else {
+			len = 4 + type * 4;
+			n++;
+		}
+		off += len;
+	}
+	assert_int_equal(off, commit);
+	return n;
+}
+
+/* Pages fill up; a record that does not fit ends the page with padding. */
+static void test_many_pages(void **state)
+{
+	const char *path = tt_path("pages.dat");
+	struct ust_tdw *w = open_w(path, 2);
+	unsigned char page[4096];
+	struct tt_rec *r;
+	int i, n, pages = 0, padded_pages = 0, events = 0;
+	uint64_t last = ~0ULL;
+	bool padded;
+	char *out;
+
+	(void)state;
+	for (i = 0; i < 20000; i++)
+		put_cookie(w, 0, i % 2, SEC + i * 10ULL, 1, ust_abi_cookie(i % 2, i));
+	/* 60-byte records take 64 bytes: a page of them ends 48 bytes short */
+	for (i = 0; i < 300; i++)
+		put_print(w, 0, 2 * SEC + i, 1, 60, 'x');
+	close_ok(w, path);
+
+	n = tt_read_records(path, 2, &r);
+	assert_int_equal(n, 20300);
+	for (i = 0; i < n; i++) {
+		if (r[i].cpu != 0 || (r[i].offset & ~4095ULL) == last)
+			continue;
+		last = r[i].offset & ~4095ULL;
+		assert_int_equal(tt_read_page(path, r[i].offset, page), 0);
+		events += walk_page(page, &padded);
+		padded_pages += padded;
+		pages++;
+		/* every page but the last is used up to its end */
+		if (i + 204 < n && r[i + 204].cpu == 0)
+			assert_int_equal(tt_u64(page + 8), 4080);
+	}
+	assert_int_equal(events, 10000 + 300);
+	/* 10000 cookies of 20 bytes: 49 full pages + 4 records; then
+	 * 62 + 63 + 63 + 63 + 49 print records. */
+	assert_int_equal(pages, 50 + 4);
+	assert_int_equal(padded_pages, 4);
+	out = tt_report(path, NULL);
+	assert_non_null(out);
+	for (n = 0, i = 0; out[i]; i++)
+		n += out[i] == '\n';
+	assert_int_equal(n, 20300 + 1);
+	free(out);
+	tt_free_records(r, 20300);
+}
+
+static void test_lost(void **state)
+{
+	const char *path = tt_path("lost.dat");
+	struct ust_tdw *w = open_w(path, 2);
+	struct tt_rec *r;
+	int i, n, b;
+
+	(void)state;
+	b = ust_tdw_add_buffer(w, "inst");
+	put_cookie(w, 0, 0, SEC, 1, 1);
+	put_cookie(w, 0, 1, SEC + 1000, 1, 3);
+	assert_int_equal(ust_tdw_lost(w, 0, 1, 7), 0);
+	put_cookie(w, 0, 1, SEC + 2000, 1, 5);
+	put_cookie(w, 0, 1, SEC + 3000, 1, 7);
+	/* count unknown */
+	assert_int_equal(ust_tdw_lost(w, 0, 0, 0), 0);
+	put_cookie(w, 0, 0, SEC + 4000, 1, 9);
+	/* two losses in a row add up */
+	assert_int_equal(ust_tdw_lost(w, b, 0, 3), 0);
+	assert_int_equal(ust_tdw_lost(w, b, 0, 4), 0);
+	put_cookie(w, b, 0, SEC + 5000, 1, 11);
+	/* a loss with nothing after it: an empty page */
+	assert_int_equal(ust_tdw_lost(w, 0, 1, 2), 0);
+	close_ok(w, path);
+	expect_report(path, NULL,
+		      /*
+		       * trace-cmd prints the buffer-name column, then the drop
+		       * notice, then the record without that column.
+		       */
+		      "cpus=2\n"
+		      "                 <...>-1     [000]     1.000000: user_unwind_cookie:   cookie=1\n"
+		      "                 <...>-1     [001]     1.000001: user_unwind_cookie:   cookie=3\n"
+		      "      CPU:1 [7 EVENTS DROPPED]\n"
+		      "           <...>-1     [001]     1.000002: user_unwind_cookie:   cookie=5\n"
+		      "                 <...>-1     [001]     1.000003: user_unwind_cookie:   cookie=7\n"
+		      "      CPU:0 [EVENTS DROPPED]\n"
+		      "           <...>-1     [000]     1.000004: user_unwind_cookie:   cookie=9\n"
+		      "inst: CPU:0 [7 EVENTS DROPPED]\n"
+		      "           <...>-1     [000]     1.000005: user_unwind_cookie:   cookie=11\n");
+	n = tt_read_records(path, 2, &r);
+	assert_int_equal(n, 6);
+	for (i = 0; i < n; i++) {
+		long long want = 0;
+
+		if (r[i].cpu == 1 && tt_u64(r[i].data + 8) == 5)
+			want = 7;
+		if (r[i].cpu == 0 && tt_u64(r[i].data + 8) == 9)
+			want = -1;	/* missed, count not stored */
+		if (r[i].buf[0])
+			want = 7;
+		assert_int_equal(r[i].missed, want);
+	}
+	tt_free_records(r, n);
+}
+
+/* A full page leaves no room for the count: only the missed bit is set. */
+static void test_lost_full_page(void **state)
+{
+	const char *path = tt_path("lostfull.dat");
+	struct ust_tdw *w = open_w(path, 1);
+	unsigned char page[4096];
+	struct tt_rec *r;
+	int i, n;
+
+	(void)state;
+	assert_int_equal(ust_tdw_lost(w, 0, 0, 99), 0);
+	for (i = 0; i < 204; i++)	/* 204 * 20 = 4080 */
+		put_cookie(w, 0, 0, SEC + i, 1, 1);
+	put_cookie(w, 0, 0, SEC + 204, 1, 3);
+	close_ok(w, path);
+	n = tt_read_records(path, 1, &r);
+	assert_int_equal(n, 205);
+	assert_int_equal(r[0].missed, -1);
+	assert_int_equal(r[204].missed, 0);
+	assert_int_equal(tt_read_page(path, r[0].offset, page), 0);
+	assert_int_equal(tt_u64(page + 8), 4080 | (1ULL << 31));
+	tt_free_records(r, n);
+}
+
+/* Pages copied verbatim (the recorder's path) mix with packed records. */
+static void test_raw_page(void **state)
+{
+	const char *src = tt_path("rawsrc.dat"), *dst = tt_path("rawdst.dat");
+	struct ust_tdw *w = open_w(src, 1);
+	unsigned char page[4096];
+	struct tt_rec *r;
+	int n;
+
+	(void)state;
+	put_cookie(w, 0, 0, SEC, 1, 1);
+	put_cookie(w, 0, 0, SEC + 1000, 1, 3);
+	close_ok(w, src);
+	n = tt_read_records(src, 1, &r);
+	assert_int_equal(n, 2);
+	assert_int_equal(tt_read_page(src, r[0].offset, page), 0);
+	tt_free_records(r, n);
+
+	w = open_w(dst, 1);
+	put_cookie(w, 0, 0, SEC - 5000, 1, 5);	/* own page, ended by the raw one */
+	assert_int_equal(ust_tdw_raw_page(w, 0, 0, page, 16 + 40), 0);	/* short read */
+	put_cookie(w, 0, 0, SEC + 2000, 1, 7);
+	assert_int_equal(ust_tdw_raw_page(w, 0, 0, page, 4097), -EINVAL);
+	assert_int_equal(ust_tdw_raw_page(w, 0, 0, page, 8), -EINVAL);
+	close_ok(w, dst);
+	expect_report(dst, NULL,
+		      "cpus=1\n"
+		      "           <...>-1     [000]     0.999995: user_unwind_cookie:   cookie=5\n"
+		      "           <...>-1     [000]     1.000000: user_unwind_cookie:   cookie=1\n"
+		      "           <...>-1     [000]     1.000001: user_unwind_cookie:   cookie=3\n"
+		      "           <...>-1     [000]     1.000002: user_unwind_cookie:   cookie=7\n");
+}
+
+static void test_errors(void **state)
+{
+	const char *path = tt_path("errors.dat");
+	struct ust_tdw_opts o = { .nr_cpus = 2 };
+	struct ust_tdw *w;
+	unsigned char rec[16] = { 16 };
+
+	(void)state;
+	assert_null(ust_tdw_open(tt_path("no/such/dir/x.dat"), &o));
+	assert_non_null(strstr(ust_tdw_error(NULL), "No such file"));
+	o.nr_cpus = 0;
+	assert_null(ust_tdw_open(path, &o));
+	assert_non_null(strstr(ust_tdw_error(NULL), "CPU count"));
+	o.nr_cpus = 2;
+	o.page_size = 1000;
+	assert_null(ust_tdw_open(path, &o));
+	assert_non_null(strstr(ust_tdw_error(NULL), "page size"));
+	o.page_size = 0;
+	o.header_page = "nonsense";
+	assert_null(ust_tdw_open(path, &o));
+	assert_non_null(strstr(ust_tdw_error(NULL), "header_page"));
+	o.header_page = NULL;
+
+	w = open_w(path, 2);
+	assert_int_equal(ust_tdw_event(w, 0, 1, 2000, rec, sizeof(rec)), 0);
+	assert_int_equal(ust_tdw_event(w, 0, 1, 1999, rec, sizeof(rec)), -EINVAL);
+	assert_string_equal(ust_tdw_error(w),
+			    "buffer top cpu 1: timestamp 1999 is before the previous record's 2000");
+	/* other CPUs keep their own order */
+	assert_int_equal(ust_tdw_event(w, 0, 0, 10, rec, sizeof(rec)), 0);
+	assert_int_equal(ust_tdw_event(w, 0, 2, 3000, rec, sizeof(rec)), -EINVAL);
+	assert_non_null(strstr(ust_tdw_error(w), "no CPU 2"));
+	assert_int_equal(ust_tdw_event(w, 1, 0, 3000, rec, sizeof(rec)), -EINVAL);
+	assert_non_null(strstr(ust_tdw_error(w), "no buffer 1"));
+	assert_int_equal(ust_tdw_event(w, 0, 0, 3000, rec, 0), -EINVAL);
+	assert_int_equal(ust_tdw_lost(w, 0, -1, 1), -EINVAL);
+	/* formats: the same again is fine, a clash is not */
+	assert_int_equal(ust_tdw_add_format(w, "ftrace",
+					    ust_kbits_get("ftrace/user_unwind_cookie")), 0);
+	assert_int_equal(ust_tdw_add_format(w, "ftrace",
+					    ust_kbits_get("ftrace/user_unwind_stack")), 0);
+	assert_int_equal(ust_tdw_add_format(w, "ftrace",
+				ust_kbits_get("ftrace/user_unwind_stack.stack-only")), -EEXIST);
+	assert_non_null(strstr(ust_tdw_error(w), "clashes"));
+	assert_int_equal(ust_tdw_add_format(w, "x", "no header"), -EINVAL);
+	assert_int_equal(ust_tdw_add_cmdline(w, 5, "two\nlines"), -EINVAL);
+	assert_int_equal(ust_tdw_add_buffer(w, ""), -EINVAL);
+	/* the errors left the file intact */
+	close_ok(w, path);
+
+	/* abort removes the file */
+	w = open_w(path, 1);
+	assert_int_equal(ust_tdw_event(w, 0, 0, 1, rec, sizeof(rec)), 0);
+	ust_tdw_abort(w);
+	assert_int_equal(access(path, F_OK), -1);
+}
+
+/* Metadata sections: kallsyms, printk formats, clock, page header. */
+static void test_metadata(void **state)
+{
+	static const char kallsyms[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81001000 T do_thing\n";
+	const char *path = tt_path("meta.dat");
+	const char *argv[] = { tt.trace_cmd, "dump", "--summary", "-i", path, NULL };
+	struct ust_tdw_opts o = { .nr_cpus = 3, .clock = "mono", .uname = "U" };
+	struct ust_tdw *w = ust_tdw_open(path, &o);
+	char *out, *err;
+
+	(void)state;
+	assert_non_null(w);
+	assert_int_equal(ust_tdw_set_kallsyms(w, kallsyms, strlen(kallsyms)), 0);
+	assert_int_equal(ust_tdw_set_printk(w, "0xffffffff82000000 : \"hello\"\n", 29), 0);
+	assert_int_equal(ust_tdw_add_format(w, "ftrace", ust_kbits_get("ftrace/print")), 0);
+	{
+		unsigned char rec[20] = { 5, 0, 0, 0, 1, 0, 0, 0, 0x00, 0x10, 0, 0x81, 0xff, 0xff,
+					  0xff, 0xff, 'o', 'k', 0 };
+
+		assert_int_equal(ust_tdw_event(w, 0, 2, 1000, rec, sizeof(rec)), 0);
+	}
+	close_ok(w, path);
+	assert_int_equal(tt_run(argv, NULL, &out, &err), 0);
+	assert_non_null(strstr(out, "[Kallsyms, 54 bytes]"));
+	assert_non_null(strstr(out, "[Trace printk, 29 bytes]"));
+	assert_non_null(strstr(out, "3 [CPUs with tracing data]"));
+	assert_non_null(strstr(out, "local global counter uptime perf [mono] mono_raw"));
+	free(out);
+	free(err);
+	/* kallsyms reach the reader: %ps of the print format resolves */
+	expect_report(path, NULL,
+		      "cpus=3\n"
+		      "           <...>-1     [002]     0.000001: print:                do_thing: ok\n");
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_multi_cpu),
+		cmocka_unit_test(test_instance),
+		cmocka_unit_test(test_time_extend),
+		cmocka_unit_test(test_large_events),
+		cmocka_unit_test(test_many_pages),
+		cmocka_unit_test(test_lost),
+		cmocka_unit_test(test_lost_full_page),
+		cmocka_unit_test(test_raw_page),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_metadata),
+	};
+	int ret = tt_init(argc, argv, false);
+
+	if (ret)
+		return ret;
+	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	tt_fini();
+	return ret;
+}
