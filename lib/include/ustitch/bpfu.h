@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * ust_bpfu: deferred user-stack unwinding through BPF, for kernels without
+ * the ftrace userstacktrace_delay option (check ust_bpfu_native_available()
+ * first: the kernel's own events are then the better source).
+ *
+ * A tracepoint program attached to the caller's events gives each event a
+ * cookie with the kernel's layout and semantics (one per task per kernel
+ * entry); a BPF task_work unwinds the user stack before the task returns to
+ * user space.  Each result reaches the caller as the exact bytes of the
+ * kernel's ftrace/user_unwind_cookie or ftrace/user_unwind_stack record
+ * (seed 004, patch 9 layout), ready to be written into a trace.
+ *
+ * Kernels without the task_work kfuncs get the fallback: every event its
+ * own cookie and a stack taken immediately in the event's context
+ * (non-faulting), flagged UST_BPFU_STACK_IMMEDIATE.
+ *
+ * Typical use: open, follow the traced tgids, attach the events, then poll
+ * until done, then close.  One ust_bpfu per process is the intended use.
+ */
+#ifndef USTITCH_BPFU_H
+#define USTITCH_BPFU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct ust_bpfu;
+
+struct ust_bpfu_opts {
+	uint16_t cookie_type;	/* ftrace type id for user_unwind_cookie records */
+	uint16_t stack_type;	/* ftrace type id for user_unwind_stack records */
+	size_t ringbuf_bytes;	/* 0: 8 MiB; rounded up to a power of two */
+	bool immediate;		/* use the fallback even with task_work (tests) */
+	/*
+	 * By default, when the user ip sits on a `ret` (every glibc syscall
+	 * wrapper), the return address at [sp] is reported as frame 1: the
+	 * frame-pointer walk alone skips the wrapper's caller.  The kernel's
+	 * unwinder does not do this; set to get its exact frames.
+	 */
+	bool kernel_frames;
+};
+
+enum ust_bpfu_kind {
+	UST_BPFU_COOKIE = 1,	/* data: a user_unwind_cookie record */
+	UST_BPFU_STACK = 2,	/* data: a user_unwind_stack record */
+};
+
+/* Stack flags (ust_bpfu_rec.flags). */
+#define UST_BPFU_STACK_IMMEDIATE	(1U << 0)	/* taken in the event's context, not deferred */
+#define UST_BPFU_STACK_SCHED_FAIL	(1U << 1)	/* task_work could not be scheduled */
+#define UST_BPFU_STACK_EXIT		(1U << 2)	/* the task exited with the work pending */
+#define UST_BPFU_STACK_TRUNCATED	(1U << 3)	/* cut at UST_BPFU_MAX_STACK frames */
+#define UST_BPFU_STACK_RAW		(1U << 4)	/* some address left unresolved */
+#define UST_BPFU_STACK_LEAF_RET		(1U << 5)	/* frame 1 came from [sp] (see kernel_frames) */
+
+#define UST_BPFU_MAX_STACK		127
+
+struct ust_bpfu_rec {
+	enum ust_bpfu_kind kind;
+	unsigned int cpu;	/* CPU of the event (cookie) or of the unwind (stack) */
+	uint64_t ts;		/* CLOCK_MONOTONIC ns, i.e. ftrace's "mono" clock */
+	pid_t tid;		/* also in the record as common_pid */
+	pid_t tgid;
+	uint64_t cookie;
+	unsigned int flags;	/* stacks: UST_BPFU_STACK_* */
+	unsigned int nr;	/* stacks: frames */
+	const void *data;	/* the ftrace record, valid during the callback */
+	size_t size;		/* 16 for a cookie, 32 + 20 * nr for a stack */
+};
+
+/* Return 0 to go on, a negative errno to stop the poll (it returns it). */
+typedef int (*ust_bpfu_rec_fn)(const struct ust_bpfu_rec *rec, void *ctx);
+
+struct ust_bpfu_stats {
+	/* user space */
+	uint64_t records;	/* handed to the callback */
+	uint64_t cookie_records;
+	uint64_t stack_records;
+	uint64_t bad_records;	/* malformed ring-buffer samples (never expected) */
+	/* BPF side, summed over CPUs */
+	uint64_t events;	/* events of followed user tasks */
+	uint64_t cookies;	/* cookies allocated */
+	uint64_t stacks;	/* stacks emitted */
+	uint64_t drops;		/* ring-buffer reservations that failed */
+	uint64_t no_storage;	/* events ignored: no task storage */
+	uint64_t sched_fail;	/* task_work refused: immediate stack instead */
+	uint64_t late;		/* entries whose task_work ran too late */
+	uint64_t orphan;	/* task_work runs without a cookie */
+	uint64_t truncated;	/* stacks cut at UST_BPFU_MAX_STACK */
+	uint64_t vma_fail;	/* bpf_find_vma() errors (mmap lock busy) */
+	uint64_t exit_stacks;	/* immediate stacks at task exit */
+};
+
+/* Load the programs.  NULL with @err set when BPF is unusable. */
+struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size_t errlen);
+/* Attach to one more tracepoint, e.g. ("syscalls", "sys_enter_getppid"). */
+int ust_bpfu_attach(struct ust_bpfu *u, const char *system, const char *event);
+/* Once a tgid is followed, only followed tgids get cookies (none: all). */
+int ust_bpfu_follow(struct ust_bpfu *u, pid_t tgid);
+int ust_bpfu_unfollow(struct ust_bpfu *u, pid_t tgid);
+/* Deliver records, waiting up to @timeout_ms (-1: forever) for the first.
+ * Returns the number delivered or a negative errno. */
+int ust_bpfu_poll(struct ust_bpfu *u, int timeout_ms, ust_bpfu_rec_fn fn, void *ctx);
+/* Deliver what is there without waiting. */
+int ust_bpfu_consume(struct ust_bpfu *u, ust_bpfu_rec_fn fn, void *ctx);
+/* An epoll fd that becomes readable when records wait. */
+int ust_bpfu_fd(const struct ust_bpfu *u);
+/* true: stacks are deferred (task_work); false: the immediate fallback. */
+bool ust_bpfu_deferred(const struct ust_bpfu *u);
+int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st);
+/* Detach everything and free; NULL is fine. */
+void ust_bpfu_close(struct ust_bpfu *u);
+
+/* ustitch was built with BPF support. */
+bool ust_bpfu_built(void);
+/*
+ * The running kernel has options/userstacktrace_delay (and the
+ * ftrace/user_unwind_* events): record natively, not with ust_bpfu.
+ */
+bool ust_bpfu_native_available(void);
+
+#endif
