@@ -75,7 +75,7 @@ fi
 subst <"$dir/$name.expected" >"$work/expected"
 
 # A private HOME: no plugin installed in ~/.local may shadow the one under test.
-( cd "$work" && HOME=$work TRACEEVENT_PLUGIN_DIR=$UST_PLUGIN_DIR \
+( cd "$work" && env HOME="$work" TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" \
 	${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} \
 	trace-cmd report "${args[@]}" trace.dat >"$work/out" 2>"$work/err" )
 rc=$?

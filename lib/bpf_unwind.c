@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * ust_bpfu: load bpf/unwind.bpf.c, attach it, and turn what its ring buffer
+ * carries into the kernel's own ftrace records (seed 004 patch 9 layout),
+ * so that a trace recorded this way reads exactly like one recorded on a
+ * kernel with userstacktrace_delay.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ustitch/abi.h"
+#include "ustitch/bpfu.h"
+#include "ustitch/probe.h"
+
+bool ust_bpfu_native_available(void)
+{
+	return ust_probe_one(UST_PROBE_FTRACE_DEFERRED, NULL, 0);
+}
+
+#ifdef UST_HAVE_BPF
+
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+/* libbpf 1.1 skeletons may name these without defining them. */
+typedef __u32 u32;
+typedef __u64 u64;
+#include "ust_bpfu.skel.h"
+#include "ust_bpfu_abi.h"
+
+_Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_BPFU_F_IMMEDIATE &&
+	       UST_BPFU_STACK_SCHED_FAIL == UST_BPFU_F_SCHED_FAIL &&
+	       UST_BPFU_STACK_EXIT == UST_BPFU_F_EXIT &&
+	       UST_BPFU_STACK_TRUNCATED == UST_BPFU_F_TRUNCATED &&
+	       UST_BPFU_STACK_RAW == UST_BPFU_F_RAW &&
+	       UST_BPFU_STACK_LEAF_RET == UST_BPFU_F_LEAF_RET,
+	       "public stack flags follow the BPF ones");
+_Static_assert(UST_BPFU_MAX_STACK == UST_BPFU_MAX_FRAMES, "one frame limit");
+
+#define UST_BPFU_RB_DEFAULT	(8u << 20)
+/* user_unwind_stack: header, then unsigned long stack[], inodes[], u32 dev[]. */
+#define UST_BPFU_FRAME_BYTES	(8 + 8 + 4)
+#define UST_BPFU_COOKIE_SIZE	(UST_ABI_COOKIE_OFF + 8)
+#define UST_BPFU_STACK_MAX_SIZE	(UST_ABI_STACK_HDR_SIZE + UST_BPFU_MAX_FRAMES * UST_BPFU_FRAME_BYTES)
+
+struct ust_bpfu {
+	struct ust_bpfu_skel *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	size_t nr_links;
+	bool deferred;
+	uint16_t cookie_type;
+	uint16_t stack_type;
+	ust_bpfu_rec_fn fn;
+	void *fn_ctx;
+	uint64_t records;
+	uint64_t cookie_records;
+	uint64_t stack_records;
+	uint64_t bad_records;
+	/* One record at a time: the callback gets it before the next is made. */
+	unsigned char out[UST_BPFU_STACK_MAX_SIZE] __attribute__((aligned(8)));
+};
+
+bool ust_bpfu_built(void)
+{
+	return true;
+}
+
+/* The ftrace common header: type, flags 0, preempt count 0, pid = tid. */
+static void ust_bpfu_put_common(unsigned char *b, uint16_t type, int32_t pid)
+{
+	memcpy(b, &type, sizeof(type));
+	b[2] = 0;
+	b[3] = 0;
+	memcpy(b + 4, &pid, sizeof(pid));
+}
+
+static void ust_bpfu_put32(unsigned char *b, size_t off, uint32_t v)
+{
+	memcpy(b + off, &v, sizeof(v));
+}
+
+static size_t ust_bpfu_make_cookie(struct ust_bpfu *u, const struct ust_bpfu_rec_hdr *h)
+{
+	ust_bpfu_put_common(u->out, u->cookie_type, (int32_t)h->tid);
+	memcpy(u->out + UST_ABI_COOKIE_OFF, &h->cookie, sizeof(h->cookie));
+	return UST_BPFU_COOKIE_SIZE;
+}
+
+/* trace_user_unwind_callback() of patch 9, byte for byte. */
+static size_t ust_bpfu_make_stack(struct ust_bpfu *u, const struct ust_bpfu_rec_stack *s,
+				  unsigned int nr)
+{
+	unsigned char *b = u->out;
+	uint32_t off = UST_ABI_STACK_HDR_SIZE;
+	uint32_t llen = nr * 8, ilen = nr * 4;
+
+	memset(b, 0, UST_ABI_STACK_HDR_SIZE);	/* incl. the 4 bytes of padding */
+	ust_bpfu_put_common(b, u->stack_type, (int32_t)s->h.tid);
+	memcpy(b + UST_ABI_COOKIE_OFF, &s->h.cookie, sizeof(s->h.cookie));
+
+	ust_bpfu_put32(b, UST_ABI_STACK_LOC_OFF, UST_ABI_DATA_LOC(off, llen));
+	memcpy(b + off, s->offs, llen);
+	off += llen;
+	ust_bpfu_put32(b, UST_ABI_INODES_LOC_OFF, UST_ABI_DATA_LOC(off, llen));
+	memcpy(b + off, s->inodes, llen);
+	off += llen;
+	ust_bpfu_put32(b, UST_ABI_DEV_LOC_OFF, UST_ABI_DATA_LOC(off, ilen));
+	memcpy(b + off, s->devs, ilen);
+	return off + ilen;
+}
+
+static int ust_bpfu_sample(void *ctx, void *data, size_t size)
+{
+	struct ust_bpfu *u = ctx;
+	const struct ust_bpfu_rec_hdr *h = data;
+	struct ust_bpfu_rec rec = { 0 };
+
+	if (size < sizeof(*h)) {
+		u->bad_records++;
+		return 0;
+	}
+	rec.cpu = h->cpu;
+	rec.ts = h->ts;
+	rec.tid = (pid_t)h->tid;
+	rec.tgid = (pid_t)h->tgid;
+	rec.cookie = h->cookie;
+	rec.data = u->out;
+	if (h->kind == UST_BPFU_REC_COOKIE) {
+		rec.kind = UST_BPFU_COOKIE;
+		rec.size = ust_bpfu_make_cookie(u, h);
+		u->cookie_records++;
+	} else if (h->kind == UST_BPFU_REC_STACK && size >= sizeof(struct ust_bpfu_rec_stack)) {
+		const struct ust_bpfu_rec_stack *s = data;
+
+		rec.kind = UST_BPFU_STACK;
+		rec.flags = s->flags;
+		rec.nr = s->nr > UST_BPFU_MAX_FRAMES ? UST_BPFU_MAX_FRAMES : s->nr;
+		rec.size = ust_bpfu_make_stack(u, s, rec.nr);
+		u->stack_records++;
+	} else {
+		u->bad_records++;
+		return 0;
+	}
+	u->records++;
+	return u->fn ? u->fn(&rec, u->fn_ctx) : 0;
+}
+
+static size_t ust_bpfu_rb_size(size_t want)
+{
+	size_t sz = 4096;
+
+	if (!want)
+		want = UST_BPFU_RB_DEFAULT;
+	while (sz < want && sz < ((size_t)1 << 30))
+		sz <<= 1;
+	return sz;
+}
+
+static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_opts *o,
+					   char *err, size_t errlen)
+{
+	struct ust_bpfu_skel *skel = ust_bpfu_skel__open();
+	int ret;
+
+	if (!skel) {
+		snprintf(err, errlen, "opening the BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	/* One event program of the two; the exit hook only serves task_work. */
+	bpf_program__set_autoload(skel->progs.ust_bpfu_event, deferred);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_event_imm, !deferred);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_exit, deferred);
+	if (!deferred) {
+		/* Not needed, and older kernels may not have task storage. */
+		bpf_map__set_autocreate(skel->maps.ust_bpfu_tasks, false);
+		bpf_map__set_autocreate(skel->maps.ust_bpfu_works, false);
+	}
+	skel->rodata->ust_leaf_ret = !o->kernel_frames;
+	bpf_map__set_max_entries(skel->maps.ust_bpfu_events, (__u32)ust_bpfu_rb_size(o->ringbuf_bytes));
+	ret = ust_bpfu_skel__load(skel);
+	if (ret) {
+		snprintf(err, errlen, "loading the %s BPF programs: %s",
+			 deferred ? "task_work" : "immediate", strerror(-ret));
+		ust_bpfu_skel__destroy(skel);
+		errno = -ret;
+		return NULL;
+	}
+	return skel;
+}
+
+static int ust_bpfu_add_link(struct ust_bpfu *u, struct bpf_link *l)
+{
+	struct bpf_link **n = realloc(u->links, (u->nr_links + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	u->links = n;
+	u->links[u->nr_links++] = l;
+	return 0;
+}
+
+struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size_t errlen)
+{
+	struct ust_bpfu_opts none = { 0 };
+	const struct ust_bpfu_opts *o = opts ? opts : &none;
+	struct ust_bpfu *u;
+	struct bpf_link *l;
+	char first[256] = "";
+
+	u = calloc(1, sizeof(*u));
+	if (!u) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	u->cookie_type = o->cookie_type;
+	u->stack_type = o->stack_type;
+	u->deferred = !o->immediate && ust_probe_one(UST_PROBE_BPF_TASK_WORK, NULL, 0);
+	u->skel = ust_bpfu_load(u->deferred, o, first, sizeof(first));
+	if (!u->skel && u->deferred) {
+		/* A verifier that refuses the task_work program: fall back. */
+		u->deferred = false;
+		u->skel = ust_bpfu_load(false, o, err, errlen);
+		if (u->skel)
+			fprintf(stderr, "ustitch: %s; using immediate stacks\n", first);
+	} else if (!u->skel) {
+		snprintf(err, errlen, "%s", first);
+	}
+	if (!u->skel)
+		goto fail;
+	u->rb = ring_buffer__new(bpf_map__fd(u->skel->maps.ust_bpfu_events), ust_bpfu_sample, u,
+				 NULL);
+	if (!u->rb) {
+		snprintf(err, errlen, "BPF ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	if (u->deferred) {
+		l = bpf_program__attach_tracepoint(u->skel->progs.ust_bpfu_exit, "sched",
+						   "sched_process_exit");
+		if (!l || ust_bpfu_add_link(u, l)) {
+			snprintf(err, errlen, "attaching to sched:sched_process_exit: %s",
+				 strerror(errno));
+			bpf_link__destroy(l);
+			goto fail;
+		}
+	}
+	return u;
+fail:
+	ust_bpfu_close(u);
+	return NULL;
+}
+
+int ust_bpfu_attach(struct ust_bpfu *u, const char *system, const char *event)
+{
+	struct bpf_program *p = u->deferred ? u->skel->progs.ust_bpfu_event :
+					      u->skel->progs.ust_bpfu_event_imm;
+	struct bpf_link *l = bpf_program__attach_tracepoint(p, system, event);
+	int ret;
+
+	if (!l)
+		return -errno;
+	ret = ust_bpfu_add_link(u, l);
+	if (ret)
+		bpf_link__destroy(l);
+	return ret;
+}
+
+int ust_bpfu_follow(struct ust_bpfu *u, pid_t tgid)
+{
+	__u32 key = (__u32)tgid;
+	__u8 one = 1;
+	int ret;
+
+	ret = bpf_map__update_elem(u->skel->maps.ust_bpfu_tgids, &key, sizeof(key), &one,
+				   sizeof(one), BPF_ANY);
+	if (ret)
+		return ret;
+	/* After the entry: the filter never shuts out a tgid being added. */
+	u->skel->bss->ust_filter_on = 1;
+	return 0;
+}
+
+int ust_bpfu_unfollow(struct ust_bpfu *u, pid_t tgid)
+{
+	__u32 key = (__u32)tgid;
+
+	return bpf_map__delete_elem(u->skel->maps.ust_bpfu_tgids, &key, sizeof(key), 0);
+}
+
+int ust_bpfu_poll(struct ust_bpfu *u, int timeout_ms, ust_bpfu_rec_fn fn, void *ctx)
+{
+	int ret;
+
+	u->fn = fn;
+	u->fn_ctx = ctx;
+	ret = ring_buffer__poll(u->rb, timeout_ms);
+	u->fn = NULL;
+	return ret;
+}
+
+int ust_bpfu_consume(struct ust_bpfu *u, ust_bpfu_rec_fn fn, void *ctx)
+{
+	int ret;
+
+	u->fn = fn;
+	u->fn_ctx = ctx;
+	ret = ring_buffer__consume(u->rb);
+	u->fn = NULL;
+	return ret;
+}
+
+int ust_bpfu_fd(const struct ust_bpfu *u)
+{
+	return ring_buffer__epoll_fd(u->rb);
+}
+
+bool ust_bpfu_deferred(const struct ust_bpfu *u)
+{
+	return u->deferred;
+}
+
+int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
+{
+	int ncpu = libbpf_num_possible_cpus(), ret, i;
+	struct ust_bpfu_counters *v;
+	__u32 key = 0;
+
+	memset(st, 0, sizeof(*st));
+	st->records = u->records;
+	st->cookie_records = u->cookie_records;
+	st->stack_records = u->stack_records;
+	st->bad_records = u->bad_records;
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	ret = bpf_map__lookup_elem(u->skel->maps.ust_bpfu_stats, &key, sizeof(key), v,
+				   (size_t)ncpu * sizeof(*v), 0);
+	for (i = 0; !ret && i < ncpu; i++) {
+		st->events += v[i].events;
+		st->cookies += v[i].cookies;
+		st->stacks += v[i].stacks;
+		st->drops += v[i].drops;
+		st->no_storage += v[i].no_storage;
+		st->sched_fail += v[i].sched_fail;
+		st->late += v[i].late;
+		st->orphan += v[i].orphan;
+		st->truncated += v[i].truncated;
+		st->vma_fail += v[i].vma_fail;
+		st->exit_stacks += v[i].exit_stacks;
+	}
+	free(v);
+	return ret;
+}
+
+void ust_bpfu_close(struct ust_bpfu *u)
+{
+	size_t i;
+
+	if (!u)
+		return;
+	/* Detach first: no event may start a work on an object going away. */
+	for (i = u->nr_links; i > 0; i--)
+		bpf_link__destroy(u->links[i - 1]);
+	free(u->links);
+	ring_buffer__free(u->rb);
+	ust_bpfu_skel__destroy(u->skel);
+	free(u);
+}
+
+#else /* !UST_HAVE_BPF */
+
+struct ust_bpfu {
+	int unused;
+};
+
+bool ust_bpfu_built(void)
+{
+	return false;
+}
+
+struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size_t errlen)
+{
+	(void)opts;
+	snprintf(err, errlen, "ustitch was built without BPF support (libbpf, clang, bpftool)");
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+int ust_bpfu_attach(struct ust_bpfu *u, const char *system, const char *event)
+{
+	(void)u, (void)system, (void)event;
+	return -EOPNOTSUPP;
+}
+
+int ust_bpfu_follow(struct ust_bpfu *u, pid_t tgid)
+{
+	(void)u, (void)tgid;
+	return -EOPNOTSUPP;
+}
+
+int ust_bpfu_unfollow(struct ust_bpfu *u, pid_t tgid)
+{
+	(void)u, (void)tgid;
+	return -EOPNOTSUPP;
+}
+
+int ust_bpfu_poll(struct ust_bpfu *u, int timeout_ms, ust_bpfu_rec_fn fn, void *ctx)
+{
+	(void)u, (void)timeout_ms, (void)fn, (void)ctx;
+	return -EOPNOTSUPP;
+}
+
+int ust_bpfu_consume(struct ust_bpfu *u, ust_bpfu_rec_fn fn, void *ctx)
+{
+	(void)u, (void)fn, (void)ctx;
+	return -EOPNOTSUPP;
+}
+
+int ust_bpfu_fd(const struct ust_bpfu *u)
+{
+	(void)u;
+	return -EOPNOTSUPP;
+}
+
+bool ust_bpfu_deferred(const struct ust_bpfu *u)
+{
+	(void)u;
+	return false;
+}
+
+int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
+{
+	(void)u;
+	memset(st, 0, sizeof(*st));
+	return -EOPNOTSUPP;
+}
+
+void ust_bpfu_close(struct ust_bpfu *u)
+{
+	(void)u;
+}
+
+#endif /* UST_HAVE_BPF */
