@@ -384,7 +384,7 @@ static long ust_bpfu_walk_one(__u32 i __ust_unused, void *data)
 }
 
 static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u64 id,
-						   __u64 cookie)
+						   const struct ust_bpfu_task *st)
 {
 	struct ust_bpfu_walk_ctx c = {};
 	struct ust_bpfu_rec_stack *r;
@@ -401,6 +401,15 @@ static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u
 	c.r = r;
 	c.sp = regs->sp;
 	c.fp = regs->bp;
+	/*
+	 * The work was queued after the task had left (its irq_work ran too
+	 * late) and runs at the end of a later entry with no event: these
+	 * are that entry's frames.
+	 */
+	if (c.sp != st->sp || regs->ip != st->ip) {
+		r->flags |= UST_BPFU_F_LATE;
+		UST_COUNT(late);
+	}
 	r->offs[0] = regs->ip;
 	r->nr = 1;
 	if (ust_leaf_ret && ust_bpfu_at_ret(r->offs[0], true)) {
@@ -415,7 +424,7 @@ static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u
 	/* One more round than frames, to see whether the stack was cut. */
 	bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_bpfu_walk_one, &c, 0);
 	ust_bpfu_resolve(r);
-	ust_bpfu_fill_hdr(r, ts, id, cookie);
+	ust_bpfu_fill_hdr(r, ts, id, st->cookie);
 	bpf_ringbuf_submit(r, 0);
 	UST_COUNT(stacks);
 }
@@ -426,15 +435,13 @@ static int ust_bpfu_work_cb(struct bpf_map *map __ust_unused, void *key __ust_un
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct ust_bpfu_task *st;
-	__u64 cookie;
 
 	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
 	if (!st || !st->cookie) {
 		UST_COUNT(orphan);
 		return 0;
 	}
-	cookie = st->cookie;
-	ust_bpfu_emit_deferred(task, bpf_get_current_pid_tgid(), cookie);
+	ust_bpfu_emit_deferred(task, bpf_get_current_pid_tgid(), st);
 	/* unwind_exit_to_user_mode(): the next entry gets a new cookie. */
 	st->cookie = 0;
 	return 0;
@@ -481,10 +488,11 @@ int ust_bpfu_event(void *ctx)
 	/*
 	 * A cookie from an entry that went back to user space without its
 	 * work having run (the work was queued too late): this is a new
-	 * entry.  The pending work will report this entry's stack.
+	 * entry.  The pending work will report this entry's stack, and the
+	 * old cookie gets none.
 	 */
 	if (st->cookie && (st->sp != sp || st->ip != ip)) {
-		UST_COUNT(late);
+		UST_COUNT(stale);
 		st->cookie = 0;
 	}
 	if (st->cookie) {

@@ -31,6 +31,7 @@ enum ust_bpfu_rec_kind {
 #define UST_BPFU_F_TRUNCATED	(1U << 3)	/* more than UST_BPFU_MAX_FRAMES frames */
 #define UST_BPFU_F_RAW		(1U << 4)	/* some address left unresolved (mmap lock busy) */
 #define UST_BPFU_F_LEAF_RET	(1U << 5)	/* frame 1 read at [sp]: frame 0 sat on a ret */
+#define UST_BPFU_F_LATE		(1U << 6)	/* work ran in a later entry: maybe not this stack */
 
 struct ust_bpfu_rec_hdr {
 	__u32 kind;		/* enum ust_bpfu_rec_kind */
@@ -62,7 +63,8 @@ struct ust_bpfu_counters {
 	__u64 drops;		/* ring-buffer reservations that failed */
 	__u64 no_storage;	/* task storage unavailable: event ignored */
 	__u64 sched_fail;	/* task_work not scheduled: immediate stack instead */
-	__u64 late;		/* entry changed with the work still pending */
+	__u64 late;		/* works that ran in a later kernel entry */
+	__u64 stale;		/* cookies dropped: their work had not run by the next entry */
 	__u64 orphan;		/* callback found no cookie */
 	__u64 truncated;	/* stacks cut at UST_BPFU_MAX_FRAMES */
 	__u64 vma_fail;		/* bpf_find_vma() errors other than "no VMA" */

@@ -15,7 +15,7 @@
 
 #include <tracefs.h>
 
-#ifdef UST_HAVE_BPF
+#ifdef UST_HAVE_LIBBPF
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -175,7 +175,7 @@ static bool ust_probe_kprobes(char *reason, size_t len)
 			     "no kprobe_events in tracefs (kprobes not configured)");
 }
 
-#ifdef UST_HAVE_BPF
+#ifdef UST_HAVE_LIBBPF
 static bool ust_probe_bpf_tracepoint(char *reason, size_t len)
 {
 	int ret = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACEPOINT, NULL);

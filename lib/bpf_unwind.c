@@ -36,7 +36,8 @@ _Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_BPFU_F_IMMEDIATE &&
 	       UST_BPFU_STACK_EXIT == UST_BPFU_F_EXIT &&
 	       UST_BPFU_STACK_TRUNCATED == UST_BPFU_F_TRUNCATED &&
 	       UST_BPFU_STACK_RAW == UST_BPFU_F_RAW &&
-	       UST_BPFU_STACK_LEAF_RET == UST_BPFU_F_LEAF_RET,
+	       UST_BPFU_STACK_LEAF_RET == UST_BPFU_F_LEAF_RET &&
+	       UST_BPFU_STACK_LATE == UST_BPFU_F_LATE,
 	       "public stack flags follow the BPF ones");
 _Static_assert(UST_BPFU_MAX_STACK == UST_BPFU_MAX_FRAMES, "one frame limit");
 
@@ -348,6 +349,7 @@ int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
 		st->no_storage += v[i].no_storage;
 		st->sched_fail += v[i].sched_fail;
 		st->late += v[i].late;
+		st->stale += v[i].stale;
 		st->orphan += v[i].orphan;
 		st->truncated += v[i].truncated;
 		st->vma_fail += v[i].vma_fail;

@@ -6,10 +6,10 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <tracefs/tracefs.h>
@@ -17,9 +17,17 @@
 #include "ustitch/capture.h"
 #include "ustitch/tdw.h"
 
-struct ust_cap {
+#define INSTANCE_PREFIX "ustitch-"
+
+struct cap_buf {
 	struct tracefs_instance *inst;
 	struct tracefs_cpu **tcpu;
+	int tdw_buf;
+};
+
+struct ust_cap {
+	struct cap_buf *bufs;
+	int nr_bufs;
 	int nr_cpus;
 	int page_size;
 	void *page;
@@ -40,7 +48,8 @@ static char *read_file(const char *path, size_t *len)
 		return NULL;
 	for (;;) {
 		if (n + 4096 + 1 > cap) {
-			char *nb = realloc(buf, cap ? cap * 2 : 65536);
+			size_t ncap = cap ? cap * 2 : 65536;
+			char *nb = realloc(buf, ncap);
 
 			if (!nb) {
 				free(buf);
@@ -48,7 +57,7 @@ static char *read_file(const char *path, size_t *len)
 				return NULL;
 			}
 			buf = nb;
-			cap = cap ? cap * 2 : 65536;
+			cap = ncap;
 		}
 		r = fread(buf + n, 1, cap - n - 1, f);
 		if (!r)
@@ -60,6 +69,14 @@ static char *read_file(const char *path, size_t *len)
 	if (len)
 		*len = n;
 	return buf;
+}
+
+char *ust_cap_read_format(const char *system, const char *event)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/events/%s/%s/format", tracefs_tracing_dir(), system, event);
+	return read_file(path, NULL);
 }
 
 static int add_system(struct ust_cap *c, const char *sys)
@@ -78,20 +95,32 @@ static int add_system(struct ust_cap *c, const char *sys)
 	return c->systems[c->nr_systems++] ? 0 : -1;
 }
 
+static void close_buf(struct ust_cap *c, struct cap_buf *b)
+{
+	int i;
+
+	if (b->tcpu) {
+		for (i = 0; i < c->nr_cpus; i++)
+			if (b->tcpu[i])
+				tracefs_cpu_close(b->tcpu[i]);
+		free(b->tcpu);
+		b->tcpu = NULL;
+	}
+	if (b->inst) {
+		tracefs_trace_off(b->inst);
+		tracefs_instance_destroy(b->inst);
+		tracefs_instance_free(b->inst);
+		b->inst = NULL;
+	}
+}
+
 static void free_cap(struct ust_cap *c)
 {
 	int i;
 
-	if (c->tcpu) {
-		for (i = 0; i < c->nr_cpus; i++)
-			if (c->tcpu[i])
-				tracefs_cpu_close(c->tcpu[i]);
-		free(c->tcpu);
-	}
-	if (c->inst) {
-		tracefs_instance_destroy(c->inst);
-		tracefs_instance_free(c->inst);
-	}
+	for (i = 0; i < c->nr_bufs; i++)
+		close_buf(c, &c->bufs[i]);
+	free(c->bufs);
 	if (c->w)
 		ust_tdw_abort(c->w);
 	for (i = 0; i < c->nr_systems; i++)
@@ -101,9 +130,85 @@ static void free_cap(struct ust_cap *c)
 	free(c);
 }
 
-static int write_inst(struct ust_cap *c, const char *file, const char *val)
+static int setup_buf(struct ust_cap *c, struct cap_buf *b, const struct ust_cap_buffer *ob,
+		     const struct ust_cap_opts *o, char *err, size_t errlen)
 {
-	return tracefs_instance_file_write(c->inst, file, val) < 0 ? -1 : 0;
+	char name[128];
+	int i;
+
+	if (ob->name && ob->name[0])
+		snprintf(name, sizeof(name), "%s-%s", c->name, ob->name);
+	else
+		snprintf(name, sizeof(name), "%s", c->name);
+	b->inst = tracefs_instance_create(name);
+	if (!b->inst) {
+		snprintf(err, errlen, "cannot create tracefs instance %s: %s", name, strerror(errno));
+		return -1;
+	}
+	tracefs_trace_off(b->inst);
+	/* Inherited options would change what the kernel writes: set ours. */
+	tracefs_option_disable(b->inst, TRACEFS_OPTION_STACKTRACE);
+	tracefs_option_disable(b->inst, TRACEFS_OPTION_USERSTACKTRACE);
+	tracefs_option_disable(b->inst, TRACEFS_OPTION_EVENT_FORK);
+	for (i = 0; i < ob->nr_options; i++) {
+		if (tracefs_instance_file_write(b->inst, "trace_options", ob->options[i]) < 0) {
+			snprintf(err, errlen, "ftrace option %s: not supported by this kernel", ob->options[i]);
+			return -1;
+		}
+	}
+	if (tracefs_instance_file_write(b->inst, "trace_clock", o->clock ? o->clock : "local") < 0) {
+		snprintf(err, errlen, "trace clock %s: not supported by this kernel", o->clock);
+		return -1;
+	}
+	if (o->buffer_kb && tracefs_instance_set_buffer_size(b->inst, o->buffer_kb, -1) < 0) {
+		snprintf(err, errlen, "cannot set the buffer size to %zu KiB", o->buffer_kb);
+		return -1;
+	}
+	for (i = 0; i < ob->nr_events; i++) {
+		const struct ust_cap_event *e = &ob->events[i];
+
+		if (tracefs_event_enable(b->inst, e->system, e->event) < 0) {
+			snprintf(err, errlen, "cannot enable event %s:%s: %s", e->system, e->event,
+				 strerror(errno));
+			return -1;
+		}
+		if (e->filter && tracefs_event_file_write(b->inst, e->system, e->event, "filter",
+							  e->filter) < 0) {
+			snprintf(err, errlen, "filter rejected by the kernel for %s:%s: '%s'",
+				 e->system, e->event, e->filter);
+			return -1;
+		}
+		if (add_system(c, e->system))
+			return -1;
+	}
+	if (o->nr_pids) {
+		tracefs_option_enable(b->inst, TRACEFS_OPTION_EVENT_FORK);
+		for (i = 0; i < o->nr_pids; i++) {
+			char pidbuf[32];
+
+			snprintf(pidbuf, sizeof(pidbuf), "%d", (int)o->pids[i]);
+			if (tracefs_instance_file_append(b->inst, "set_event_pid", pidbuf) < 0) {
+				snprintf(err, errlen, "cannot follow pid %d: %s", (int)o->pids[i], strerror(errno));
+				return -1;
+			}
+		}
+	}
+	b->tcpu = calloc((size_t)c->nr_cpus, sizeof(*b->tcpu));
+	if (!b->tcpu)
+		return -1;
+	for (i = 0; i < c->nr_cpus; i++) {
+		b->tcpu[i] = tracefs_cpu_open(b->inst, i, true);
+		if (b->tcpu[i] && !c->page_size)
+			c->page_size = tracefs_cpu_read_size(b->tcpu[i]);
+	}
+	if (ob->name && ob->name[0]) {
+		b->tdw_buf = ust_tdw_add_buffer(c->w, ob->name);
+		if (b->tdw_buf < 0) {
+			snprintf(err, errlen, "buffer %s: %s", ob->name, ust_tdw_error(c->w));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 struct ust_cap *ust_cap_start(const char *out_path, const struct ust_cap_opts *o,
@@ -111,7 +216,6 @@ struct ust_cap *ust_cap_start(const char *out_path, const struct ust_cap_opts *o
 {
 	struct ust_tdw_opts wo = { 0 };
 	struct ust_cap *c = calloc(1, sizeof(*c));
-	char buf[64];
 	int i;
 
 	if (!c) {
@@ -119,91 +223,30 @@ struct ust_cap *ust_cap_start(const char *out_path, const struct ust_cap_opts *o
 		return NULL;
 	}
 	c->nr_cpus = (int)sysconf(_SC_NPROCESSORS_CONF);
-	snprintf(c->name, sizeof(c->name), "ustitch-%d", (int)getpid());
-	c->inst = tracefs_instance_create(c->name);
-	if (!c->inst) {
-		snprintf(err, errlen, "cannot create tracefs instance %s: %s", c->name, strerror(errno));
-		free_cap(c);
-		return NULL;
-	}
-	tracefs_trace_off(c->inst);
-	/* Inherited options would change what the kernel writes: set ours. */
-	tracefs_option_disable(c->inst, TRACEFS_OPTION_STACKTRACE);
-	tracefs_option_disable(c->inst, TRACEFS_OPTION_USERSTACKTRACE);
-	tracefs_option_disable(c->inst, TRACEFS_OPTION_EVENT_FORK);
-	for (i = 0; i < o->nr_options; i++) {
-		snprintf(buf, sizeof(buf), "%s", o->options[i]);
-		if (write_inst(c, "trace_options", buf)) {
-			snprintf(err, errlen, "ftrace option %s not supported by this kernel", o->options[i]);
-			free_cap(c);
-			return NULL;
-		}
-	}
-	if (write_inst(c, "trace_clock", o->clock ? o->clock : "local")) {
-		snprintf(err, errlen, "trace clock %s not supported by this kernel", o->clock);
-		free_cap(c);
-		return NULL;
-	}
-	if (o->buffer_kb && tracefs_instance_set_buffer_size(c->inst, o->buffer_kb, -1) < 0) {
-		snprintf(err, errlen, "cannot set the buffer size to %zu KiB", o->buffer_kb);
-		free_cap(c);
-		return NULL;
-	}
-	for (i = 0; i < o->nr_events; i++) {
-		const struct ust_cap_event *e = &o->events[i];
-
-		if (tracefs_event_enable(c->inst, e->system, e->event) < 0) {
-			snprintf(err, errlen, "no event %s:%s", e->system, e->event ? e->event : "*");
-			free_cap(c);
-			return NULL;
-		}
-		if (e->filter && e->event &&
-		    tracefs_event_file_write(c->inst, e->system, e->event, "filter", e->filter) < 0) {
-			snprintf(err, errlen, "bad filter for %s:%s: %s", e->system, e->event, e->filter);
-			free_cap(c);
-			return NULL;
-		}
-		if (add_system(c, e->system))
-			goto oom;
-	}
-	if (add_system(c, "ftrace"))
-		goto oom;
-	if (o->nr_pids) {
-		char pidbuf[32];
-
-		tracefs_option_enable(c->inst, TRACEFS_OPTION_EVENT_FORK);
-		for (i = 0; i < o->nr_pids; i++) {
-			snprintf(pidbuf, sizeof(pidbuf), "%d", (int)o->pids[i]);
-			if (tracefs_instance_file_append(c->inst, "set_event_pid", pidbuf) < 0) {
-				snprintf(err, errlen, "cannot follow pid %d", (int)o->pids[i]);
-				free_cap(c);
-				return NULL;
-			}
-		}
-	}
-
+	snprintf(c->name, sizeof(c->name), INSTANCE_PREFIX "%d", (int)getpid());
 	wo.nr_cpus = c->nr_cpus;
 	wo.clock = o->clock;
 	c->w = ust_tdw_open(out_path, &wo);
 	if (!c->w) {
-		snprintf(err, errlen, "cannot write %s: %s", out_path, strerror(errno));
+		snprintf(err, errlen, "cannot write %s: %s", out_path, ust_tdw_error(NULL));
 		free_cap(c);
 		return NULL;
 	}
-	c->tcpu = calloc((size_t)c->nr_cpus, sizeof(*c->tcpu));
-	if (!c->tcpu)
+	c->bufs = calloc((size_t)o->nr_buffers, sizeof(*c->bufs));
+	if (!c->bufs || add_system(c, "ftrace"))
 		goto oom;
-	for (i = 0; i < c->nr_cpus; i++) {
-		c->tcpu[i] = tracefs_cpu_open(c->inst, i, true);
-		if (c->tcpu[i] && !c->page_size)
-			c->page_size = tracefs_cpu_read_size(c->tcpu[i]);
+	for (i = 0; i < o->nr_buffers; i++) {
+		c->nr_bufs++;
+		if (setup_buf(c, &c->bufs[i], &o->buffers[i], o, err, errlen)) {
+			free_cap(c);
+			return NULL;
+		}
 	}
 	if (c->page_size <= 0)
 		c->page_size = getpagesize();
 	c->page = malloc((size_t)c->page_size);
 	if (!c->page)
 		goto oom;
-	tracefs_trace_on(c->inst);
 	return c;
 oom:
 	snprintf(err, errlen, "out of memory");
@@ -211,29 +254,93 @@ oom:
 	return NULL;
 }
 
-static int take(struct ust_cap *c, int cpu, int n)
+void ust_cap_on(struct ust_cap *c)
+{
+	int i;
+
+	for (i = 0; i < c->nr_bufs; i++)
+		tracefs_trace_on(c->bufs[i].inst);
+}
+
+void ust_cap_off(struct ust_cap *c)
+{
+	int i;
+
+	for (i = 0; i < c->nr_bufs; i++)
+		tracefs_trace_off(c->bufs[i].inst);
+}
+
+int ust_cap_follow(struct ust_cap *c, pid_t pid)
+{
+	char pidbuf[32];
+	int i;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	for (i = 0; i < c->nr_bufs; i++) {
+		tracefs_option_enable(c->bufs[i].inst, TRACEFS_OPTION_EVENT_FORK);
+		if (tracefs_instance_file_append(c->bufs[i].inst, "set_event_pid", pidbuf) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int take(struct ust_cap *c, struct cap_buf *b, int cpu, int n)
 {
 	if (n <= 0)
 		return 0;
-	if (ust_tdw_raw_page(c->w, 0, cpu, c->page, (size_t)n))
+	if (ust_tdw_raw_page(c->w, b->tdw_buf, cpu, c->page, (size_t)n))
 		return -1;
 	c->pages++;
 	return 1;
 }
 
-int ust_cap_drain(struct ust_cap *c)
+long ust_cap_drain(struct ust_cap *c)
 {
-	int cpu, r;
+	unsigned long before = c->pages;
+	int cpu, i, r;
 
-	for (cpu = 0; cpu < c->nr_cpus; cpu++) {
-		if (!c->tcpu[cpu])
-			continue;
-		do {
-			r = take(c, cpu, tracefs_cpu_read(c->tcpu[cpu], c->page, true));
-		} while (r > 0);
-		if (r < 0)
-			return -1;
+	for (i = 0; i < c->nr_bufs; i++) {
+		struct cap_buf *b = &c->bufs[i];
+
+		for (cpu = 0; cpu < c->nr_cpus; cpu++) {
+			if (!b->tcpu[cpu])
+				continue;
+			do {
+				r = take(c, b, cpu, tracefs_cpu_read(b->tcpu[cpu], c->page, true));
+			} while (r > 0);
+			if (r < 0)
+				return -1;
+		}
 	}
+	return (long)(c->pages - before);
+}
+
+struct ust_tdw *ust_cap_writer(struct ust_cap *c)
+{
+	return c->w;
+}
+
+int ust_cap_nr_cpus(const struct ust_cap *c)
+{
+	return c->nr_cpus;
+}
+
+int ust_cap_lost(struct ust_cap *c, int buf, int cpu, struct ust_cap_lost *l)
+{
+	char file[64], *text, *p;
+
+	memset(l, 0, sizeof(*l));
+	if (buf < 0 || buf >= c->nr_bufs || !c->bufs[buf].inst)
+		return -1;
+	snprintf(file, sizeof(file), "per_cpu/cpu%d/stats", cpu);
+	text = tracefs_instance_file_read(c->bufs[buf].inst, file, NULL);
+	if (!text)
+		return -1;
+	if ((p = strstr(text, "overrun:")))
+		l->overrun = strtoull(p + 8, NULL, 10);
+	if ((p = strstr(text, "dropped events:")))
+		l->dropped = strtoull(p + 15, NULL, 10);
+	free(text);
 	return 0;
 }
 
@@ -256,8 +363,7 @@ static void add_formats(struct ust_cap *c)
 
 			if (d->d_name[0] == '.')
 				continue;
-			snprintf(path, sizeof(path), "%s/events/%s/%s/format", tdir, c->systems[s], d->d_name);
-			text = read_file(path, NULL);
+			text = ust_cap_read_format(c->systems[s], d->d_name);
 			if (text) {
 				ust_tdw_add_format(c->w, c->systems[s], text);
 				free(text);
@@ -289,16 +395,20 @@ int ust_cap_finish(struct ust_cap *c, char *err, size_t errlen)
 {
 	char path[4096], *text;
 	size_t len;
-	int cpu, r = 0;
+	int cpu, i, r = 0;
 
-	tracefs_trace_off(c->inst);
-	if (ust_cap_drain(c))
+	ust_cap_off(c);
+	if (ust_cap_drain(c) < 0)
 		r = -1;
-	for (cpu = 0; cpu < c->nr_cpus && !r; cpu++) {
-		if (!c->tcpu[cpu])
-			continue;
-		while (take(c, cpu, tracefs_cpu_flush(c->tcpu[cpu], c->page)) > 0)
-			;
+	for (i = 0; i < c->nr_bufs && !r; i++) {
+		struct cap_buf *b = &c->bufs[i];
+
+		for (cpu = 0; cpu < c->nr_cpus; cpu++) {
+			if (!b->tcpu[cpu])
+				continue;
+			while (take(c, b, cpu, tracefs_cpu_flush(b->tcpu[cpu], c->page)) > 0)
+				;
+		}
 	}
 	add_formats(c);
 	snprintf(path, sizeof(path), "%s/printk_formats", tracefs_tracing_dir());
@@ -314,13 +424,9 @@ int ust_cap_finish(struct ust_cap *c, char *err, size_t errlen)
 	if (r) {
 		snprintf(err, errlen, "reading the ring buffer failed: %s", ust_tdw_error(c->w));
 		ust_tdw_abort(c->w);
-	} else {
-		int e = ust_tdw_close(c->w);
-
-		if (e) {
-			snprintf(err, errlen, "writing the trace failed: %s", strerror(-e));
-			r = -1;
-		}
+	} else if (ust_tdw_close(c->w)) {
+		snprintf(err, errlen, "writing the trace failed: %s", ust_tdw_error(NULL));
+		r = -1;
 	}
 	c->w = NULL;
 	free_cap(c);
@@ -333,12 +439,48 @@ void ust_cap_abort(struct ust_cap *c)
 		free_cap(c);
 }
 
+unsigned long ust_cap_pages(const struct ust_cap *c)
+{
+	return c->pages;
+}
+
 const char *ust_cap_instance_name(const struct ust_cap *c)
 {
 	return c->name;
 }
 
-unsigned long ust_cap_pages(const struct ust_cap *c)
+int ust_cap_remove_stale(void)
 {
-	return c->pages;
+	char path[4096];
+	struct dirent *d;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/instances", tracefs_tracing_dir());
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir))) {
+		struct tracefs_instance *inst;
+		char *end;
+		long pid;
+
+		if (strncmp(d->d_name, INSTANCE_PREFIX, strlen(INSTANCE_PREFIX)))
+			continue;
+		pid = strtol(d->d_name + strlen(INSTANCE_PREFIX), &end, 10);
+		if (pid <= 0 || (*end && *end != '-'))
+			continue;
+		/* Alive (or not ours to judge): leave it. */
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		inst = tracefs_instance_alloc(NULL, d->d_name);
+		if (!inst)
+			continue;
+		tracefs_trace_off(inst);
+		if (!tracefs_instance_destroy(inst))
+			n++;
+		tracefs_instance_free(inst);
+	}
+	closedir(dir);
+	return n;
 }

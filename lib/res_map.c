@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 
+#include "ustitch/hmap.h"
 #include "res_internal.h"
 
 struct ust_res_slot {
@@ -34,20 +35,9 @@ void ust_res_map_fini(struct ust_res_map *m, void (*free_val)(void *))
 	ust_res_map_init(m);
 }
 
-static uint64_t mix(uint64_t x)
-{
-	/* A 64-bit finalizer: inode numbers are dense, spread them out. */
-	x ^= x >> 31;
-	x *= 0x7fb5d329728ea185ULL;
-	x ^= x >> 27;
-	x *= 0x81dadef4bc2dd44dULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static size_t slot_of(const struct ust_res_map *m, uint32_t kdev, uint64_t ino)
 {
-	size_t i = (size_t)mix(ino ^ mix((uint64_t)kdev + 1)) & (m->cap - 1);
+	size_t i = (size_t)ust_hmap_mix(ino ^ ust_hmap_mix((uint64_t)kdev + 1)) & (m->cap - 1);
 
 	while (m->slots[i].used && (m->slots[i].ino != ino || m->slots[i].kdev != kdev))
 		i = (i + 1) & (m->cap - 1);

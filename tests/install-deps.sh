@@ -5,7 +5,7 @@ set -e
 USTITCH_PACKAGES=(
 	meson ninja-build pkg-config gcc clang-14 clang
 	libtraceevent-dev libtracecmd-dev libtracefs-dev libelf-dev libdw-dev
-	libcmocka-dev trace-cmd elfutils binutils llvm-14 libclang-rt-14-dev libc6-dbg bc time
+	libcmocka-dev trace-cmd elfutils binutils llvm-14 libclang-rt-14-dev libc6-dbg bc time libbpf-dev bpftool
 )
 missing=()
 for p in "${USTITCH_PACKAGES[@]}"; do

@@ -17,6 +17,7 @@ int main(int argc, char **argv)
 {
 	struct ust_cap_event ev[16];
 	struct ust_cap_opts o = { 0 };
+	struct ust_cap_buffer main_buf = { 0 };
 	struct ust_cap *c;
 	char err[512], *list, *tok, *save = NULL;
 	int go[2], status, n = 0;
@@ -54,8 +55,10 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	close(go[0]);
-	o.events = ev;
-	o.nr_events = n;
+	main_buf.events = ev;
+	main_buf.nr_events = n;
+	o.buffers = &main_buf;
+	o.nr_buffers = 1;
 	o.pids = &pid;
 	o.nr_pids = 1;
 	o.clock = "mono";
@@ -66,6 +69,7 @@ int main(int argc, char **argv)
 		waitpid(pid, NULL, 0);
 		return 1;
 	}
+	ust_cap_on(c);
 	if (write(go[1], "g", 1) != 1)
 		kill(pid, SIGKILL);
 	close(go[1]);

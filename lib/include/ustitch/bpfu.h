@@ -54,6 +54,7 @@ enum ust_bpfu_kind {
 #define UST_BPFU_STACK_TRUNCATED	(1U << 3)	/* cut at UST_BPFU_MAX_STACK frames */
 #define UST_BPFU_STACK_RAW		(1U << 4)	/* some address left unresolved */
 #define UST_BPFU_STACK_LEAF_RET		(1U << 5)	/* frame 1 came from [sp] (see kernel_frames) */
+#define UST_BPFU_STACK_LATE		(1U << 6)	/* unwound in a later kernel entry */
 
 #define UST_BPFU_MAX_STACK		127
 
@@ -86,7 +87,8 @@ struct ust_bpfu_stats {
 	uint64_t drops;		/* ring-buffer reservations that failed */
 	uint64_t no_storage;	/* events ignored: no task storage */
 	uint64_t sched_fail;	/* task_work refused: immediate stack instead */
-	uint64_t late;		/* entries whose task_work ran too late */
+	uint64_t late;		/* stacks unwound in a later entry (flag LATE) */
+	uint64_t stale;		/* cookies left without a stack: work too late */
 	uint64_t orphan;	/* task_work runs without a cookie */
 	uint64_t truncated;	/* stacks cut at UST_BPFU_MAX_STACK */
 	uint64_t vma_fail;	/* bpf_find_vma() errors (mmap lock busy) */

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1 */
 /*
- * ust_cap: record ftrace events from a private tracefs instance into a
+ * ust_cap: record ftrace events from private tracefs instances into a
  * trace.dat (ust_tdw), copying the kernel's ring-buffer pages unchanged.
  *
- * The instance is this process's own ("ustitch-<pid>"): nothing of the top
+ * The instances are this process's own ("ustitch-<pid>" for the main
+ * buffer, "ustitch-<pid>-<name>" for each extra buffer): nothing of the top
  * instance or of other users' instances is touched, and every option the
  * capture depends on is set explicitly, because a new instance inherits the
- * top instance's trace options.
+ * top instance's trace options.  Removing an instance undoes everything.
  */
 #ifndef USTITCH_CAPTURE_H
 #define USTITCH_CAPTURE_H
@@ -16,35 +17,66 @@
 #include <sys/types.h>
 
 struct ust_cap;
+struct ust_tdw;
 
 struct ust_cap_event {
-	const char *system;	/* may be a regex, as tracefs_event_enable() takes */
+	const char *system;	/* exact names (expand globs first) */
 	const char *event;
 	const char *filter;	/* ftrace filter or NULL */
 };
 
-struct ust_cap_opts {
+struct ust_cap_buffer {
+	const char *name;	/* NULL: the main buffer (the file's top buffer) */
 	const struct ust_cap_event *events;
 	int nr_events;
-	const char *const *options;	/* ftrace options to turn on ("stacktrace") */
+	const char *const *options;	/* ftrace options ("stacktrace", "nouserstacktrace") */
 	int nr_options;
+};
+
+struct ust_cap_opts {
+	const struct ust_cap_buffer *buffers;
+	int nr_buffers;			/* [0] must be the main buffer */
 	const char *clock;		/* NULL: "local" */
 	size_t buffer_kb;		/* per CPU; 0: kernel default */
-	pid_t *pids;			/* set_event_pid (with event-fork); NULL: all */
+	const pid_t *pids;		/* set_event_pid (with event-fork); NULL: all */
 	int nr_pids;
 };
 
-/* Create the instance and start tracing.  NULL with @err on failure, and
- * then nothing is left behind. */
+struct ust_cap_lost {
+	unsigned long long overrun;	/* overwritten before we read them */
+	unsigned long long dropped;	/* refused: buffer full */
+};
+
+/* Create the instances; tracing stays off until ust_cap_on().  NULL with
+ * @err on failure, and then nothing is left behind. */
 struct ust_cap *ust_cap_start(const char *out_path, const struct ust_cap_opts *opts,
 			      char *err, size_t errlen);
-/* Move what the kernel has buffered into the output (non-blocking). */
-int ust_cap_drain(struct ust_cap *c);
-/* Stop, flush, write the trace.dat, remove the instance. 0 or -1 (@err). */
+void ust_cap_on(struct ust_cap *c);
+void ust_cap_off(struct ust_cap *c);
+/* Follow one more pid (e.g. a command forked after start). */
+int ust_cap_follow(struct ust_cap *c, pid_t pid);
+/* Move what the kernel has buffered into the output (non-blocking).
+ * Returns the number of pages moved, or -1. */
+long ust_cap_drain(struct ust_cap *c);
+/* The writer: add buffers, formats, records before ust_cap_finish(). */
+struct ust_tdw *ust_cap_writer(struct ust_cap *c);
+/* Lost-event counters of buffer @buf's CPU @cpu (read from tracefs). */
+int ust_cap_lost(struct ust_cap *c, int buf, int cpu, struct ust_cap_lost *l);
+int ust_cap_nr_cpus(const struct ust_cap *c);
+/* Stop, flush, write the trace.dat, remove the instances. 0 or -1 (@err). */
 int ust_cap_finish(struct ust_cap *c, char *err, size_t errlen);
-/* Remove the instance without writing (error paths, signals). */
+/* Remove the instances without writing (error paths). */
 void ust_cap_abort(struct ust_cap *c);
-const char *ust_cap_instance_name(const struct ust_cap *c);
 unsigned long ust_cap_pages(const struct ust_cap *c);
+const char *ust_cap_instance_name(const struct ust_cap *c);
+
+/*
+ * Remove "ustitch-<pid>[-name]" instances whose owner <pid> no longer runs
+ * (left by a recorder that was killed).  Returns how many were removed.
+ */
+int ust_cap_remove_stale(void);
+
+/* Format text of system/event as this kernel exports it (malloc'ed). */
+char *ust_cap_read_format(const char *system, const char *event);
 
 #endif

@@ -279,7 +279,7 @@ static void frame_name(const struct run *run, const struct stack_ev *s, unsigned
 	base = base ? base + 1 : m->path;
 	if (sym_at(m->path, i ? s->off[i] - 1 : s->off[i], sym, sizeof(sym)))
 		snprintf(sym, sizeof(sym), "?%#llx", (unsigned long long)s->off[i]);
-	snprintf(out, len, "%s:%s", base, sym);
+	snprintf(out, len, "%.100s:%s", base, sym);
 }
 
 static int spawn(struct run *run, const char *prog, int *go_fd)
@@ -387,7 +387,8 @@ static void check_run(const struct run *run, const struct mode *md, const char *
 		CHECK(!!(s->flags & UST_BPFU_STACK_LEAF_RET) == !md->opts.kernel_frames, "flags %#x",
 		      s->flags);
 		CHECK(!(s->flags & (UST_BPFU_STACK_TRUNCATED | UST_BPFU_STACK_RAW |
-				    UST_BPFU_STACK_SCHED_FAIL | UST_BPFU_STACK_EXIT)),
+				    UST_BPFU_STACK_SCHED_FAIL | UST_BPFU_STACK_EXIT |
+				    UST_BPFU_STACK_LATE)),
 		      "flags %#x", s->flags);
 		CHECK(s->nr > (unsigned int)md->depth, "%u frames", s->nr);
 		for (k = 0; k < md->depth && k < (int)s->nr; k++) {
@@ -421,12 +422,14 @@ static void check_run(const struct run *run, const struct mode *md, const char *
 	CHECK(st->cookies == distinct, "BPF cookies %llu", (unsigned long long)st->cookies);
 	CHECK(st->stacks == run->nr_st, "BPF stacks %llu", (unsigned long long)st->stacks);
 	CHECK(st->drops == 0 && st->no_storage == 0 && st->sched_fail == 0 && st->orphan == 0 &&
-	      st->truncated == 0 && st->vma_fail == 0 && st->exit_stacks == 0 && st->late == 0,
-	      "drops %llu no_storage %llu sched_fail %llu orphan %llu truncated %llu vma_fail %llu exit %llu late %llu",
+	      st->truncated == 0 && st->vma_fail == 0 && st->exit_stacks == 0 && st->late == 0 &&
+	      st->stale == 0,
+	      "drops %llu no_storage %llu sched_fail %llu orphan %llu truncated %llu vma_fail %llu exit %llu late %llu stale %llu",
 	      (unsigned long long)st->drops, (unsigned long long)st->no_storage,
 	      (unsigned long long)st->sched_fail, (unsigned long long)st->orphan,
 	      (unsigned long long)st->truncated, (unsigned long long)st->vma_fail,
-	      (unsigned long long)st->exit_stacks, (unsigned long long)st->late);
+	      (unsigned long long)st->exit_stacks, (unsigned long long)st->late,
+	      (unsigned long long)st->stale);
 	printf("%s: %zu cookie records, %zu cookies, %zu stacks, %zu match the chain\n", md->name,
 	       run->nr_ck, distinct, run->nr_st, matched);
 }

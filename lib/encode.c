@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * ust_enc.  The recorder writes ftrace events that this kernel does not
+ * have (the series' user_unwind_* ones, and ustitch's user_mapping), so it
+ * must give them ids no event of this kernel uses: ids are per kernel build
+ * (user_unwind_stack would be 15, which is bputs on this machine's 6.18).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ustitch/abi.h"
+#include "ustitch/encode.h"
+#include "ustitch/kbits.h"
+
+#define MAP_INO_OFF	8
+#define MAP_DEV_OFF	16
+#define MAP_BID_SIZE_OFF 20
+#define MAP_BID_OFF	24
+#define MAP_PATH_LOC_OFF 44
+#define MAP_FIXED_SIZE	48
+
+int ust_enc_mapping(void *buf, size_t bufsize, uint16_t type, int pid,
+		    uint32_t kdev, uint64_t ino, const uint8_t *build_id,
+		    size_t build_id_len, const char *path)
+{
+	size_t plen = strlen(path) + 1, total = MAP_FIXED_SIZE + plen;
+	uint8_t *r = buf;
+	uint32_t v32;
+	int32_t p32 = pid;
+
+	if (build_id_len > UST_ABI_BUILD_ID_MAX)
+		build_id_len = 0;
+	if (total > bufsize || plen > 0xffff)
+		return -1;
+	memset(r, 0, MAP_FIXED_SIZE);
+	memcpy(r, &type, 2);
+	memcpy(r + 4, &p32, 4);
+	memcpy(r + MAP_INO_OFF, &ino, 8);
+	memcpy(r + MAP_DEV_OFF, &kdev, 4);
+	v32 = (uint32_t)build_id_len;
+	memcpy(r + MAP_BID_SIZE_OFF, &v32, 4);
+	if (build_id_len)
+		memcpy(r + MAP_BID_OFF, build_id, build_id_len);
+	v32 = UST_ABI_DATA_LOC(MAP_FIXED_SIZE, plen);
+	memcpy(r + MAP_PATH_LOC_OFF, &v32, 4);
+	memcpy(r + MAP_FIXED_SIZE, path, plen);
+	return (int)total;
+}
+
+char *ust_enc_format_with_id(const char *key, int id)
+{
+	const char *text = ust_kbits_get(key), *idl, *eol;
+	size_t len;
+	char *out;
+
+	if (!text || !(idl = strstr(text, "\nID: ")) || !(eol = strchr(idl + 1, '\n')))
+		return NULL;
+	len = strlen(text) + 32;
+	out = malloc(len);
+	if (!out)
+		return NULL;
+	snprintf(out, len, "%.*s\nID: %d%s", (int)(idl - text), text, id, eol);
+	return out;
+}

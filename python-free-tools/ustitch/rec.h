@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/* ustitch record: the command line, the recording, the BPF record spool. */
+#ifndef USTITCH_REC_H
+#define USTITCH_REC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct rec_event {
+	char *system, *event;	/* after glob expansion: exact names */
+	char *filter;
+};
+
+struct rec_buffer {
+	char *name;		/* NULL: the main buffer */
+	struct rec_event *ev;	/* as typed (patterns), then expanded */
+	int nr_ev;
+	char **opts;		/* ftrace options to set, deferred ones removed */
+	int nr_opts;
+	bool deferred;		/* -O userstacktrace_delay */
+};
+
+struct rec_opts {
+	struct rec_buffer *bufs;
+	int nr_bufs;
+	const char *output;
+	const char *clock;
+	bool clock_given;
+	size_t buffer_kb;
+	pid_t *pids;
+	int nr_pids;
+	bool quiet;
+	char **cmd;		/* NULL: until SIGINT/SIGTERM */
+};
+
+/* Parse; on error print "ustitch record: ..." and return 2. */
+int rec_parse(int argc, char **argv, struct rec_opts *o);
+/* Expand event patterns and check everything against this kernel without
+ * changing anything.  0, or prints why and returns 2. */
+int rec_validate(struct rec_opts *o, bool *native_deferred);
+int rec_run(struct rec_opts *o, bool native_deferred);
+void rec_usage(FILE *out);
+
+/* The spool: BPF records kept until the end, then written per CPU in
+ * timestamp order (a task_work can be preempted between taking its
+ * timestamp and reserving ring-buffer space). */
+struct rec_spool;
+struct rec_spool *rec_spool_new(void);
+int rec_spool_add(struct rec_spool *s, unsigned int cpu, uint64_t ts,
+		  const void *data, size_t len);
+struct ust_tdw;
+int rec_spool_write(struct rec_spool *s, struct ust_tdw *w, int buf, int nr_cpus);
+unsigned long rec_spool_count(const struct rec_spool *s);
+void rec_spool_free(struct rec_spool *s);
+
+/* Mapping records for the files in stacks, read while the process lives. */
+struct rec_maps;
+struct rec_maps *rec_maps_new(uint16_t mapping_type);
+/* For each (dev, inode) of the stack record not seen before, spool a
+ * ustitch/user_mapping record (path and build-id from /proc/TGID). */
+void rec_maps_note_stack(struct rec_maps *m, struct rec_spool *s, pid_t tgid,
+			 unsigned int cpu, uint64_t ts, const void *rec, size_t len);
+/* Snapshot a live process's file mappings (e.g. the command right away). */
+void rec_maps_snapshot(struct rec_maps *m, pid_t tgid);
+unsigned long rec_maps_count(const struct rec_maps *m);
+void rec_maps_free(struct rec_maps *m);
+
+#endif

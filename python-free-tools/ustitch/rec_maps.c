@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Mapping records.  The kernel records (dev, inode) per frame; which path
+ * and which build-id that was is only knowable while the process lives, so
+ * the recorder reads /proc/TGID/maps (path) and /proc/TGID/map_files
+ * (the mapped file itself, even if deleted or replaced: its build-id) and
+ * writes one ustitch/user_mapping record per file into the trace.  The
+ * report then symbolizes after the process is gone, or on another machine
+ * that has the debug files.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ustitch/abi.h"
+#include "ustitch/encode.h"
+#include "ustitch/hmap.h"
+#include "ustitch/sym.h"
+#include "rec.h"
+
+struct known {
+	uint32_t kdev;
+	uint64_t ino;
+	char *path;
+	uint8_t build_id[UST_ABI_BUILD_ID_MAX];
+	size_t build_id_len;
+	bool emitted;
+};
+
+struct rec_maps {
+	uint16_t type;
+	struct known *k;
+	unsigned long nr, cap;
+	struct ust_hmap by_key;		/* key(kdev, ino) -> index */
+	struct ust_hmap failed;		/* key(kdev, ino) seen missing after a fresh look */
+};
+
+static uint64_t key_of(uint32_t kdev, uint64_t ino)
+{
+	return ust_hmap_mix(ino) ^ ((uint64_t)kdev << 1);
+}
+
+static struct known *find(struct rec_maps *m, uint32_t kdev, uint64_t ino)
+{
+	uint64_t i;
+
+	if (!ust_hmap_get(&m->by_key, key_of(kdev, ino), &i))
+		return NULL;
+	return (m->k[i].kdev == kdev && m->k[i].ino == ino) ? &m->k[i] : NULL;
+}
+
+struct rec_maps *rec_maps_new(uint16_t mapping_type)
+{
+	struct rec_maps *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->type = mapping_type;
+	ust_hmap_init(&m->by_key);
+	ust_hmap_init(&m->failed);
+	return m;
+}
+
+static void add_known(struct rec_maps *m, uint32_t kdev, uint64_t ino, const char *path,
+		      const char *map_file)
+{
+	struct known *k;
+
+	if (find(m, kdev, ino))
+		return;
+	if (m->nr == m->cap) {
+		unsigned long cap = m->cap ? m->cap * 2 : 64;
+		void *n = realloc(m->k, cap * sizeof(*m->k));
+
+		if (!n)
+			return;
+		m->k = n;
+		m->cap = cap;
+	}
+	k = &m->k[m->nr];
+	memset(k, 0, sizeof(*k));
+	k->kdev = kdev;
+	k->ino = ino;
+	k->path = strdup(path);
+	if (!k->path)
+		return;
+	/* map_files opens the very file that is mapped, even if the path now
+	 * names another one (a package upgrade during the recording). */
+	k->build_id_len = ust_sym_read_build_id(map_file, k->build_id, sizeof(k->build_id));
+	if (!k->build_id_len)
+		k->build_id_len = ust_sym_read_build_id(path, k->build_id, sizeof(k->build_id));
+	if (ust_hmap_put(&m->by_key, key_of(kdev, ino), m->nr)) {
+		free(k->path);
+		return;
+	}
+	m->nr++;
+}
+
+void rec_maps_snapshot(struct rec_maps *m, pid_t tgid)
+{
+	char path[64], line[4096 + 256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off, ino;
+		unsigned int maj, min;
+		char perms[8], file[4096], map_file[128];
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095[^\n]", &start, &end, perms,
+			   &off, &maj, &min, &ino, file) != 8 || !ino || file[0] != '/')
+			continue;
+		snprintf(map_file, sizeof(map_file), "/proc/%d/map_files/%llx-%llx", (int)tgid, start, end);
+		add_known(m, UST_ABI_MKKDEV(maj, min), ino, file, map_file);
+	}
+	fclose(f);
+}
+
+static void emit(struct rec_maps *m, struct rec_spool *s, struct known *k, pid_t tgid,
+		 unsigned int cpu, uint64_t ts)
+{
+	unsigned char buf[4096 + 64];
+	int n;
+
+	n = ust_enc_mapping(buf, sizeof(buf), m->type, tgid, k->kdev, k->ino,
+			    k->build_id_len ? k->build_id : NULL, k->build_id_len, k->path);
+	if (n > 0 && !rec_spool_add(s, cpu, ts, buf, (size_t)n))
+		k->emitted = true;
+}
+
+void rec_maps_note_stack(struct rec_maps *m, struct rec_spool *s, pid_t tgid,
+			 unsigned int cpu, uint64_t ts, const void *rec, size_t len)
+{
+	const unsigned char *r = rec;
+	uint32_t sloc, iloc, dloc, ioff, doff, nr, i;
+
+	if (len < UST_ABI_STACK_HDR_SIZE)
+		return;
+	memcpy(&sloc, r + UST_ABI_STACK_LOC_OFF, 4);
+	memcpy(&iloc, r + UST_ABI_INODES_LOC_OFF, 4);
+	memcpy(&dloc, r + UST_ABI_DEV_LOC_OFF, 4);
+	nr = UST_ABI_DATA_LOC_LEN(sloc) / 8;
+	ioff = UST_ABI_DATA_LOC_OFF(iloc);
+	doff = UST_ABI_DATA_LOC_OFF(dloc);
+	if (UST_ABI_DATA_LOC_LEN(iloc) != nr * 8 || UST_ABI_DATA_LOC_LEN(dloc) != nr * 4 ||
+	    ioff + nr * 8 > len || doff + nr * 4 > len)
+		return;
+	for (i = 0; i < nr; i++) {
+		uint64_t ino;
+		uint32_t kdev;
+		struct known *k;
+
+		memcpy(&ino, r + ioff + i * 8, 8);
+		memcpy(&kdev, r + doff + i * 4, 4);
+		if (!ino)
+			continue;
+		k = find(m, kdev, ino);
+		/* Not seen yet: look at the process again, once per file. */
+		if (!k && !ust_hmap_get(&m->failed, key_of(kdev, ino), NULL)) {
+			rec_maps_snapshot(m, tgid);
+			k = find(m, kdev, ino);
+			if (!k)
+				ust_hmap_put(&m->failed, key_of(kdev, ino), 1);
+		}
+		if (k && !k->emitted)
+			emit(m, s, k, tgid, cpu, ts);
+	}
+}
+
+unsigned long rec_maps_count(const struct rec_maps *m)
+{
+	unsigned long i, n = 0;
+
+	for (i = 0; i < m->nr; i++)
+		n += m->k[i].emitted;
+	return n;
+}
+
+void rec_maps_free(struct rec_maps *m)
+{
+	unsigned long i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->nr; i++)
+		free(m->k[i].path);
+	free(m->k);
+	ust_hmap_fini(&m->by_key);
+	ust_hmap_fini(&m->failed);
+	free(m);
+}

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * ustitch record: the recording.
+ *
+ *   kernel events --(private tracefs instances, raw pages)--> trace.dat
+ *   BPF cookies/stacks --(ring buffer, spool)--> buffer "ustitch" of the
+ *                                                same trace.dat
+ *
+ * The instances and BPF programs are removed on every way out: normal end,
+ * SIGINT/SIGTERM/SIGHUP (the trace is still written), errors.  SIGKILL
+ * leaves the instance, which the next run removes (its owner pid is gone);
+ * BPF programs go with the process's file descriptors.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracefs/tracefs.h>
+
+#include "ustitch/abi.h"
+#include "ustitch/bpfu.h"
+#include "ustitch/capture.h"
+#include "ustitch/encode.h"
+#include "ustitch/tdw.h"
+#include "rec.h"
+
+#define PFX "ustitch record: "
+
+static volatile sig_atomic_t stop_sig;
+
+static void on_signal(int sig)
+{
+	stop_sig = sig;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+struct run {
+	struct rec_opts *o;
+	struct ust_cap *cap;
+	struct ust_bpfu *bpfu;
+	struct rec_spool *spool;
+	struct rec_maps *maps;
+	uint16_t cookie_id, stack_id, mapping_id;
+	unsigned long cookies, stacks, immediate;
+	int spool_err;
+};
+
+/* Ids for the events this kernel lacks: above every id it uses. */
+static void pick_ids(struct run *r)
+{
+	char path[4096];
+	struct dirent *sd, *ed;
+	DIR *sdir, *edir;
+	int max = 0;
+
+	snprintf(path, sizeof(path), "%s/events", tracefs_tracing_dir());
+	sdir = opendir(path);
+	while (sdir && (sd = readdir(sdir))) {
+		if (sd->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/events/%s", tracefs_tracing_dir(), sd->d_name);
+		edir = opendir(path);
+		while (edir && (ed = readdir(edir))) {
+			char idpath[4096 + 512], buf[32];
+			int fd, id;
+			ssize_t n;
+
+			if (ed->d_name[0] == '.')
+				continue;
+			snprintf(idpath, sizeof(idpath), "%s/%s/id", path, ed->d_name);
+			fd = open(idpath, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			if (n <= 0)
+				continue;
+			buf[n] = '\0';
+			id = atoi(buf);
+			if (id > max)
+				max = id;
+		}
+		if (edir)
+			closedir(edir);
+	}
+	if (sdir)
+		closedir(sdir);
+	r->cookie_id = (uint16_t)(max + 1);
+	r->stack_id = (uint16_t)(max + 2);
+	r->mapping_id = max + 3 < UST_ABI_ID_USER_MAPPING ? UST_ABI_ID_USER_MAPPING : (uint16_t)(max + 3);
+}
+
+static int on_bpf_record(const struct ust_bpfu_rec *rec, void *ctx)
+{
+	struct run *r = ctx;
+
+	if (rec->kind == UST_BPFU_STACK) {
+		/* The files first, so that any reader sees them before the stack. */
+		rec_maps_note_stack(r->maps, r->spool, rec->tgid, rec->cpu, rec->ts, rec->data, rec->size);
+		r->stacks++;
+		if (rec->flags & UST_BPFU_STACK_IMMEDIATE)
+			r->immediate++;
+	} else {
+		r->cookies++;
+	}
+	if (rec_spool_add(r->spool, rec->cpu, rec->ts, rec->data, rec->size))
+		r->spool_err = errno ? errno : EIO;
+	return 0;
+}
+
+static void show_status(struct run *r, double t0, bool final)
+{
+	struct ust_bpfu_stats st = { 0 };
+	double mb = (double)ust_cap_pages(r->cap) * 4096 / 1e6;
+
+	if (r->bpfu)
+		ust_bpfu_get_stats(r->bpfu, &st);
+	fprintf(stderr, "\r" PFX "%.1f MB of events, %lu cookies, %lu stacks, %llu BPF records lost, %.1f s%s",
+		mb, r->cookies, r->stacks, (unsigned long long)st.drops, now_s() - t0, final ? "\n" : "  ");
+}
+
+static void summary(struct run *r, const char *out)
+{
+	struct ust_bpfu_stats st = { 0 };
+	int b, cpu;
+
+	fprintf(stderr, PFX "wrote %s: %lu pages of events", out, ust_cap_pages(r->cap));
+	if (r->bpfu) {
+		ust_bpfu_get_stats(r->bpfu, &st);
+		fprintf(stderr, ", %lu cookies, %lu user stacks (%s), %lu files",
+			r->cookies, r->stacks, ust_bpfu_deferred(r->bpfu) ? "deferred, BPF task_work" :
+			"immediate: this kernel has no BPF task_work", rec_maps_count(r->maps));
+	}
+	fputc('\n', stderr);
+	for (b = 0; b < r->o->nr_bufs; b++) {
+		for (cpu = 0; cpu < ust_cap_nr_cpus(r->cap); cpu++) {
+			struct ust_cap_lost l;
+
+			if (ust_cap_lost(r->cap, b, cpu, &l) || (!l.overrun && !l.dropped))
+				continue;
+			fprintf(stderr, PFX "%s%s CPU %d: %llu events lost (%llu overwritten, %llu dropped)\n",
+				r->o->bufs[b].name ? "buffer " : "main buffer",
+				r->o->bufs[b].name ? r->o->bufs[b].name : "", cpu,
+				l.overrun + l.dropped, l.overrun, l.dropped);
+		}
+	}
+	if (st.drops)
+		fprintf(stderr, PFX "BPF ring buffer: %llu records lost (the report marks their stacks lost)\n",
+			(unsigned long long)st.drops);
+	if (st.truncated)
+		fprintf(stderr, PFX "%llu stacks cut at %d frames\n", (unsigned long long)st.truncated,
+			UST_BPFU_MAX_STACK);
+}
+
+/* Fork the command stopped on a pipe: it runs once tracing is on. */
+static pid_t spawn(char **cmd, int *go_fd, int *err_fd)
+{
+	int go[2], er[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(er, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char b;
+		int e;
+
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		close(go[1]);
+		close(er[0]);
+		if (read(go[0], &b, 1) != 1)
+			_exit(127);
+		execvp(cmd[0], cmd);
+		e = errno;
+		if (write(er[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(er[1]);
+	*go_fd = go[1];
+	*err_fd = er[0];
+	return pid;
+}
+
+static int start_bpf(struct run *r, pid_t child)
+{
+	struct ust_bpfu_opts bo = { 0 };
+	char err[256];
+	int b, i;
+
+	bo.cookie_type = r->cookie_id;
+	bo.stack_type = r->stack_id;
+	r->bpfu = ust_bpfu_open(&bo, err, sizeof(err));
+	if (!r->bpfu) {
+		fprintf(stderr, PFX "BPF: %s\n", err);
+		return -1;
+	}
+	if (child > 0 && ust_bpfu_follow(r->bpfu, child))
+		goto fail;
+	for (i = 0; i < r->o->nr_pids; i++)
+		if (ust_bpfu_follow(r->bpfu, r->o->pids[i]))
+			goto fail;
+	/* Attached after the ftrace events were enabled: on a shared
+	 * tracepoint the earlier probe runs first, so each event's own
+	 * record is written before its cookie. */
+	for (b = 0; b < r->o->nr_bufs; b++) {
+		if (!r->o->bufs[b].deferred)
+			continue;
+		for (i = 0; i < r->o->bufs[b].nr_ev; i++) {
+			const struct rec_event *e = &r->o->bufs[b].ev[i];
+
+			if (ust_bpfu_attach(r->bpfu, e->system, e->event)) {
+				fprintf(stderr, PFX "BPF: cannot attach to %s:%s: %s\n", e->system, e->event,
+					strerror(errno));
+				return -1;
+			}
+		}
+	}
+	return 0;
+fail:
+	fprintf(stderr, PFX "BPF: cannot follow the traced processes: %s\n", strerror(errno));
+	return -1;
+}
+
+static int write_ustitch_buffer(struct run *r)
+{
+	struct ust_tdw *w = ust_cap_writer(r->cap);
+	const char *keys[] = { "ftrace/user_unwind_cookie", "ftrace/user_unwind_stack",
+			       "ustitch/user_mapping" };
+	int ids[] = { r->cookie_id, r->stack_id, r->mapping_id };
+	int i, buf;
+
+	for (i = 0; i < 3; i++) {
+		char *text = ust_enc_format_with_id(keys[i], ids[i]);
+
+		if (!text || ust_tdw_add_format(w, i < 2 ? "ftrace" : "ustitch", text)) {
+			free(text);
+			return -1;
+		}
+		free(text);
+	}
+	buf = ust_tdw_add_buffer(w, "ustitch");
+	if (buf < 0)
+		return -1;
+	return rec_spool_write(r->spool, w, buf, ust_cap_nr_cpus(r->cap));
+}
+
+int rec_run(struct rec_opts *o, bool native)
+{
+	struct ust_cap_buffer *cb;
+	struct ust_cap_opts co = { 0 };
+	struct sigaction sa = { 0 };
+	struct run r = { .o = o };
+	int go_fd = -1, err_fd = -1, status = 0, b, ret = 1, stale;
+	bool bpf = false, started = false, tty = isatty(2) && !o->quiet;
+	double t0, last = 0;
+	pid_t child = -1;
+	char err[512];
+
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	stale = ust_cap_remove_stale();
+	if (stale && !o->quiet)
+		fprintf(stderr, PFX "removed %d stale ustitch instance%s of recorders that are gone\n",
+			stale, stale == 1 ? "" : "s");
+
+	cb = calloc((size_t)o->nr_bufs, sizeof(*cb));
+	if (!cb)
+		return 1;
+	for (b = 0; b < o->nr_bufs; b++) {
+		struct rec_buffer *rb = &o->bufs[b];
+		struct ust_cap_event *ev = calloc((size_t)rb->nr_ev, sizeof(*ev));
+		int i;
+
+		if (!ev)
+			return 1;
+		for (i = 0; i < rb->nr_ev; i++) {
+			ev[i].system = rb->ev[i].system;
+			ev[i].event = rb->ev[i].event;
+			ev[i].filter = rb->ev[i].filter;
+		}
+		if (rb->deferred && native) {
+			/* The kernel's own: userstacktrace + userstacktrace_delay. */
+			char **n = realloc(rb->opts, (size_t)(rb->nr_opts + 2) * sizeof(char *));
+
+			if (!n)
+				return 1;
+			rb->opts = n;
+			rb->opts[rb->nr_opts++] = strdup(UST_ABI_OPT_USERSTACKTRACE_DELAY);
+			rb->opts[rb->nr_opts++] = strdup(UST_ABI_OPT_USERSTACKTRACE);
+		} else if (rb->deferred) {
+			bpf = true;
+		}
+		cb[b].name = rb->name;
+		cb[b].events = ev;
+		cb[b].nr_events = rb->nr_ev;
+		cb[b].options = (const char *const *)rb->opts;
+		cb[b].nr_options = rb->nr_opts;
+	}
+	if (bpf)
+		pick_ids(&r);
+
+	if (o->cmd) {
+		child = spawn(o->cmd, &go_fd, &err_fd);
+		if (child < 0) {
+			fprintf(stderr, PFX "cannot start %s: %s\n", o->cmd[0], strerror(errno));
+			return 1;
+		}
+	}
+	co.buffers = cb;
+	co.nr_buffers = o->nr_bufs;
+	co.clock = o->clock;
+	co.buffer_kb = o->buffer_kb;
+	co.pids = o->pids;
+	co.nr_pids = o->nr_pids;
+	r.cap = ust_cap_start(o->output, &co, err, sizeof(err));
+	if (!r.cap) {
+		fprintf(stderr, PFX "%s\n", err);
+		goto kill_child;
+	}
+	started = true;
+	if (child > 0 && ust_cap_follow(r.cap, child)) {
+		fprintf(stderr, PFX "cannot follow pid %d\n", (int)child);
+		goto abort;
+	}
+	if (bpf) {
+		r.spool = rec_spool_new();
+		r.maps = rec_maps_new(r.mapping_id);
+		if (!r.spool || !r.maps || start_bpf(&r, child))
+			goto abort;
+	}
+	ust_cap_on(r.cap);
+	t0 = now_s();
+	if (child > 0) {
+		int e = 0;
+
+		if (write(go_fd, "g", 1) != 1)
+			goto abort;
+		close(go_fd);
+		go_fd = -1;
+		/* The exec either closes the pipe (success) or reports errno. */
+		if (read(err_fd, &e, sizeof(e)) == (ssize_t)sizeof(e)) {
+			fprintf(stderr, PFX "cannot run %s: %s\n", o->cmd[0], strerror(e));
+			waitpid(child, NULL, 0);
+			child = -1;
+			goto abort;
+		}
+		close(err_fd);
+		err_fd = -1;
+		if (bpf)
+			rec_maps_snapshot(r.maps, child);
+	} else if (!o->quiet) {
+		fprintf(stderr, PFX "recording; stop with Ctrl-C (SIGINT) or SIGTERM\n");
+	}
+
+	while (!stop_sig) {
+		if (r.bpfu) {
+			if (ust_bpfu_poll(r.bpfu, 100, on_bpf_record, &r) < 0 && errno != EINTR)
+				break;
+		} else {
+			usleep(100000);
+		}
+		if (ust_cap_drain(r.cap) < 0) {
+			fprintf(stderr, PFX "reading the ring buffer failed\n");
+			goto abort;
+		}
+		if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
+			child = -1;
+			break;
+		}
+		if (tty && now_s() - last >= 0.5) {
+			show_status(&r, t0, false);
+			last = now_s();
+		}
+	}
+	ust_cap_off(r.cap);
+	if (r.bpfu) {
+		/* Stacks of the last kernel entries arrive after the events. */
+		usleep(20000);
+		ust_bpfu_consume(r.bpfu, on_bpf_record, &r);
+	}
+	if (tty)
+		show_status(&r, t0, true);
+	if (r.spool_err || (bpf && write_ustitch_buffer(&r))) {
+		fprintf(stderr, PFX "writing the BPF records failed: %s\n",
+			strerror(r.spool_err ? r.spool_err : errno));
+		goto abort;
+	}
+	if (!o->quiet)
+		summary(&r, o->output);
+	if (ust_cap_finish(r.cap, err, sizeof(err))) {
+		r.cap = NULL;
+		fprintf(stderr, PFX "%s\n", err);
+		goto abort;
+	}
+	r.cap = NULL;
+	/* As trace-cmd record: the command's own exit status is not ours. */
+	ret = 0;
+abort:
+	ust_bpfu_close(r.bpfu);
+	ust_cap_abort(r.cap);
+	rec_spool_free(r.spool);
+	rec_maps_free(r.maps);
+kill_child:
+	if (child > 0) {
+		/* The command must not outlive a recorder that failed. */
+		if (go_fd >= 0)
+			kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	if (go_fd >= 0)
+		close(go_fd);
+	if (err_fd >= 0)
+		close(err_fd);
+	if (ret && started)
+		unlink(o->output);	/* never leave a half-written trace behind */
+	return ret;
+}

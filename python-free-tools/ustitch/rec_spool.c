@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: LGPL-2.1
+/* The BPF record spool: a temporary file plus a small index. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ustitch/tdw.h"
+#include "rec.h"
+
+struct spool_ent {
+	uint64_t ts;
+	uint64_t seq;
+	uint64_t off;
+	uint32_t cpu;
+	uint32_t len;
+};
+
+struct rec_spool {
+	FILE *f;
+	uint64_t off;
+	struct spool_ent *ents;
+	unsigned long nr, cap;
+};
+
+struct rec_spool *rec_spool_new(void)
+{
+	struct rec_spool *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->f = tmpfile();
+	if (!s->f) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+int rec_spool_add(struct rec_spool *s, unsigned int cpu, uint64_t ts,
+		  const void *data, size_t len)
+{
+	struct spool_ent *e;
+
+	if (s->nr == s->cap) {
+		unsigned long cap = s->cap ? s->cap * 2 : 4096;
+		void *n = realloc(s->ents, cap * sizeof(*s->ents));
+
+		if (!n)
+			return -1;
+		s->ents = n;
+		s->cap = cap;
+	}
+	if (fwrite(data, 1, len, s->f) != len)
+		return -1;
+	e = &s->ents[s->nr];
+	e->ts = ts;
+	e->seq = s->nr;
+	e->off = s->off;
+	e->cpu = cpu;
+	e->len = (uint32_t)len;
+	s->off += len;
+	s->nr++;
+	return 0;
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct spool_ent *x = a, *y = b;
+
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int rec_spool_write(struct rec_spool *s, struct ust_tdw *w, int buf, int nr_cpus)
+{
+	unsigned char *data = NULL;
+	size_t cap = 0;
+	unsigned long i;
+	int fd;
+
+	if (fflush(s->f))
+		return -1;
+	fd = fileno(s->f);
+	qsort(s->ents, s->nr, sizeof(*s->ents), cmp_ent);
+	for (i = 0; i < s->nr; i++) {
+		struct spool_ent *e = &s->ents[i];
+
+		if ((int)e->cpu >= nr_cpus)
+			continue;
+		if (e->len > cap) {
+			void *n = realloc(data, e->len);
+
+			if (!n) {
+				free(data);
+				return -1;
+			}
+			data = n;
+			cap = e->len;
+		}
+		if (pread(fd, data, e->len, (off_t)e->off) != (ssize_t)e->len ||
+		    ust_tdw_event(w, buf, (int)e->cpu, e->ts, data, e->len)) {
+			free(data);
+			return -1;
+		}
+	}
+	free(data);
+	return 0;
+}
+
+unsigned long rec_spool_count(const struct rec_spool *s)
+{
+	return s->nr;
+}
+
+void rec_spool_free(struct rec_spool *s)
+{
+	if (!s)
+		return;
+	if (s->f)
+		fclose(s->f);
+	free(s->ents);
+	free(s);
+}

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * ustitch: the command-line front end.
+ *   ustitch record ...   record like trace-cmd record, with deferred user stacks
+ *   ustitch probe        what this kernel offers for them
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ustitch/probe.h"
+#include "rec.h"
+
+static void usage(FILE *out)
+{
+	fputs("usage: ustitch <command> [options]\n"
+	      "\n"
+	      "  record   record a trace.dat like trace-cmd record, with deferred user stacks\n"
+	      "           (-O userstacktrace_delay) on any kernel; see ustitch record --help\n"
+	      "  probe    print which mechanisms this kernel offers, with a reason each\n"
+	      "\n"
+	      "Reports: trace-cmd report with plugin_ustitch.so installed.\n", out);
+}
+
+static int cmd_probe(void)
+{
+	struct ust_probe_report rep;
+
+	ust_probe_run(&rep);
+	return ust_probe_print(&rep, stdout) < 0 ? 1 : 0;
+}
+
+static int cmd_record(int argc, char **argv)
+{
+	struct rec_opts o;
+	bool native = false;
+	int r;
+
+	r = rec_parse(argc, argv, &o);
+	if (r)
+		return r;
+	r = rec_validate(&o, &native);
+	if (r)
+		return r;
+	return rec_run(&o, native);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "record"))
+		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "probe"))
+		return cmd_probe();
+	fprintf(stderr, "ustitch: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
