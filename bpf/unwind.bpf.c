@@ -156,15 +156,16 @@ static __always_inline void ust_bpfu_emit_cookie(__u64 ts, __u32 cpu, __u64 id, 
 }
 
 /*
- * Does the instruction at @ip return right away, without touching the
- * stack pointer?  Then the return address is at [sp] and %rbp still holds
- * the caller's frame: the frame-pointer walk alone would skip the caller.
- * This is the case of every glibc syscall wrapper ("syscall; ret", or
- * "syscall; cmp $-4095,%rax; jae err; ret"), i.e. of most syscall events.
- * The kernel's own unwinder does not do this (it only handles an ip at a
- * function's entry).
+ * Is the return address of frame 0 at [sp], with %rbp still the caller's
+ * frame?  Then the frame-pointer walk alone would skip the caller.  True
+ * when the instruction at @ip is
+ *  - a `ret`, alone or after the error check of a syscall wrapper
+ *    ("syscall; ret", "syscall; cmp $-4095,%rax; jae err; ret"): every
+ *    glibc syscall wrapper, i.e. most syscall events;
+ *  - a function's first one, `push %rbp` (after an `endbr64` or not).
+ * The unwinder of the kernel series does neither (kernel_frames option).
  */
-static __always_inline bool ust_bpfu_at_ret(__u64 ip, bool sleepable)
+static __always_inline bool ust_bpfu_ra_at_sp(__u64 ip, bool sleepable)
 {
 	__u8 b[9] = {};
 	long err;
@@ -184,8 +185,11 @@ static __always_inline bool ust_bpfu_at_ret(__u64 ip, bool sleepable)
 	if (b[0] == 0xc3 || (b[0] == 0xf3 && b[1] == 0xc3))
 		return true;
 	/* cmp $imm32,%rax; jae/ja rel8; ret */
-	return b[0] == 0x48 && b[1] == 0x3d && (b[6] == 0x73 || b[6] == 0x77) &&
-	       b[8] == 0xc3;
+	if (b[0] == 0x48 && b[1] == 0x3d && (b[6] == 0x73 || b[6] == 0x77) && b[8] == 0xc3)
+		return true;
+	/* push %rbp, endbr64; push %rbp */
+	return b[0] == 0x55 ||
+	       (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa && b[4] == 0x55);
 }
 
 struct ust_bpfu_vma {
@@ -309,7 +313,7 @@ static __always_inline void ust_bpfu_emit_immediate(void *ctx, struct task_struc
 	if (nr > UST_BPFU_MAX_FRAMES)
 		nr = UST_BPFU_MAX_FRAMES;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (nr && ust_leaf_ret && ust_bpfu_at_ret(r->offs[1], false)) {
+	if (nr && ust_leaf_ret && ust_bpfu_ra_at_sp(r->offs[1], false)) {
 		__u64 ra = 0;
 
 		if (!bpf_probe_read_user(&ra, sizeof(ra), (void *)regs->sp) && ra) {
@@ -412,7 +416,7 @@ static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u
 	}
 	r->offs[0] = regs->ip;
 	r->nr = 1;
-	if (ust_leaf_ret && ust_bpfu_at_ret(r->offs[0], true)) {
+	if (ust_leaf_ret && ust_bpfu_ra_at_sp(r->offs[0], true)) {
 		__u64 ra = 0;
 
 		if (!bpf_copy_from_user(&ra, sizeof(ra), (void *)c.sp) && ra) {

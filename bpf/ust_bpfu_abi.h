@@ -30,7 +30,7 @@ enum ust_bpfu_rec_kind {
 #define UST_BPFU_F_EXIT		(1U << 2)	/* task exited with the work pending (with IMMEDIATE) */
 #define UST_BPFU_F_TRUNCATED	(1U << 3)	/* more than UST_BPFU_MAX_FRAMES frames */
 #define UST_BPFU_F_RAW		(1U << 4)	/* some address left unresolved (mmap lock busy) */
-#define UST_BPFU_F_LEAF_RET	(1U << 5)	/* frame 1 read at [sp]: frame 0 sat on a ret */
+#define UST_BPFU_F_LEAF_RET	(1U << 5)	/* frame 1 read at [sp]: frame 0 on a ret/entry */
 #define UST_BPFU_F_LATE		(1U << 6)	/* work ran in a later entry: maybe not this stack */
 
 struct ust_bpfu_rec_hdr {

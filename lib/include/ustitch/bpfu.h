@@ -35,9 +35,10 @@ struct ust_bpfu_opts {
 	bool immediate;		/* use the fallback even with task_work (tests) */
 	/*
 	 * By default, when the user ip sits on a `ret` (every glibc syscall
-	 * wrapper), the return address at [sp] is reported as frame 1: the
-	 * frame-pointer walk alone skips the wrapper's caller.  The kernel's
-	 * unwinder does not do this; set to get its exact frames.
+	 * wrapper) or on a function's first instruction, the return address
+	 * at [sp] is reported as frame 1: the frame-pointer walk alone skips
+	 * that function's caller.  The kernel's unwinder (seed 004) does not
+	 * do this; set to get its exact frames.
 	 */
 	bool kernel_frames;
 };
