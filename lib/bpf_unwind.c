@@ -53,6 +53,7 @@ struct ust_bpfu {
 	struct bpf_link **links;
 	size_t nr_links;
 	bool deferred;
+	char note[256];		/* why not deferred */
 	uint16_t cookie_type;
 	uint16_t stack_type;
 	ust_bpfu_rec_fn fn;
@@ -219,17 +220,23 @@ struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size
 	}
 	u->cookie_type = o->cookie_type;
 	u->stack_type = o->stack_type;
-	u->deferred = !o->immediate && ust_probe_one(UST_PROBE_BPF_TASK_WORK, NULL, 0);
+	if (o->immediate)
+		snprintf(u->note, sizeof(u->note), "immediate stacks requested");
+	else if (!ust_probe_one(UST_PROBE_BPF_TASK_WORK, u->note, sizeof(u->note)))
+		u->deferred = false;
+	else
+		u->deferred = true;
 	u->skel = ust_bpfu_load(u->deferred, o, first, sizeof(first));
 	if (!u->skel && u->deferred) {
 		/* A verifier that refuses the task_work program: fall back. */
 		u->deferred = false;
+		snprintf(u->note, sizeof(u->note), "%s", first);
 		u->skel = ust_bpfu_load(false, o, err, errlen);
-		if (u->skel)
-			fprintf(stderr, "ustitch: %s; using immediate stacks\n", first);
 	} else if (!u->skel) {
 		snprintf(err, errlen, "%s", first);
 	}
+	if (u->deferred)
+		u->note[0] = '\0';
 	if (!u->skel)
 		goto fail;
 	u->rb = ring_buffer__new(bpf_map__fd(u->skel->maps.ust_bpfu_events), ust_bpfu_sample, u,
@@ -321,6 +328,11 @@ int ust_bpfu_fd(const struct ust_bpfu *u)
 bool ust_bpfu_deferred(const struct ust_bpfu *u)
 {
 	return u->deferred;
+}
+
+const char *ust_bpfu_why_immediate(const struct ust_bpfu *u)
+{
+	return u->note;
 }
 
 int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
@@ -433,6 +445,12 @@ bool ust_bpfu_deferred(const struct ust_bpfu *u)
 {
 	(void)u;
 	return false;
+}
+
+const char *ust_bpfu_why_immediate(const struct ust_bpfu *u)
+{
+	(void)u;
+	return "built without BPF support";
 }
 
 int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)

@@ -22,6 +22,24 @@ struct last_event {
 	uint64_t off, ts;
 };
 
+/*
+ * Every ordinary event, per CPU, in file order (= time order per CPU and
+ * buffer).  A cookie written into another buffer than its event (the BPF
+ * backport puts them into "ustitch") finds its requester here: the same
+ * CPU and task, the nearest event at or before it.
+ */
+struct ev_ref {
+	uint64_t ts, off;
+	int32_t pid;
+	int16_t id;
+	int16_t buf;
+};
+
+struct ev_list {
+	struct ev_ref *v;
+	unsigned long nr, cap;
+};
+
 static double now(void)
 {
 	struct timespec t;
@@ -75,9 +93,24 @@ static int add_mapping(struct ust_scan *sc, const struct ust_dec_mapping *m)
 	return 0;
 }
 
+static void note_event(struct ev_list *l, uint64_t ts, uint64_t off, int pid, int id, int buf)
+{
+	if (l->nr == l->cap) {
+		unsigned long cap = l->cap ? l->cap * 2 : 1024;
+		void *n = realloc(l->v, cap * sizeof(*l->v));
+
+		if (!n)
+			return;
+		l->v = n;
+		l->cap = cap;
+	}
+	l->v[l->nr++] = (struct ev_ref){ .ts = ts, .off = off, .pid = pid, .id = (int16_t)id,
+					 .buf = (int16_t)buf };
+}
+
 static void scan_record(struct ust_scan *sc, const struct ust_dec_layout *lay,
 			int kstack_id, int buf, int cpu, struct tep_record *rec,
-			struct last_event *last)
+			struct last_event *last, struct ev_list *evs)
 {
 	char what[160];
 	int id, pid;
@@ -115,6 +148,7 @@ static void scan_record(struct ust_scan *sc, const struct ust_dec_layout *lay,
 			add_mapping(sc, &m);
 	} else if (id != kstack_id) {
 		/* kernel_stack sits between an event and its cookie: skip it. */
+		note_event(evs, rec->ts, rec->offset, pid, id, buf);
 		last->id = id;
 		last->pid = pid;
 		last->off = rec->offset;
@@ -122,7 +156,8 @@ static void scan_record(struct ust_scan *sc, const struct ust_dec_layout *lay,
 	}
 }
 
-static int scan_handle(struct ust_scan *sc, struct tracecmd_input *h, int buf)
+static int scan_handle(struct ust_scan *sc, struct tracecmd_input *h, int buf,
+		       struct ev_list **evs, int *nr_evs)
 {
 	struct tep_handle *tep = tracecmd_get_tep(h);
 	struct ust_dec_layout lay;
@@ -134,6 +169,15 @@ static int scan_handle(struct ust_scan *sc, struct tracecmd_input *h, int buf)
 	ks = tep_find_event_by_name(tep, "ftrace", "kernel_stack");
 	kstack_id = ks ? ks->id : -1;
 	cpus = tep_get_cpus(tep);
+	if (cpus > *nr_evs) {
+		void *n = realloc(*evs, (size_t)cpus * sizeof(**evs));
+
+		if (!n)
+			return -1;
+		*evs = n;
+		memset(*evs + *nr_evs, 0, (size_t)(cpus - *nr_evs) * sizeof(**evs));
+		*nr_evs = cpus;
+	}
 	for (cpu = 0; cpu < cpus; cpu++) {
 		struct last_event last = { .id = -1, .pid = -1 };
 		struct tep_record *rec;
@@ -141,15 +185,65 @@ static int scan_handle(struct ust_scan *sc, struct tracecmd_input *h, int buf)
 		for (rec = tracecmd_read_cpu_first(h, cpu); rec;
 		     rec = tracecmd_read_data(h, cpu)) {
 			sc->records++;
-			scan_record(sc, &lay, kstack_id, buf, cpu, rec, &last);
+			scan_record(sc, &lay, kstack_id, buf, cpu, rec, &last, &(*evs)[cpu]);
 			tracecmd_free_record(rec);
 		}
 	}
 	return 0;
 }
 
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct ev_ref *x = a, *y = b;
+
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Requests with no requester in their own buffer: look across buffers. */
+static void match_across(struct ust_scan *sc, struct ev_list *evs, int nr_evs)
+{
+	unsigned long i;
+	int cpu;
+
+	for (cpu = 0; cpu < nr_evs; cpu++)
+		if (sc->nr_bufs > 1)
+			qsort(evs[cpu].v, evs[cpu].nr, sizeof(*evs[cpu].v), cmp_ref);
+	for (i = 0; i < sc->st.nr_reqs; i++) {
+		struct ust_stitch_req *r = &sc->st.reqs[i];
+		struct ev_list *l;
+		unsigned long lo = 0, hi, k, steps;
+
+		if (r->req_id >= 0 || r->cpu < 0 || r->cpu >= nr_evs)
+			continue;
+		l = &evs[r->cpu];
+		hi = l->nr;
+		while (lo < hi) {	/* first entry with ts > r->ts */
+			unsigned long mid = (lo + hi) / 2;
+
+			if (l->v[mid].ts <= r->ts)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* Nearest at or before it, same task; a few steps back at most. */
+		for (k = lo, steps = 0; k > 0 && steps < 64; k--, steps++) {
+			const struct ev_ref *e = &l->v[k - 1];
+
+			if (e->pid != r->pid || e->buf == r->buf)
+				continue;
+			r->req_id = e->id;
+			r->req_pid = e->pid;
+			r->req_off = e->off;
+			r->req_ts = e->ts;
+			break;
+		}
+	}
+}
+
 int ust_scan_file(struct ust_scan *sc, const char *path, char *err, size_t errlen)
 {
+	struct ev_list *evs = NULL;
+	int nr_evs = 0, c;
 	struct tracecmd_input *h;
 	struct stat stbuf;
 	double t0 = now();
@@ -179,7 +273,7 @@ int ust_scan_file(struct ust_scan *sc, const char *path, char *err, size_t errle
 	}
 	sc->nr_bufs = n + 1;
 	sc->buf_names[0] = strdup("");
-	scan_handle(sc, h, 0);
+	scan_handle(sc, h, 0, &evs, &nr_evs);
 	for (i = 0; i < n; i++) {
 		struct tracecmd_input *ih = tracecmd_buffer_instance_handle(h, i);
 		const char *name = tracecmd_buffer_instance_name(h, i);
@@ -187,10 +281,14 @@ int ust_scan_file(struct ust_scan *sc, const char *path, char *err, size_t errle
 		sc->buf_names[i + 1] = strdup(name ? name : "?");
 		if (!ih)
 			continue;
-		scan_handle(sc, ih, i + 1);
+		scan_handle(sc, ih, i + 1, &evs, &nr_evs);
 		tracecmd_close(ih);
 	}
 	tracecmd_close(h);
+	match_across(sc, evs, nr_evs);
+	for (c = 0; c < nr_evs; c++)
+		free(evs[c].v);
+	free(evs);
 	ust_stitch_finish(&sc->st, &sc->stats);
 	sc->seconds = now() - t0;
 	return 0;

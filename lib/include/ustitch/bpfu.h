@@ -112,6 +112,8 @@ int ust_bpfu_consume(struct ust_bpfu *u, ust_bpfu_rec_fn fn, void *ctx);
 int ust_bpfu_fd(const struct ust_bpfu *u);
 /* true: stacks are deferred (task_work); false: the immediate fallback. */
 bool ust_bpfu_deferred(const struct ust_bpfu *u);
+/* Why the fallback was chosen (one line), "" when deferred. */
+const char *ust_bpfu_why_immediate(const struct ust_bpfu *u);
 int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st);
 /* Detach everything and free; NULL is fine. */
 void ust_bpfu_close(struct ust_bpfu *u);

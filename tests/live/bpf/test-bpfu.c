@@ -450,8 +450,11 @@ static void run_mode(const struct mode *md, const char *prog, const char *prog_b
 	CHECK(u, "%s: open: %s", md->name, err);
 	if (!u)
 		return;
-	CHECK(ust_bpfu_deferred(u) == !md->opts.immediate, "%s: deferred %d", md->name,
-	      ust_bpfu_deferred(u));
+	CHECK(ust_bpfu_deferred(u) == !md->opts.immediate, "%s: deferred %d (%s)", md->name,
+	      ust_bpfu_deferred(u), ust_bpfu_why_immediate(u));
+	CHECK(!strcmp(ust_bpfu_why_immediate(u),
+		      md->opts.immediate ? "immediate stacks requested" : ""),
+	      "why immediate: %s", ust_bpfu_why_immediate(u));
 	if (spawn(&run, prog, &go)) {
 		CHECK(0, "%s: starting %s", md->name, prog);
 		ust_bpfu_close(u);

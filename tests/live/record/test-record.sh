@@ -1,0 +1,106 @@
+#!/bin/bash
+# Live tests of `ustitch record` on this kernel (root, tracefs, BPF).
+# usage: test-record.sh chain|signals|badcmd
+set -u
+[ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
+[ -d /sys/kernel/tracing/instances ] || { echo "skip: no tracefs"; exit 77; }
+work=$(mktemp -d /tmp/ustitch-rec.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+here=$(dirname "$0")
+fails=0
+ok() { echo "ok - $*"; }
+bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
+expect_eq() { [ "$2" = "$3" ] && ok "$1: $2" || bad "$1: got '$2', expected '$3'"; }
+
+report() {	# report FILE -> plugin output
+	env HOME="$work" TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" \
+		${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} trace-cmd report "$1" 2>&1
+}
+instances() { ls /sys/kernel/tracing/instances | grep '^ustitch-' || true; }
+our_progs() { bpftool prog show 2>/dev/null | grep -c 'name ust_bpfu' || true; }
+
+chain() {
+	local rounds=2 prog=$UST_REC_PROG base
+	base=$(basename "$prog")
+	"$UST_USTITCH" record -q -o "$work/t.dat" -e syscalls:sys_enter_getppid \
+		-e syscalls:sys_exit_getppid -O userstacktrace_delay -- "$prog" $rounds ||
+		{ bad "ustitch record failed"; return; }
+	report "$work/t.dat" >"$work/report"
+	awk -f "$here/stacks.awk" "$work/report" >"$work/stacks"
+	local main="getppid(libc.so.6);rec_c($base);rec_b($base);rec_a($base);main($base)"
+	local thr="getppid(libc.so.6);thr_b($base);thr_a($base);rec_thread($base);start_thread(libc.so.6)"
+	local child="getppid(libc.so.6);child_y($base);child_x($base);main($base)"
+	# main -> rec_a -> rec_b -> rec_c -> getppid, 3 calls a round, enter and exit
+	expect_eq "main chain, sys_enter" "$(grep -c "^sys_enter_getppid .* $main;" "$work/stacks")" $((rounds * 3))
+	expect_eq "main chain, sys_exit" "$(grep -c "^sys_exit_getppid .* $main;" "$work/stacks")" $((rounds * 3))
+	# the thread, migrating between CPUs
+	expect_eq "thread chain" "$(grep -c " $thr" "$work/stacks")" $((rounds * 2 * 2))
+	local cpus
+	cpus=$(grep " $thr" "$work/stacks" | awk '{ print $3 }' | sort -u | wc -l)
+	if [ "$(nproc)" -gt 1 ]; then
+		[ "$cpus" -gt 1 ] && ok "thread events on $cpus CPUs" || bad "thread events on $cpus CPU only"
+	fi
+	# the forked child, gone long before the recording ended
+	expect_eq "exited child chain" "$(grep -c " $child" "$work/stacks")" 2
+	# one kernel entry: enter and exit share one cookie, one stack
+	local pairs
+	pairs=$(awk '$1 == "sys_enter_getppid" { c[$2] = $4; next }
+		     $1 == "sys_exit_getppid" { n++; if (c[$2] == $4 && $4 != "-") same++ }
+		     END { print same + 0 "/" n + 0 }' "$work/stacks")
+	expect_eq "enter/exit pairs with one cookie" "$pairs" "$(grep -c '^sys_exit_getppid' "$work/stacks")/$(grep -c '^sys_exit_getppid' "$work/stacks")"
+	local distinct
+	distinct=$(awk '$4 != "-" { print $4 }' "$work/stacks" | sort -u | wc -l)
+	expect_eq "distinct cookies (one per kernel entry)" "$distinct" $((rounds * 3 + rounds * 2 + 1))
+	expect_eq "stacks shown at 2 events each" "$(grep -c 'user_unwind_stack: .*shown at 2 events' "$work/report")" "$distinct"
+	expect_eq "no events without a stack" "$(awk '$5 == "-"' "$work/stacks" | wc -l)" 0
+	[ $fails -eq 0 ] || { echo "--- stacks:"; cat "$work/stacks"; }
+}
+
+signals() {
+	local sig pid rc
+	for sig in INT TERM; do
+		"$UST_USTITCH" record -o "$work/$sig.dat" -e sched:sched_switch -O userstacktrace_delay \
+			>"$work/$sig.log" 2>&1 &
+		pid=$!
+		for _ in $(seq 50); do grep -q recording "$work/$sig.log" && break; sleep 0.1; done
+		sleep 0.3
+		kill -$sig $pid
+		wait $pid; rc=$?
+		expect_eq "SIG$sig: exit status" $rc 0
+		trace-cmd dump -v "$work/$sig.dat" 2>&1 | grep -q "is a valid trace-cmd file" &&
+			ok "SIG$sig: valid trace.dat" || bad "SIG$sig: trace.dat not valid: $(cat "$work/$sig.log")"
+		expect_eq "SIG$sig: instances left" "$(instances | grep -c "ustitch-$pid" || true)" 0
+		expect_eq "SIG$sig: BPF programs left" "$(our_progs)" 0
+	done
+	"$UST_USTITCH" record -o "$work/kill.dat" -e sched:sched_switch -O userstacktrace_delay \
+		>"$work/kill.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 50); do grep -q recording "$work/kill.log" && break; sleep 0.1; done
+	kill -KILL $pid
+	wait $pid 2>/dev/null
+	sleep 0.2
+	expect_eq "SIGKILL: BPF programs left" "$(our_progs)" 0
+	expect_eq "SIGKILL: its instance stays until the next run" "$(instances | grep -c "ustitch-$pid" || true)" 1
+	"$UST_USTITCH" record -o "$work/next.dat" -e sched:sched_switch -- true 2>"$work/next.log"
+	grep -q "removed 1 stale ustitch instance" "$work/next.log" && ok "next run removed the stale instance" ||
+		bad "next run did not say it removed the stale instance: $(cat "$work/next.log")"
+	expect_eq "SIGKILL: instances left after the next run" "$(instances | grep -c "ustitch-$pid" || true)" 0
+}
+
+badcmd() {
+	local before after
+	before=$(ls /sys/kernel/tracing/instances; cat /sys/kernel/tracing/trace_options)
+	while IFS='|' read -r args msg; do
+		[ -z "$args" ] && continue
+		# shellcheck disable=SC2086
+		out=$(cd "$work" && "$UST_USTITCH" record $args 2>&1); rc=$?
+		[ $rc -eq 2 ] && [ "$out" = "$msg" ] && ok "record $args" ||
+			bad "record $args: status $rc, said '$out', expected '$msg'"
+		[ ! -e "$work/trace.dat" ] || { bad "record $args left a trace.dat"; rm -f "$work/trace.dat"; }
+	done <"$here/badcmd.txt"
+	after=$(ls /sys/kernel/tracing/instances; cat /sys/kernel/tracing/trace_options)
+	[ "$before" = "$after" ] && ok "tracefs unchanged" || bad "tracefs changed"
+}
+
+"$1"
+[ $fails -eq 0 ]
