@@ -19,6 +19,7 @@
  */
 #include "ust_bpfu_kern.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include "ust_bpfu_abi.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -32,6 +33,7 @@ struct ust_bpfu_task {
 	__u64 cookie;		/* 0: no cookie in this entry yet */
 	__u64 sp;		/* user sp and ip of the entry that got it */
 	__u64 ip;
+	__u32 pending;		/* a work is scheduled and has not run yet */
 };
 
 struct ust_bpfu_work {
@@ -64,10 +66,13 @@ struct {
 	__type(value, struct ust_bpfu_work);
 } ust_bpfu_works SEC(".maps");
 
-/* tgids to follow; empty (ust_filter_on == 0): every user task. */
+/*
+ * tgids to follow; unused while ust_filter_on == 0 (every user task).
+ * Entries leave when their thread group dies (ust_bpfu_exit).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, __u8);
 } ust_bpfu_tgids SEC(".maps");
@@ -441,6 +446,8 @@ static int ust_bpfu_work_cb(struct bpf_map *map __ust_unused, void *key __ust_un
 	struct ust_bpfu_task *st;
 
 	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
+	if (st)
+		st->pending = 0;
 	if (!st || !st->cookie) {
 		UST_COUNT(orphan);
 		return 0;
@@ -466,8 +473,7 @@ static __always_inline int ust_bpfu_schedule(struct task_struct *task, __u32 tid
 						  ust_bpfu_work_cb, 0);
 }
 
-SEC("tracepoint")
-int ust_bpfu_event(void *ctx)
+static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx)
 {
 	__u64 ts = bpf_ktime_get_ns();
 	__u64 id = bpf_get_current_pid_tgid();
@@ -492,8 +498,8 @@ int ust_bpfu_event(void *ctx)
 	/*
 	 * A cookie from an entry that went back to user space without its
 	 * work having run (the work was queued too late): this is a new
-	 * entry.  The pending work will report this entry's stack, and the
-	 * old cookie gets none.
+	 * entry.  The work still pending will report this entry's stack,
+	 * and the old cookie gets none.
 	 */
 	if (st->cookie && (st->sp != sp || st->ip != ip)) {
 		UST_COUNT(stale);
@@ -511,8 +517,12 @@ int ust_bpfu_event(void *ctx)
 	st->sp = sp;
 	st->ip = ip;
 	ust_bpfu_emit_cookie(ts, cpu, id, cookie);
-	if (ust_bpfu_schedule(task, (__u32)id) == 0)
+	if (st->pending)
 		return 0;
+	if (ust_bpfu_schedule(task, (__u32)id) == 0) {
+		st->pending = 1;
+		return 0;
+	}
 	/* No work will clear it: this entry's stack now, then forget it. */
 	UST_COUNT(sched_fail);
 	st->cookie = 0;
@@ -520,9 +530,19 @@ int ust_bpfu_event(void *ctx)
 	return 0;
 }
 
-/* Fallback without task_work: every event its own cookie and stack. */
+/*
+ * A tracepoint program's return value decides whether perf records the
+ * event for the perf users of that tracepoint: 1 leaves them unaffected.
+ */
 SEC("tracepoint")
-int ust_bpfu_event_imm(void *ctx)
+int ust_bpfu_event(void *ctx)
+{
+	ust_bpfu_event_body(ctx);
+	return 1;
+}
+
+/* Fallback without task_work: every event its own cookie and stack. */
+static __attribute__((noinline)) int ust_bpfu_event_imm_body(void *ctx)
 {
 	__u64 ts = bpf_ktime_get_ns();
 	__u64 id = bpf_get_current_pid_tgid();
@@ -544,9 +564,47 @@ int ust_bpfu_event_imm(void *ctx)
 }
 
 /*
+ * A tracepoint program's return value decides whether perf records the
+ * event for the perf users of that tracepoint: 1 leaves them unaffected.
+ */
+SEC("tracepoint")
+int ust_bpfu_event_imm(void *ctx)
+{
+	ust_bpfu_event_imm_body(ctx);
+	return 1;
+}
+
+/*
+ * ftrace's event-fork for the tgid filter: a followed process's new child
+ * processes are followed from their first instruction (the tracepoint
+ * fires before the child is woken).  raw_tp because the format of
+ * sched_process_fork changed (comm became __data_loc).
+ */
+SEC("raw_tp/sched_process_fork")
+int ust_bpfu_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, ctgid;
+	__u8 one = 1;
+
+	if (!ust_filter_on || !bpf_map_lookup_elem(&ust_bpfu_tgids, &tgid))
+		return 0;
+	ctgid = BPF_CORE_READ(child, tgid);
+	if (ctgid == tgid)	/* a thread: its group is followed already */
+		return 0;
+	if (bpf_map_update_elem(&ust_bpfu_tgids, &ctgid, &one, BPF_ANY))
+		UST_COUNT(filter_full);
+	else
+		UST_COUNT(children);
+	return 0;
+}
+
+/*
  * A thread exiting with its work pending (exit_group, exit) never returns
  * to user space: deleting the slot cancels the work, so report that
- * entry's stack now (empty if the mm is already gone).
+ * entry's stack now (empty if the mm is already gone).  The last thread
+ * of a group also takes its tgid out of the filter: the number may come
+ * back as another process.
  */
 SEC("tracepoint/sched/sched_process_exit")
 int ust_bpfu_exit(void *ctx)
@@ -554,9 +612,11 @@ int ust_bpfu_exit(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct ust_bpfu_task *st;
-	__u32 tid = (__u32)id;
+	__u32 tid = (__u32)id, tgid = id >> 32;
 
 	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
+	if (st)
+		st->pending = 0;	/* cancelled by the delete below */
 	if (st && st->cookie) {
 		__u64 cookie = st->cookie;
 
@@ -565,5 +625,8 @@ int ust_bpfu_exit(void *ctx)
 		ust_bpfu_emit_immediate(ctx, task, id, cookie, UST_BPFU_F_EXIT);
 	}
 	bpf_map_delete_elem(&ust_bpfu_works, &tid);
+	/* do_exit() decrements signal->live before this tracepoint. */
+	if (ust_filter_on && task->signal->live.counter == 0)
+		bpf_map_delete_elem(&ust_bpfu_tgids, &tgid);
 	return 0;
 }

@@ -69,6 +69,8 @@ struct ust_bpfu_counters {
 	__u64 truncated;	/* stacks cut at UST_BPFU_MAX_FRAMES */
 	__u64 vma_fail;		/* bpf_find_vma() errors other than "no VMA" */
 	__u64 exit_stacks;	/* immediate stacks taken at task exit */
+	__u64 children;		/* child processes followed (fork of a followed tgid) */
+	__u64 filter_full;	/* child processes not followed: tgid map full */
 };
 
 #endif /* UST_BPFU_ABI_H */

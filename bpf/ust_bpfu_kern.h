@@ -48,15 +48,25 @@ typedef _Bool bool;
 #define __ust_unused			__attribute__((unused))
 
 struct mm_struct;
+struct signal_struct;
 struct super_block;
 struct inode;
 struct file;
+
+typedef struct {
+	int counter;
+} atomic_t;
 
 struct task_struct {
 	unsigned int flags;
 	int pid;
 	int tgid;
 	struct mm_struct *mm;
+	struct signal_struct *signal;
+} __attribute__((preserve_access_index));
+
+struct signal_struct {
+	atomic_t live;			/* threads of the group not yet in do_exit() */
 } __attribute__((preserve_access_index));
 
 /* x86-64 kernel names (not the UAPI rip/rsp ones). */
@@ -88,6 +98,11 @@ struct vm_area_struct {
 
 struct bpf_map {
 } __attribute__((preserve_access_index));
+
+/* UAPI: the context of raw_tp programs. */
+struct bpf_raw_tracepoint_args {
+	__u64 args[0];
+};
 
 /*
  * UAPI since 6.18, opaque; the verifier finds it in a map value by this

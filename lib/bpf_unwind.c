@@ -172,15 +172,10 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_
 		snprintf(err, errlen, "opening the BPF object: %s", strerror(errno));
 		return NULL;
 	}
-	/* One event program of the two; the exit hook only serves task_work. */
+	/* One event program of the two. */
 	bpf_program__set_autoload(skel->progs.ust_bpfu_event, deferred);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_event_imm, !deferred);
-	bpf_program__set_autoload(skel->progs.ust_bpfu_exit, deferred);
-	if (!deferred) {
-		/* Not needed, and older kernels may not have task storage. */
-		bpf_map__set_autocreate(skel->maps.ust_bpfu_tasks, false);
-		bpf_map__set_autocreate(skel->maps.ust_bpfu_works, false);
-	}
+	bpf_program__set_autoload(skel->progs.ust_bpfu_fork, !o->no_children);
 	skel->rodata->ust_leaf_ret = !o->kernel_frames;
 	bpf_map__set_max_entries(skel->maps.ust_bpfu_events, (__u32)ust_bpfu_rb_size(o->ringbuf_bytes));
 	ret = ust_bpfu_skel__load(skel);
@@ -245,11 +240,18 @@ struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size
 		snprintf(err, errlen, "BPF ring buffer: %s", strerror(errno));
 		goto fail;
 	}
-	if (u->deferred) {
-		l = bpf_program__attach_tracepoint(u->skel->progs.ust_bpfu_exit, "sched",
-						   "sched_process_exit");
+	l = bpf_program__attach_tracepoint(u->skel->progs.ust_bpfu_exit, "sched",
+					   "sched_process_exit");
+	if (!l || ust_bpfu_add_link(u, l)) {
+		snprintf(err, errlen, "attaching to sched:sched_process_exit: %s", strerror(errno));
+		bpf_link__destroy(l);
+		goto fail;
+	}
+	if (!o->no_children) {
+		l = bpf_program__attach_raw_tracepoint(u->skel->progs.ust_bpfu_fork,
+						       "sched_process_fork");
 		if (!l || ust_bpfu_add_link(u, l)) {
-			snprintf(err, errlen, "attaching to sched:sched_process_exit: %s",
+			snprintf(err, errlen, "attaching to raw sched_process_fork: %s",
 				 strerror(errno));
 			bpf_link__destroy(l);
 			goto fail;
@@ -366,6 +368,8 @@ int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
 		st->truncated += v[i].truncated;
 		st->vma_fail += v[i].vma_fail;
 		st->exit_stacks += v[i].exit_stacks;
+		st->children += v[i].children;
+		st->filter_full += v[i].filter_full;
 	}
 	free(v);
 	return ret;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 struct rec_event {
@@ -22,6 +23,9 @@ struct rec_buffer {
 	bool deferred;		/* -O userstacktrace_delay */
 };
 
+struct rec_source;
+struct ust_bpfu;
+
 struct rec_opts {
 	struct rec_buffer *bufs;
 	int nr_bufs;
@@ -33,7 +37,55 @@ struct rec_opts {
 	int nr_pids;
 	bool quiet;
 	char **cmd;		/* NULL: until SIGINT/SIGTERM */
+	struct rec_source *sources;	/* extra producers (perf sampling, ...) */
 };
+
+/*
+ * What a source gets to work with while recording.  Records it produces go
+ * into the spool (written into the trace.dat's "ustitch" buffer, per CPU
+ * in timestamp order); the formats of the events they use are registered
+ * with rec_ctx_add_format() so that the file describes them.
+ */
+struct rec_ctx {
+	struct rec_opts *o;
+	struct rec_spool *spool;
+	struct rec_maps *maps;
+	struct ust_bpfu *bpfu;		/* NULL unless deferred stacks come from BPF */
+	pid_t child;			/* the command, or -1 */
+	uint16_t cookie_id, stack_id, mapping_id;	/* ids of the BPF-made records */
+	int next_id;			/* first id free for a source's own events */
+	char **formats;			/* "system\0text" pairs added at the end */
+	int nr_formats;
+};
+
+/* Register a format text for the file ("ustitch", text). 0 or -1. */
+int rec_ctx_add_format(struct rec_ctx *c, const char *system, const char *text);
+/* A fresh event id no event of this kernel (nor another source) uses. */
+int rec_ctx_new_id(struct rec_ctx *c);
+
+/*
+ * An extra producer of records: parsed from the command line, checked
+ * before anything is touched, started once the ftrace instances exist,
+ * polled (without blocking) in the main loop, stopped before the file is
+ * written.
+ */
+struct rec_source_ops {
+	const char *name;
+	int (*start)(struct rec_source *s, struct rec_ctx *c, char *err, size_t errlen);
+	int (*poll)(struct rec_source *s, struct rec_ctx *c);
+	void (*stop)(struct rec_source *s, struct rec_ctx *c);
+	void (*summary)(struct rec_source *s, FILE *out);
+	void (*free)(struct rec_source *s);
+};
+
+struct rec_source {
+	const struct rec_source_ops *ops;
+	void *priv;
+	struct rec_source *next;
+};
+
+/* Append @s to the options' list of sources. */
+void rec_add_source(struct rec_opts *o, struct rec_source *s);
 
 /* Parse; on error print "ustitch record: ..." and return 2. */
 int rec_parse(int argc, char **argv, struct rec_opts *o);

@@ -57,7 +57,41 @@ struct run {
 	uint16_t cookie_id, stack_id, mapping_id;
 	unsigned long cookies, stacks, immediate;
 	int spool_err;
+	struct rec_ctx ctx;
 };
+
+void rec_add_source(struct rec_opts *o, struct rec_source *s)
+{
+	struct rec_source **pp = &o->sources;
+
+	while (*pp)
+		pp = &(*pp)->next;
+	s->next = NULL;
+	*pp = s;
+}
+
+int rec_ctx_add_format(struct rec_ctx *c, const char *system, const char *text)
+{
+	size_t ls = strlen(system), lt = strlen(text);
+	char **n = realloc(c->formats, (size_t)(c->nr_formats + 1) * sizeof(*n));
+	char *e;
+
+	if (!n)
+		return -1;
+	c->formats = n;
+	e = malloc(ls + lt + 2);
+	if (!e)
+		return -1;
+	memcpy(e, system, ls + 1);
+	memcpy(e + ls + 1, text, lt + 1);
+	c->formats[c->nr_formats++] = e;
+	return 0;
+}
+
+int rec_ctx_new_id(struct rec_ctx *c)
+{
+	return c->next_id < 65000 ? c->next_id++ : -1;
+}
 
 /* Ids for the events this kernel lacks: above every id it uses. */
 static void pick_ids(struct run *r)
@@ -102,6 +136,7 @@ static void pick_ids(struct run *r)
 	r->cookie_id = (uint16_t)(max + 1);
 	r->stack_id = (uint16_t)(max + 2);
 	r->mapping_id = max + 3 < UST_ABI_ID_USER_MAPPING ? UST_ABI_ID_USER_MAPPING : (uint16_t)(max + 3);
+	r->ctx.next_id = max + 4;
 }
 
 static int on_bpf_record(const struct ust_bpfu_rec *rec, void *ctx)
@@ -248,6 +283,12 @@ static int write_ustitch_buffer(struct run *r)
 	int ids[] = { r->cookie_id, r->stack_id, r->mapping_id };
 	int i, buf;
 
+	for (i = 0; i < r->ctx.nr_formats; i++) {
+		const char *sys = r->ctx.formats[i];
+
+		if (ust_tdw_add_format(w, sys, sys + strlen(sys) + 1))
+			return -1;
+	}
 	for (i = 0; i < 3; i++) {
 		char *text = ust_enc_format_with_id(keys[i], ids[i]);
 
@@ -270,7 +311,8 @@ int rec_run(struct rec_opts *o, bool native)
 	struct sigaction sa = { 0 };
 	struct run r = { .o = o };
 	int go_fd = -1, err_fd = -1, status = 0, b, ret = 1, stale;
-	bool bpf = false, started = false, tty = isatty(2) && !o->quiet;
+	bool bpf = false, spooling, started = false, tty = isatty(2) && !o->quiet;
+	struct rec_source *src;
 	double t0, last = 0;
 	pid_t child = -1;
 	char err[512];
@@ -318,7 +360,8 @@ int rec_run(struct rec_opts *o, bool native)
 		cb[b].options = (const char *const *)rb->opts;
 		cb[b].nr_options = rb->nr_opts;
 	}
-	if (bpf)
+	spooling = bpf || o->sources;
+	if (spooling)
 		pick_ids(&r);
 
 	if (o->cmd) {
@@ -344,11 +387,25 @@ int rec_run(struct rec_opts *o, bool native)
 		fprintf(stderr, PFX "cannot follow pid %d\n", (int)child);
 		goto abort;
 	}
-	if (bpf) {
+	if (spooling) {
 		r.spool = rec_spool_new();
 		r.maps = rec_maps_new(r.mapping_id);
-		if (!r.spool || !r.maps || start_bpf(&r, child))
+		if (!r.spool || !r.maps || (bpf && start_bpf(&r, child)))
 			goto abort;
+	}
+	r.ctx.o = o;
+	r.ctx.spool = r.spool;
+	r.ctx.maps = r.maps;
+	r.ctx.bpfu = r.bpfu;
+	r.ctx.child = child;
+	r.ctx.cookie_id = r.cookie_id;
+	r.ctx.stack_id = r.stack_id;
+	r.ctx.mapping_id = r.mapping_id;
+	for (src = o->sources; src; src = src->next) {
+		if (src->ops->start(src, &r.ctx, err, sizeof(err))) {
+			fprintf(stderr, PFX "%s: %s\n", src->ops->name, err);
+			goto abort;
+		}
 	}
 	ust_cap_on(r.cap);
 	t0 = now_s();
@@ -368,19 +425,25 @@ int rec_run(struct rec_opts *o, bool native)
 		}
 		close(err_fd);
 		err_fd = -1;
-		if (bpf)
+		if (spooling)
 			rec_maps_snapshot(r.maps, child);
 	} else if (!o->quiet) {
 		fprintf(stderr, PFX "recording; stop with Ctrl-C (SIGINT) or SIGTERM\n");
 	}
 
 	while (!stop_sig) {
+		/* Short rounds: the kernel's per-CPU buffers fill fast. */
 		if (r.bpfu) {
-			if (ust_bpfu_poll(r.bpfu, 100, on_bpf_record, &r) < 0 && errno != EINTR)
+			if (ust_bpfu_poll(r.bpfu, 50, on_bpf_record, &r) < 0 && errno != EINTR)
 				break;
 		} else {
-			usleep(100000);
+			usleep(50000);
 		}
+		for (src = o->sources; src; src = src->next)
+			if (src->ops->poll && src->ops->poll(src, &r.ctx) < 0) {
+				fprintf(stderr, PFX "%s: reading failed\n", src->ops->name);
+				goto abort;
+			}
 		if (ust_cap_drain(r.cap) < 0) {
 			fprintf(stderr, PFX "reading the ring buffer failed\n");
 			goto abort;
@@ -395,6 +458,9 @@ int rec_run(struct rec_opts *o, bool native)
 		}
 	}
 	ust_cap_off(r.cap);
+	for (src = o->sources; src; src = src->next)
+		if (src->ops->stop)
+			src->ops->stop(src, &r.ctx);
 	if (r.bpfu) {
 		/* Stacks of the last kernel entries arrive after the events. */
 		usleep(20000);
@@ -402,13 +468,17 @@ int rec_run(struct rec_opts *o, bool native)
 	}
 	if (tty)
 		show_status(&r, t0, true);
-	if (r.spool_err || (bpf && write_ustitch_buffer(&r))) {
+	if (r.spool_err || (spooling && write_ustitch_buffer(&r))) {
 		fprintf(stderr, PFX "writing the BPF records failed: %s\n",
 			strerror(r.spool_err ? r.spool_err : errno));
 		goto abort;
 	}
-	if (!o->quiet)
+	if (!o->quiet) {
 		summary(&r, o->output);
+		for (src = o->sources; src; src = src->next)
+			if (src->ops->summary)
+				src->ops->summary(src, stderr);
+	}
 	if (ust_cap_finish(r.cap, err, sizeof(err))) {
 		r.cap = NULL;
 		fprintf(stderr, PFX "%s\n", err);
@@ -418,6 +488,12 @@ int rec_run(struct rec_opts *o, bool native)
 	/* As trace-cmd record: the command's own exit status is not ours. */
 	ret = 0;
 abort:
+	for (src = o->sources; src; src = src->next)
+		if (src->ops->free)
+			src->ops->free(src);
+	for (b = 0; b < r.ctx.nr_formats; b++)
+		free(r.ctx.formats[b]);
+	free(r.ctx.formats);
 	ust_bpfu_close(r.bpfu);
 	ust_cap_abort(r.cap);
 	rec_spool_free(r.spool);

@@ -41,6 +41,11 @@ struct ust_bpfu_opts {
 	 * do this; set to get its exact frames.
 	 */
 	bool kernel_frames;
+	/*
+	 * Child processes of followed tgids are followed too, as ftrace's
+	 * event-fork option does; set to follow only the tgids given.
+	 */
+	bool no_children;
 };
 
 enum ust_bpfu_kind {
@@ -94,13 +99,19 @@ struct ust_bpfu_stats {
 	uint64_t truncated;	/* stacks cut at UST_BPFU_MAX_STACK */
 	uint64_t vma_fail;	/* bpf_find_vma() errors (mmap lock busy) */
 	uint64_t exit_stacks;	/* immediate stacks at task exit */
+	uint64_t children;	/* child processes followed */
+	uint64_t filter_full;	/* child processes missed: tgid map full */
 };
 
 /* Load the programs.  NULL with @err set when BPF is unusable. */
 struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size_t errlen);
 /* Attach to one more tracepoint, e.g. ("syscalls", "sys_enter_getppid"). */
 int ust_bpfu_attach(struct ust_bpfu *u, const char *system, const char *event);
-/* Once a tgid is followed, only followed tgids get cookies (none: all). */
+/*
+ * Once a tgid is followed, only followed tgids (and, unless no_children,
+ * their child processes) get cookies; none followed: every user task.
+ * A tgid leaves the filter when its last thread exits.
+ */
 int ust_bpfu_follow(struct ust_bpfu *u, pid_t tgid);
 int ust_bpfu_unfollow(struct ust_bpfu *u, pid_t tgid);
 /* Deliver records, waiting up to @timeout_ms (-1: forever) for the first.

@@ -3,8 +3,9 @@
  * Live test of ust_bpfu on this kernel: run ust-live-chain, give its
  * getppid() entries and exits cookies through BPF, and check the records
  * byte for byte against the kernel's layouts and the stacks against the
- * program's known call chains, in three modes: task_work (default),
- * task_work with the kernel's exact frames, and the immediate fallback.
+ * program's known call chains, in four modes: task_work (default), with
+ * the kernel's exact frames, without following child processes, and the
+ * immediate fallback.
  *
  * usage: test-bpfu PATH-TO-ust-live-chain
  * Needs root; exits 77 (skipped) without it or without BPF support.
@@ -54,13 +55,13 @@ struct map_ent {
 struct cookie_ev {
 	uint64_t cookie, ts;
 	unsigned int cpu;
-	pid_t tid;
+	pid_t tid, tgid;
 };
 
 struct stack_ev {
 	uint64_t cookie, ts;
 	unsigned int flags, nr;
-	pid_t tid;
+	pid_t tid, tgid;
 	uint64_t off[UST_BPFU_MAX_STACK], ino[UST_BPFU_MAX_STACK];
 	uint32_t dev[UST_BPFU_MAX_STACK];
 };
@@ -73,6 +74,7 @@ struct run {
 	struct map_ent maps[256];
 	int nr_maps;
 	pid_t child;
+	pid_t forked;	/* the child's child process, once seen */
 };
 
 static uint16_t get16(const unsigned char *b, size_t off)
@@ -108,7 +110,10 @@ static int on_rec(const struct ust_bpfu_rec *r, void *ctx)
 	CHECK(b[2] == 0 && b[3] == 0, "common_flags %u preempt %u", b[2], b[3]);
 	CHECK((pid_t)get32(b, 4) == r->tid, "common_pid %d tid %d", (int)get32(b, 4), r->tid);
 	CHECK(get64(b, UST_ABI_COOKIE_OFF) == r->cookie, "cookie bytes");
-	CHECK(r->tgid == run->child, "record of tgid %d, child %d", r->tgid, run->child);
+	if (r->tgid != run->child && !run->forked)
+		run->forked = r->tgid;
+	CHECK(r->tgid == run->child || r->tgid == run->forked, "record of tgid %d, child %d",
+	      r->tgid, run->child);
 	if (r->kind == UST_BPFU_COOKIE) {
 		struct cookie_ev *c;
 
@@ -125,6 +130,7 @@ static int on_rec(const struct ust_bpfu_rec *r, void *ctx)
 		c->ts = r->ts;
 		c->cpu = r->cpu;
 		c->tid = (pid_t)get32(b, 4);
+		c->tgid = r->tgid;
 	} else {
 		uint32_t sloc = get32(b, UST_ABI_STACK_LOC_OFF);
 		uint32_t iloc = get32(b, UST_ABI_INODES_LOC_OFF);
@@ -154,6 +160,7 @@ static int on_rec(const struct ust_bpfu_rec *r, void *ctx)
 		s->flags = r->flags;
 		s->nr = nr;
 		s->tid = (pid_t)get32(b, 4);
+		s->tgid = r->tgid;
 		for (i = 0; i < nr; i++) {
 			s->off[i] = get64(b, 32 + 8 * i);
 			s->ino[i] = get64(b, 32 + 8 * nr + 8 * i);
@@ -282,7 +289,7 @@ static void frame_name(const struct run *run, const struct stack_ev *s, unsigned
 	snprintf(out, len, "%.100s:%s", base, sym);
 }
 
-static int spawn(struct run *run, const char *prog, int *go_fd)
+static int spawn(struct run *run, const char *prog, bool fork_too, int *go_fd)
 {
 	int in[2], out[2];
 	char buf[16] = "";
@@ -302,7 +309,7 @@ static int spawn(struct run *run, const char *prog, int *go_fd)
 		close(out[0]);
 		snprintf(rounds, sizeof(rounds), "%d", ROUNDS);
 		snprintf(calls, sizeof(calls), "%d", CALLS);
-		execl(prog, prog, rounds, calls, (char *)NULL);
+		execl(prog, prog, rounds, calls, fork_too ? "fork" : (char *)NULL, (char *)NULL);
 		_exit(127);
 	}
 	close(in[0]);
@@ -320,15 +327,19 @@ static int spawn(struct run *run, const char *prog, int *go_fd)
 struct mode {
 	const char *name;
 	struct ust_bpfu_opts opts;
+	bool fork;			/* ust-live-chain forks a child process */
 	const char *const *chain_main;	/* expected frames, main thread */
 	const char *const *chain_thread;
+	const char *const *chain_forked;
 	int depth;
 };
 
 static void check_run(const struct run *run, const struct mode *md, const char *prog_base,
 		      const struct ust_bpfu_stats *st)
 {
-	const int calls = 2 * ROUNDS * CALLS;	/* getppid() calls, both threads */
+	const bool forked = md->fork && !md->opts.no_children;
+	/* getppid() calls of the followed threads */
+	const int calls = (forked ? 3 : 2) * ROUNDS * CALLS;
 	const bool imm = md->opts.immediate;
 	size_t i, j, distinct = 0, matched = 0;
 	unsigned int shown = 0;
@@ -367,11 +378,15 @@ static void check_run(const struct run *run, const struct mode *md, const char *
 	for (i = 0; i < run->nr_st; i++) {
 		const struct stack_ev *s = &run->st[i];
 		const struct cookie_ev *c = NULL;
-		const char *const *want = s->tid == run->child ? md->chain_main : md->chain_thread;
+		const char *const *want = s->tgid != run->child ? md->chain_forked :
+					  s->tid == run->child ? md->chain_main : md->chain_thread;
 		size_t dup = 0;
 		bool ok = true;
 		int k;
 
+		CHECK(want, "stack of an unexpected process %d", s->tgid);
+		if (!want)
+			continue;
 		for (j = 0; j < run->nr_ck && !c; j++)
 			if (run->ck[j].cookie == s->cookie)
 				c = &run->ck[j];
@@ -415,6 +430,9 @@ static void check_run(const struct run *run, const struct mode *md, const char *
 	}
 	CHECK(matched == run->nr_st, "%zu of %zu stacks match", matched, run->nr_st);
 
+	CHECK(!!run->forked == forked, "records of the forked child: %d", run->forked);
+	CHECK(st->children == (forked ? 1u : 0u), "children %llu", (unsigned long long)st->children);
+	CHECK(st->filter_full == 0, "filter full");
 	CHECK(st->records == run->nr_ck + run->nr_st, "records %llu",
 	      (unsigned long long)st->records);
 	CHECK(st->bad_records == 0, "bad records %llu", (unsigned long long)st->bad_records);
@@ -455,7 +473,7 @@ static void run_mode(const struct mode *md, const char *prog, const char *prog_b
 	CHECK(!strcmp(ust_bpfu_why_immediate(u),
 		      md->opts.immediate ? "immediate stacks requested" : ""),
 	      "why immediate: %s", ust_bpfu_why_immediate(u));
-	if (spawn(&run, prog, &go)) {
+	if (spawn(&run, prog, md->fork, &go)) {
 		CHECK(0, "%s: starting %s", md->name, prog);
 		ust_bpfu_close(u);
 		return;
@@ -493,13 +511,18 @@ int main(int argc, char **argv)
 						  "ust_live_a", "main" };
 	static const char *const thread_chain[] = { "getppid", "ust_live_c", "ust_live_b",
 						    "ust_live_a", "ust_live_thread" };
+	static const char *const forked_chain[] = { "getppid", "ust_live_c", "ust_live_b",
+						    "ust_live_a", "ust_live_forked" };
 	static const char *const kmain_chain[] = { "getppid", "ust_live_b", "ust_live_a", "main" };
 	static const char *const kthread_chain[] = { "getppid", "ust_live_b", "ust_live_a",
 						     "ust_live_thread" };
 	const struct mode modes[] = {
-		{ "task_work", { 0 }, main_chain, thread_chain, 5 },
-		{ "task_work kernel_frames", { .kernel_frames = true }, kmain_chain, kthread_chain, 4 },
-		{ "immediate", { .immediate = true }, main_chain, thread_chain, 5 },
+		{ "task_work", { 0 }, true, main_chain, thread_chain, forked_chain, 5 },
+		{ "task_work kernel_frames", { .kernel_frames = true }, false, kmain_chain,
+		  kthread_chain, NULL, 4 },
+		{ "task_work no_children", { .no_children = true }, true, main_chain, thread_chain,
+		  NULL, 5 },
+		{ "immediate", { .immediate = true }, true, main_chain, thread_chain, forked_chain, 5 },
 	};
 	char prog[PATH_MAX];
 	const char *base;

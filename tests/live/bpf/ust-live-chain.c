@@ -5,14 +5,17 @@
  * ust_live_a -> ...; ust_live_c calls getppid() several times (each its own
  * kernel entry), then usleep() so that the next round starts afresh.
  *
- * usage: ust-live-chain ROUNDS CALLS
- * Prints "ready" once mapped and waits for one byte on stdin before
- * running, so the test can read /proc/PID/maps and attach first.
+ * usage: ust-live-chain ROUNDS CALLS [fork]
+ * With "fork", a child process runs ust_live_forked -> ust_live_a -> ...
+ * as well.  Prints "ready" once mapped and waits for one byte on stdin
+ * before running, so the test can read /proc/PID/maps and attach first.
  * Built -O0 with frame pointers: every function keeps its frame.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int ust_live_a(int calls);
@@ -59,13 +62,23 @@ __attribute__((noinline)) void *ust_live_thread(void *arg)
 	return NULL;
 }
 
+__attribute__((noinline)) int ust_live_forked(int calls)
+{
+	for (int i = 0; i < ust_live_rounds; i++) {
+		ust_live_a(calls);
+		usleep(1000);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	pid_t child = -1;
 	pthread_t t;
-	int calls;
+	int calls, st;
 	char go;
 
-	if (argc != 3)
+	if (argc != 3 && (argc != 4 || strcmp(argv[3], "fork")))
 		return 2;
 	ust_live_rounds = atoi(argv[1]);
 	calls = atoi(argv[2]);
@@ -73,6 +86,13 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (read(0, &go, 1) != 1)
 		return 3;
+	if (argc == 4) {
+		child = fork();
+		if (child < 0)
+			return 5;
+		if (!child)
+			_exit(ust_live_forked(calls));
+	}
 	if (pthread_create(&t, NULL, ust_live_thread, &calls))
 		return 4;
 	for (int i = 0; i < ust_live_rounds; i++) {
@@ -80,5 +100,7 @@ int main(int argc, char **argv)
 		usleep(1000);
 	}
 	pthread_join(t, NULL);
+	if (child > 0 && (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st)))
+		return 6;
 	return 0;
 }

@@ -1,0 +1,50 @@
+#!/bin/bash
+# vm lane, in the guest: the flow users type, with the stock trace-cmd.
+# On a normal kernel `trace-cmd record` works (this project's own machine
+# blocks the function-tracer files it opens), so here it records a real
+# trace, which `trace-cmd report` must print with our plugin loaded, clean
+# and exactly as without it: the trace has no deferred-unwind events, and the
+# plugin must not change anything else.
+set -u
+fail() { echo "FAIL: $*"; exit 1; }
+
+# 5 loops of main -> ust_a -> ust_b -> ust_c -> getppid().
+trace-cmd record -o trace.dat -e syscalls:sys_enter_getppid -O userstacktrace \
+	"$UST_TESTPROG" 5 >record.log 2>&1 || { cat record.log; fail "trace-cmd record exited with $?"; }
+echo "record: $(grep -c . record.log) lines of output, $(stat -c %s trace.dat) bytes of trace"
+
+report() {	# report OUTPUT [ENV...]: trace-cmd report, stderr apart
+	local out=$1
+	shift
+	env "$@" trace-cmd report trace.dat >"$out" 2>"$out.err" || { cat "$out.err"; fail "trace-cmd report exited with $?"; }
+}
+report plain -u TRACEEVENT_PLUGIN_DIR
+report ours TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD}
+
+# The report runs clean: nothing on stderr, nothing unparsed, no ustitch
+# complaint.
+if [ -s ours.err ]; then
+	cat ours.err
+	fail "trace-cmd report with the plugin wrote to stderr"
+fi
+! grep -E 'FAILED TO PARSE|\[ustitch:' ours || fail "unparsed records or plugin complaints"
+
+# The expected events: 5 getppid entries of the test program, each with its
+# user stack (ftrace's immediate one: a user_stack event whose frames print
+# as "=> 0xADDR", the first on the event's own line, zeros past the end).
+prog=$(basename "$UST_TESTPROG")
+n=$(grep -c "^ *${prog:0:15}-[0-9]* .*sys_enter_getppid:" ours)
+[ "$n" -eq 5 ] || { head -40 ours; fail "expected 5 sys_enter_getppid events of $prog, got $n"; }
+n=$(grep -c "^ *${prog:0:15}-[0-9]* .*user_stack:" ours)
+[ "$n" -eq 5 ] || { head -40 ours; fail "expected 5 user_stack events of $prog, got $n"; }
+# Each one has the whole chain: getppid, 3 frames of the program (the
+# frame-pointer walk skips ust_c: getppid keeps no frame), libc's start.
+short=$(awk '/user_stack:/ { if (s && f < 5) bad++; s = 1; f = 0 }
+	     s && /=> 0x/ { if ($NF != "0x0") f++; next }
+	     s { if (f < 5) bad++; s = 0 }
+	     END { if (s && f < 5) bad++; print bad + 0 }' ours)
+[ "$short" -eq 0 ] || { head -60 ours; fail "$short user stack(s) with fewer than 5 frames"; }
+
+diff -u plain ours >/dev/null || { diff -u plain ours | head -40; fail "the plugin changed the report"; }
+echo "ok: $(wc -l <ours) lines, 5 getppid events with 5-frame user stacks, identical without the plugin"
+grep -m1 -A6 'sys_enter_getppid:' ours

@@ -1,0 +1,349 @@
+#!/bin/bash
+# The vm lane: the project's live tests on a normal distribution kernel.
+#
+# This machine's kernel blocks the function tracer's files, fentry and more
+# (see the project notes), so some paths can only be tested elsewhere.  We
+# boot Debian 12's own linux-image-6.12 under QEMU (TCG: /dev/kvm here cannot
+# run ordinary kernels), with a busybox initramfs made at run time.  The
+# guest sees the host's root read-only over 9p, so it runs the very binaries
+# of this build tree; results come back through a writable 9p share.
+#
+#   vm-lane.sh [--tap] SOURCE-DIR BUILD-DIR
+#
+# What runs in the guest: tests/vm/guest-tests.txt (see there).  Output is
+# one line per guest test, TAP with --tap (meson then shows each guest test).
+# Skipped (exit 77, or a TAP skip plan) only when QEMU, busybox-static or the
+# kernel package cannot be had.
+#
+# Environment:
+#   UST_VM_CACHE       where the unpacked kernel is kept (/var/cache/ustitch-vm)
+#   UST_VM_KERNEL_PKG  a linux-image package name (default: the newest
+#                      linux-image-6.12.*-amd64-unsigned apt knows)
+#   UST_VM_TIME_LIMIT  seconds before QEMU is killed (default 720)
+#   UST_VM_TESTS       the guest test list (default tests/vm/guest-tests.txt)
+#   UST_VM_TIME_FACTOR a meson test's timeout is multiplied by this in the
+#                      guest: code runs several times slower under TCG (4)
+#   UST_*              passed on to the guest's script tests
+set -u
+
+tap=0
+if [ "${1:-}" = --tap ]; then
+	tap=1
+	shift
+fi
+if [ $# -ne 2 ]; then
+	echo "usage: $0 [--tap] SOURCE-DIR BUILD-DIR" >&2
+	exit 2
+fi
+src=$(realpath "$1")
+build=$(realpath "$2")
+cache=${UST_VM_CACHE:-/var/cache/ustitch-vm}
+limit=${UST_VM_TIME_LIMIT:-720}
+factor=${UST_VM_TIME_FACTOR:-4}
+list=${UST_VM_TESTS:-$src/tests/vm/guest-tests.txt}
+work=$build/tests/vm/lane
+# The kernel modules the guest's /init loads (their dependencies come too).
+modules=(9p 9pnet_virtio)
+lane_t0=$(date +%s)
+
+# Diagnostics go to stderr in TAP mode: TAP readers only want test lines
+# and comments on stdout.
+note() {
+	if ((tap)); then echo "# $*"; else echo "vm-lane: $*"; fi
+}
+skip() {
+	if ((tap)); then
+		echo "1..0 # SKIP $*"
+		exit 0	# meson counts a TAP test that exits non-zero as an error
+	fi
+	echo "vm-lane: skipped: $*"
+	exit 77
+}
+bail() {
+	if ((tap)); then echo "Bail out! $*"; else echo "vm-lane: error: $*"; fi
+	exit 1
+}
+
+# ---- what the host needs ------------------------------------------------
+
+# Installs missing packages when we may (root, apt): the lane must run in
+# CI; only a machine that cannot install them skips it.
+need_pkgs() {	# need_pkgs PACKAGE...
+	local p missing=()
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+	done
+	((${#missing[@]})) || return 0
+	[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || return 1
+	note "installing ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >"$work.apt.log" 2>&1 && return 0
+	# A fresh container may have no package lists yet.
+	apt-get update -qq >>"$work.apt.log" 2>&1
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >>"$work.apt.log" 2>&1
+}
+
+mkdir -p "$(dirname "$work")"
+need_pkgs qemu-system-x86 busybox-static jq ||
+	skip "cannot install qemu-system-x86, busybox-static and jq (see $work.apt.log)"
+command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
+# The initramfs has no libraries: its busybox must be the static one.
+busybox=/bin/busybox
+if ! [ -x "$busybox" ] || readelf -l "$busybox" 2>/dev/null | grep -q 'program interpreter'; then
+	skip "$busybox is not busybox-static"
+fi
+
+# ---- the kernel: Debian's own package, unpacked into the cache ----------
+
+# Prints the package name: UST_VM_KERNEL_PKG, else the newest 6.12 image
+# apt knows, else the newest one already in the cache (offline runs).
+pick_kernel() {
+	if [ -n "${UST_VM_KERNEL_PKG:-}" ]; then
+		echo "$UST_VM_KERNEL_PKG"
+		return
+	fi
+	local re='^linux-image-6\.12\.[0-9.]+\+deb12-amd64-unsigned$' p
+	p=$(apt-cache search --names-only "$re" 2>/dev/null | cut -d' ' -f1 | sort -V | tail -1)
+	if [ -z "$p" ] && [ "$(id -u)" = 0 ]; then
+		apt-get update -qq >/dev/null 2>&1
+		p=$(apt-cache search --names-only "$re" 2>/dev/null | cut -d' ' -f1 | sort -V | tail -1)
+	fi
+	[ -n "$p" ] || p=$(ls "$cache" 2>/dev/null | grep -E "$re" | sort -V | tail -1)
+	echo "$p"
+}
+
+# Downloads and unpacks PACKAGE into $cache/PACKAGE (once; the .deb is not
+# kept).  dpkg-deb -x installs nothing: the host's /boot and bootloader are
+# untouched.  Serialized: other build trees may run the lane at once.
+unpack_kernel() {	# unpack_kernel PACKAGE
+	local pkg=$1 dir=$cache/$1 dl
+	[ -e "$dir/.complete" ] && return 0
+	mkdir -p "$cache" || return 1
+	(
+		flock 9
+		[ -e "$dir/.complete" ] && exit 0
+		dl=$(mktemp -d "$cache/dl.XXXXXX") || exit 1
+		trap 'rm -rf "$dl"' EXIT
+		# apt's sandbox user may not write into the cache dir.
+		( cd "$dl" && apt-get -o APT::Sandbox::User=root download "$pkg" ) >&2 || exit 1
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		dpkg-deb -x "$dl"/*.deb "$dir" && touch "$dir/.complete"
+	) 9>"$cache/.lock"
+}
+
+kpkg=$(pick_kernel)
+[ -n "$kpkg" ] || skip "apt knows no linux-image-6.12.*-amd64-unsigned package and none is cached in $cache"
+unpack_kernel "$kpkg" >"$work.kernel.log" 2>&1 ||
+	skip "cannot download or unpack $kpkg (see $work.kernel.log)"
+kroot=$cache/$kpkg
+vmlinuz=$(ls "$kroot"/boot/vmlinuz-* 2>/dev/null | head -1)
+kver=${vmlinuz##*/vmlinuz-}
+kmods=$(ls -d "$kroot"/lib/modules/"$kver" "$kroot"/usr/lib/modules/"$kver" 2>/dev/null | head -1)
+[ -n "$vmlinuz" ] && [ -n "$kmods" ] || bail "$kroot has no boot/vmlinuz-* or modules"
+
+# ---- the initramfs ------------------------------------------------------
+
+rm -rf "$work"
+mkdir -p "$work/initramfs/bin" "$work/initramfs/modules" "$work/scratch/job" "$work/scratch/results"
+for d in proc sys dev; do
+	mkdir -p "$work/initramfs/$d"
+done
+cp "$busybox" "$work/initramfs/bin/busybox"
+cp "$src/tests/vm/guest-init.sh" "$work/initramfs/init"
+chmod 755 "$work/initramfs/init"
+
+# Module name -> file.  Names use - and _ interchangeably.
+declare -A kofile=()
+while read -r f; do
+	n=${f##*/}
+	n=${n%%.ko*}
+	kofile[${n//-/_}]=$f
+done < <(find "$kmods/kernel" -name '*.ko*')
+
+# Appends a module to the load order after its dependencies (from its
+# .modinfo "depends=": the package ships no modules.dep).  Decompressed
+# here, so that busybox insmod needs no xz support.
+declare -A added=()
+add_module() {	# add_module NAME
+	local n=${1//-/_} f dep
+	[ -n "${added[$n]:-}" ] && return 0
+	added[$n]=1
+	f=${kofile[$n]:-}
+	[ -n "$f" ] || bail "kernel $kver has no module $n"
+	case $f in
+	*.xz) xz -dc "$f" ;;
+	*.zst) zstd -dcq "$f" ;;
+	*.gz) gzip -dc "$f" ;;
+	*) cat "$f" ;;
+	esac >"$work/initramfs/modules/$n.ko" || bail "cannot decompress $f"
+	for dep in $(tr '\0' '\n' <"$work/initramfs/modules/$n.ko" | sed -n 's/^depends=//p' | tr ',' ' '); do
+		add_module "$dep"
+	done
+	echo "$n.ko" >>"$work/initramfs/modules/order"
+}
+for m in "${modules[@]}"; do
+	add_module "$m"
+done
+( cd "$work/initramfs" && find . | busybox cpio -o -H newc -R 0:0 2>/dev/null | gzip -1 ) \
+	>"$work/initramfs.gz" || bail "cannot make the initramfs"
+
+# ---- the job: one small script per guest test ---------------------------
+
+intro=$build/meson-info/intro-tests.json
+[ -r "$intro" ] || bail "no $intro: not a meson build directory"
+
+# Variables that every guest test gets, as meson gives them to every test.
+base_env() {
+	local v
+	for v in MALLOC_PERTURB_ ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
+		[ -n "${!v:-}" ] && printf 'export %s=%q\n' "$v" "${!v}"
+	done
+}
+
+{
+	printf 'UST_VM_SRC=%q\n' "$src"
+	printf 'UST_VM_BUILD=%q\n' "$build"
+} >"$work/scratch/job/env"
+
+ninja_targets=()
+n=0
+while read -r kind name rest; do
+	[ -z "$kind" ] || [ "${kind:0:1}" = "#" ] && continue
+	n=$((n + 1))
+	id=$(printf '%02d' "$n")
+	job=$work/scratch/job/$id.sh
+	proto=exitcode tmo=300
+	extra=()
+	for tok in ${rest%%#*}; do
+		case $tok in
+		timeout=*) tmo=${tok#timeout=} ;;
+		*=*) extra+=("$(printf 'export %s=%q' "${tok%%=*}" "${tok#*=}")") ;;
+		*) bail "$list: $name: '$tok' is not VAR=VALUE or timeout=SECONDS" ;;
+		esac
+	done
+	case $kind in
+	meson)
+		# The command, directory and environment `meson test` would use.
+		t=$(jq -c --arg n "$name" 'first(.[] | select(.name == $n))' "$intro")
+		if [ -z "$t" ]; then
+			echo "echo 'no meson test $name in this build (not configured here?)'; exit 77" >"$job"
+		else
+			proto=$(jq -r '.protocol' <<<"$t")
+			[ "$tmo" = 300 ] && tmo=$(( $(jq -r '.timeout' <<<"$t") * factor ))
+			{
+				base_env
+				jq -r '.env | to_entries[] | "export \(.key)=\(.value | @sh)"' <<<"$t"
+				printf '%s\n' "${extra[@]}"
+				jq -r --arg b "$build" '"cd \((.workdir // $b) | @sh) || exit 1"' <<<"$t"
+				jq -r '"exec \(.cmd | map(@sh) | join(" "))"' <<<"$t"
+			} >"$job"
+			# What meson test would build before running it.
+			while read -r f; do
+				ninja_targets+=("${f#"$build"/}")
+			done < <(jq -r --argjson t "$t" '.[] | select(.id as $i | any($t.depends[]; . == $i)) | .filename[]' \
+				"$build/meson-info/intro-targets.json")
+		fi
+		;;
+	script)
+		[ -r "$src/tests/vm/guest/$name.sh" ] || bail "$list: no tests/vm/guest/$name.sh"
+		{
+			base_env
+			for v in $(compgen -e | grep '^UST_' | grep -v '^UST_VM_'); do
+				printf 'export %s=%q\n' "$v" "${!v}"
+			done
+			printf 'export UST_VM_SRC=%q UST_VM_BUILD=%q\n' "$src" "$build"
+			printf '%s\n' "${extra[@]}"
+			printf 'exec bash %q\n' "$src/tests/vm/guest/$name.sh"
+		} >"$job"
+		;;
+	*)
+		bail "$list: '$kind' is not meson or script"
+		;;
+	esac
+	echo "$id $name $proto $tmo" >>"$work/scratch/job/tests"
+done <"$list"
+((n)) || bail "$list lists no test"
+if ((${#ninja_targets[@]})); then
+	ninja -C "$build" "${ninja_targets[@]}" >"$work.ninja.log" 2>&1 ||
+		bail "building the guest tests failed (see $work.ninja.log)"
+fi
+
+# ---- the run ------------------------------------------------------------
+
+# -accel tcg,thread=single: multi-threaded TCG with 2 vCPUs crashed a guest
+# once in 8 boots.  No NIC: nothing in the guest uses one, and probing it
+# costs boot time.
+qemu=(qemu-system-x86_64 -accel tcg,thread=single -cpu max -m 2048 -smp 2
+	-nographic -no-reboot -nic none
+	-kernel "$vmlinuz" -initrd "$work/initramfs.gz"
+	-append "console=ttyS0 panic=-1 loglevel=4"
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
+	-virtfs "local,path=$work/scratch,mount_tag=scratch,security_model=none,multidevs=remap")
+
+note "booting $kpkg with $n guest test(s), time limit ${limit}s"
+boot_t0=$(date +%s)
+"${qemu[@]}" </dev/null >"$work/console.log" 2>&1 &
+qpid=$!
+# Whatever stops us (meson's timeout, Ctrl-C), QEMU must not outlive us.
+trap 'kill "$qpid" 2>/dev/null' EXIT
+trap 'exit 1' TERM INT HUP
+timed_out=0
+while kill -0 "$qpid" 2>/dev/null; do
+	if (( $(date +%s) - boot_t0 >= limit )); then
+		timed_out=1
+		kill "$qpid"
+		break
+	fi
+	sleep 1
+done
+wait "$qpid" 2>/dev/null
+vm_s=$(( $(date +%s) - boot_t0 ))
+
+# ---- the results --------------------------------------------------------
+
+res=$work/scratch/results
+pass=0 fail=0 skipped=0
+((tap)) && echo "1..$n"
+report() {	# report NUMBER NAME VERDICT REASON LOGFILE
+	local i=$1 name=$2 v=$3 why=$4 log=$5
+	case $v in
+	PASS) pass=$((pass + 1)) ;;
+	SKIP) skipped=$((skipped + 1)) ;;
+	*) fail=$((fail + 1)) ;;
+	esac
+	if ((tap)); then
+		case $v in
+		PASS) echo "ok $i - $name" ;;
+		SKIP) echo "ok $i - $name # SKIP ${why:-skipped}" ;;
+		*) echo "not ok $i - $name${why:+ ($why)}" ;;
+		esac
+	else
+		echo "vm-lane: $name: $v${why:+ ($why)}"
+	fi
+	# The output of every failed test; the last lines of the others, as
+	# evidence of what ran.
+	if [ -r "$log" ]; then
+		if [ "$v" = FAIL ]; then cat "$log"; else tail -n 3 "$log"; fi | sed 's/^/#   /'
+	fi
+}
+while read -r id name proto tmo; do
+	i=$((10#$id))
+	if [ -r "$res/$id.rc" ]; then
+		{ read -r rc; read -r ms; read -r v why; } <"$res/$id.rc"
+		report "$i" "$name" "$v" "${why:+$why, }${ms} ms in the guest" "$res/$id.log"
+	else
+		why="did not finish"
+		((timed_out)) && why="$why: the lane's ${limit}s limit was reached"
+		report "$i" "$name" FAIL "$why" "$res/$id.log"
+	fi
+done <"$work/scratch/job/tests"
+
+if ((fail)) || [ ! -e "$res/done" ]; then
+	note "guest console (last 40 lines of $work/console.log):"
+	tail -n 40 "$work/console.log" | tr -d '\r' | sed 's/^/#   /'
+	[ -e "$res/init-error" ] && note "guest /init: $(cat "$res/init-error")"
+fi
+note "kernel $(cat "$res/kernel" 2>/dev/null || echo "$kver (did not report)"): $pass passed, $fail failed, $skipped skipped; VM ${vm_s}s, lane $(( $(date +%s) - lane_t0 ))s"
+((fail == 0))
