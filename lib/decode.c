@@ -31,12 +31,12 @@ static bool is_data_loc(const struct tep_format_field *f)
 int ust_dec_layout_init(struct ust_dec_layout *l, struct tep_handle *tep,
 			char *err, size_t errlen)
 {
-	struct tep_event *st, *ck, *mp;
+	struct tep_event *st, *ck, *mp, *sf;
 	int hp;
 
 	memset(l, 0, sizeof(*l));
 	l->tep = tep;
-	l->stack_id = l->cookie_id = l->mapping_id = -1;
+	l->stack_id = l->cookie_id = l->mapping_id = l->flags_id = -1;
 	if (err && errlen)
 		err[0] = '\0';
 
@@ -54,6 +54,13 @@ int ust_dec_layout_init(struct ust_dec_layout *l, struct tep_handle *tep,
 	st = tep_find_event_by_name(tep, UST_ABI_SYSTEM_FTRACE, UST_ABI_EV_UNWIND_STACK);
 	ck = tep_find_event_by_name(tep, UST_ABI_SYSTEM_FTRACE, UST_ABI_EV_UNWIND_COOKIE);
 	mp = tep_find_event_by_name(tep, UST_ABI_SYSTEM_USTITCH, UST_ABI_EV_USER_MAPPING);
+	sf = tep_find_event_by_name(tep, UST_ABI_SYSTEM_USTITCH, UST_ABI_EV_STACK_FLAGS);
+	if (sf) {
+		l->sf_cookie = field_of(sf, "cookie");
+		l->sf_flags = field_of(sf, "flags");
+		if (l->sf_cookie && l->sf_cookie->size == 8 && l->sf_flags && l->sf_flags->size == 4)
+			l->flags_id = sf->id;
+	}
 
 	if (st) {
 		l->st_cookie = field_of(st, "cookie");
@@ -252,6 +259,18 @@ int ust_dec_mapping(const struct ust_dec_layout *l, const void *data, int size,
 	}
 	memcpy(out->path, path, (size_t)n);
 	out->path[n] = '\0';	/* the kernel's strings end in NUL; do not trust it */
+	return 0;
+}
+
+int ust_dec_stack_flags(const struct ust_dec_layout *l, const void *data, int size,
+			uint64_t *cookie, uint32_t *flags)
+{
+	const uint8_t *d = data;
+
+	if (l->flags_id < 0 || !fixed_ok(l->sf_cookie, size) || !fixed_ok(l->sf_flags, size))
+		return -1;
+	*cookie = rd(l, d + l->sf_cookie->offset, 8);
+	*flags = (uint32_t)rd(l, d + l->sf_flags->offset, 4);
 	return 0;
 }
 

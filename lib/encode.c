@@ -48,6 +48,22 @@ int ust_enc_mapping(void *buf, size_t bufsize, uint16_t type, int pid,
 	return (int)total;
 }
 
+int ust_enc_stack_flags(void *buf, size_t bufsize, uint16_t type, int pid,
+			uint64_t cookie, uint32_t flags)
+{
+	uint8_t *r = buf;
+	int32_t p32 = pid;
+
+	if (bufsize < 24)
+		return -1;
+	memset(r, 0, 24);	/* 20 bytes of fields, padded as the kernel pads */
+	memcpy(r, &type, 2);
+	memcpy(r + 4, &p32, 4);
+	memcpy(r + 8, &cookie, 8);
+	memcpy(r + 16, &flags, 4);
+	return 24;
+}
+
 char *ust_enc_format_with_id(const char *key, int id)
 {
 	const char *text = ust_kbits_get(key), *idl, *eol;

@@ -82,6 +82,20 @@ static void render_one(struct ust_render *r, const struct ust_dec_frame *f,
 	put_raw(r, out, f, has_files);
 }
 
+void ust_render_stack_flags(uint32_t flags, struct ust_sb *out)
+{
+	if (flags & UST_ABI_STACK_F_EXIT)
+		ust_sb_puts(out, "; taken as the task exited");
+	else if (flags & UST_ABI_STACK_F_SCHED_FAIL)
+		ust_sb_puts(out, "; taken at the event: deferral refused");
+	else if (flags & UST_ABI_STACK_F_IMMEDIATE)
+		ust_sb_puts(out, "; taken at the event: no BPF task_work on this kernel");
+	if (flags & UST_ABI_STACK_F_TRUNCATED)
+		ust_sb_puts(out, "; truncated");
+	if (flags & UST_ABI_STACK_F_RAW)
+		ust_sb_puts(out, "; some frames unresolved when recorded");
+}
+
 void ust_render_frames(struct ust_render *r, const struct ust_dec_frame *f,
 		       unsigned int nr, bool has_files, struct ust_sb *out)
 {

@@ -141,6 +141,12 @@ static void scan_record(struct ust_scan *sc, const struct ust_dec_layout *lay,
 		else
 			ust_stitch_add_stack(&sc->st, buf, cpu, rec->ts, rec->offset, pid,
 					     &s, lay->has_files, NULL);
+	} else if (id == lay->flags_id) {
+		uint64_t cookie;
+		uint32_t flags;
+
+		if (!ust_dec_stack_flags(lay, rec->data, rec->size, &cookie, &flags))
+			ust_stitch_add_flags(&sc->st, cookie, flags);
 	} else if (id == lay->mapping_id) {
 		struct ust_dec_mapping m;
 

@@ -16,6 +16,7 @@ void ust_stitch_init(struct ust_stitch *st)
 	ust_hmap_init(&st->stack_by_off);
 	ust_hmap_init(&st->stack_by_cookie);
 	ust_hmap_init(&st->bad_by_cookie);
+	ust_hmap_init(&st->flags_by_cookie);
 }
 
 void ust_stitch_fini(struct ust_stitch *st)
@@ -34,6 +35,7 @@ void ust_stitch_fini(struct ust_stitch *st)
 	ust_hmap_fini(&st->stack_by_off);
 	ust_hmap_fini(&st->stack_by_cookie);
 	ust_hmap_fini(&st->bad_by_cookie);
+	ust_hmap_fini(&st->flags_by_cookie);
 	ust_stitch_init(st);
 }
 
@@ -123,6 +125,11 @@ int ust_stitch_add_stack(struct ust_stitch *st, int buf, int cpu, uint64_t ts,
 	return 0;
 }
 
+void ust_stitch_add_flags(struct ust_stitch *st, uint64_t cookie, uint32_t flags)
+{
+	ust_hmap_put(&st->flags_by_cookie, cookie, flags);
+}
+
 void ust_stitch_add_lost(struct ust_stitch *st, uint64_t ts, long long missed)
 {
 	if (grow((void **)&st->lost_ts, &st->cap_lost, st->nr_lost + 1, sizeof(uint64_t)))
@@ -151,6 +158,12 @@ void ust_stitch_finish(struct ust_stitch *st, struct ust_stitch_stats *stats)
 
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
+	for (i = 0; i < st->nr_stacks; i++) {
+		uint64_t f;
+
+		if (!st->stacks[i].bad && ust_hmap_get(&st->flags_by_cookie, st->stacks[i].cookie, &f))
+			st->stacks[i].flags = (uint32_t)f;
+	}
 	for (i = 0; i < st->nr_reqs; i++) {
 		struct ust_stitch_stack *s = ust_stitch_lookup(st, st->reqs[i].cookie, st->reqs[i].buf);
 

@@ -328,6 +328,16 @@ static void seen_add(struct pstate *p, uint64_t cookie, uint64_t ts)
 
 /* ---- handlers --------------------------------------------------------- */
 
+/* " <user stack unwind, N frames[; how it was taken][, tail]>" */
+static void put_header(struct pstate *p, struct trace_seq *s, unsigned int nr, uint32_t flags,
+		       const char *tail)
+{
+	ust_sb_reset(&p->sb);
+	ust_render_stack_flags(flags, &p->sb);
+	trace_seq_printf(s, " <user stack unwind, %u frame%s%s%s>", nr, nr == 1 ? "" : "s",
+			 ust_sb_str(&p->sb), tail);
+}
+
 static void put_frames(struct pstate *p, struct trace_seq *s, struct ust_stitch_stack *st)
 {
 	if (!st->nr) {
@@ -399,7 +409,7 @@ static int cookie_handler(struct trace_seq *s, struct tep_record *rec,
 				 cookie, st->pid, req->req_pid);
 		return 0;
 	}
-	trace_seq_printf(s, " <user stack unwind, %u frame%s>", st->nr, st->nr == 1 ? "" : "s");
+	put_header(p, s, st->nr, st->flags, "");
 	put_frames(p, s, st);
 	return 0;
 }
@@ -425,12 +435,15 @@ static int stack_handler(struct trace_seq *s, struct tep_record *rec,
 		struct ust_stitch_stack *st = ust_stitch_stack_at(&p->scan->st, rec->offset);
 
 		if (st && st->nr_req) {
+			char tail[64];
+
 			/* Already shown at its requests: say so, do not repeat. */
-			trace_seq_printf(s, " <user stack unwind, %u frame%s, shown at %u event%s>",
-					 ds.nr, ds.nr == 1 ? "" : "s", st->nr_req, st->nr_req == 1 ? "" : "s");
+			snprintf(tail, sizeof(tail), ", shown at %u event%s", st->nr_req,
+				 st->nr_req == 1 ? "" : "s");
+			put_header(p, s, ds.nr, st->flags, tail);
 			return 0;
 		}
-		trace_seq_printf(s, " <user stack unwind, %u frame%s>", ds.nr, ds.nr == 1 ? "" : "s");
+		put_header(p, s, ds.nr, st ? st->flags : 0, "");
 		if (st && st->nr_foreign)
 			trace_seq_printf(s, "\n[ustitch: cookie %" PRIx64 " was requested only by another task's events: not stitched]",
 					 ds.cookie);

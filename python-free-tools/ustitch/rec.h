@@ -102,6 +102,8 @@ struct rec_spool;
 struct rec_spool *rec_spool_new(void);
 int rec_spool_add(struct rec_spool *s, unsigned int cpu, uint64_t ts,
 		  const void *data, size_t len);
+/* Events lost before @ts on @cpu (the writer marks the next page). */
+int rec_spool_add_lost(struct rec_spool *s, unsigned int cpu, uint64_t ts, uint64_t count);
 struct ust_tdw;
 int rec_spool_write(struct rec_spool *s, struct ust_tdw *w, int buf, int nr_cpus);
 unsigned long rec_spool_count(const struct rec_spool *s);

@@ -54,8 +54,9 @@ struct run {
 	struct ust_bpfu *bpfu;
 	struct rec_spool *spool;
 	struct rec_maps *maps;
-	uint16_t cookie_id, stack_id, mapping_id;
+	uint16_t cookie_id, stack_id, mapping_id, flags_id;
 	unsigned long cookies, stacks, immediate;
+	uint64_t drops_seen;
 	int spool_err;
 	struct rec_ctx ctx;
 };
@@ -136,8 +137,18 @@ static void pick_ids(struct run *r)
 	r->cookie_id = (uint16_t)(max + 1);
 	r->stack_id = (uint16_t)(max + 2);
 	r->mapping_id = max + 3 < UST_ABI_ID_USER_MAPPING ? UST_ABI_ID_USER_MAPPING : (uint16_t)(max + 3);
-	r->ctx.next_id = max + 4;
+	r->flags_id = (uint16_t)(max + 4);
+	r->ctx.next_id = max + 5;
 }
+
+/* The BPF flags that mean the same as UST_ABI_STACK_F_* (same bits). */
+#define UST_BPFU_FLAGS_TO_ABI	(UST_BPFU_STACK_IMMEDIATE | UST_BPFU_STACK_SCHED_FAIL | \
+				 UST_BPFU_STACK_EXIT | UST_BPFU_STACK_TRUNCATED | UST_BPFU_STACK_RAW)
+_Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_ABI_STACK_F_IMMEDIATE &&
+	       UST_BPFU_STACK_SCHED_FAIL == UST_ABI_STACK_F_SCHED_FAIL &&
+	       UST_BPFU_STACK_EXIT == UST_ABI_STACK_F_EXIT &&
+	       UST_BPFU_STACK_TRUNCATED == UST_ABI_STACK_F_TRUNCATED &&
+	       UST_BPFU_STACK_RAW == UST_ABI_STACK_F_RAW, "stack flag bits differ");
 
 static int on_bpf_record(const struct ust_bpfu_rec *rec, void *ctx)
 {
@@ -149,12 +160,39 @@ static int on_bpf_record(const struct ust_bpfu_rec *rec, void *ctx)
 		r->stacks++;
 		if (rec->flags & UST_BPFU_STACK_IMMEDIATE)
 			r->immediate++;
+		/* How it was taken, where the kernel would have deferred it. */
+		if (rec->flags & UST_BPFU_FLAGS_TO_ABI) {
+			unsigned char fb[24];
+			int n = ust_enc_stack_flags(fb, sizeof(fb), r->flags_id, rec->tid, rec->cookie,
+						    rec->flags & UST_BPFU_FLAGS_TO_ABI);
+
+			if (n > 0 && rec_spool_add(r->spool, rec->cpu, rec->ts, fb, (size_t)n))
+				r->spool_err = errno ? errno : EIO;
+		}
 	} else {
 		r->cookies++;
 	}
 	if (rec_spool_add(r->spool, rec->cpu, rec->ts, rec->data, rec->size))
 		r->spool_err = errno ? errno : EIO;
 	return 0;
+}
+
+/*
+ * Records the BPF side could not hand over (ring buffer full): mark them
+ * in the "ustitch" buffer at the time they were noticed, so that the
+ * report says "lost" for the stacks that never arrived before that time.
+ */
+static void note_drops(struct run *r)
+{
+	struct ust_bpfu_stats st;
+	struct timespec t;
+
+	if (!r->bpfu || ust_bpfu_get_stats(r->bpfu, &st) || st.drops <= r->drops_seen)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	rec_spool_add_lost(r->spool, 0, (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec,
+			   st.drops - r->drops_seen);
+	r->drops_seen = st.drops;
 }
 
 static void show_status(struct run *r, double t0, bool final)
@@ -243,6 +281,8 @@ static int start_bpf(struct run *r, pid_t child)
 
 	bo.cookie_type = r->cookie_id;
 	bo.stack_type = r->stack_id;
+	/* Testing aid: the fallback of kernels without BPF task_work. */
+	bo.immediate = getenv("USTITCH_FORCE_IMMEDIATE") != NULL;
 	r->bpfu = ust_bpfu_open(&bo, err, sizeof(err));
 	if (!r->bpfu) {
 		fprintf(stderr, PFX "BPF: %s\n", err);
@@ -279,8 +319,8 @@ static int write_ustitch_buffer(struct run *r)
 {
 	struct ust_tdw *w = ust_cap_writer(r->cap);
 	const char *keys[] = { "ftrace/user_unwind_cookie", "ftrace/user_unwind_stack",
-			       "ustitch/user_mapping" };
-	int ids[] = { r->cookie_id, r->stack_id, r->mapping_id };
+			       "ustitch/user_mapping", "ustitch/stack_flags" };
+	int ids[] = { r->cookie_id, r->stack_id, r->mapping_id, r->flags_id };
 	int i, buf;
 
 	for (i = 0; i < r->ctx.nr_formats; i++) {
@@ -289,7 +329,7 @@ static int write_ustitch_buffer(struct run *r)
 		if (ust_tdw_add_format(w, sys, sys + strlen(sys) + 1))
 			return -1;
 	}
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		char *text = ust_enc_format_with_id(keys[i], ids[i]);
 
 		if (!text || ust_tdw_add_format(w, i < 2 ? "ftrace" : "ustitch", text)) {
@@ -439,6 +479,7 @@ int rec_run(struct rec_opts *o, bool native)
 		} else {
 			usleep(50000);
 		}
+		note_drops(&r);
 		for (src = o->sources; src; src = src->next)
 			if (src->ops->poll && src->ops->poll(src, &r.ctx) < 0) {
 				fprintf(stderr, PFX "%s: reading failed\n", src->ops->name);
@@ -465,6 +506,7 @@ int rec_run(struct rec_opts *o, bool native)
 		/* Stacks of the last kernel entries arrive after the events. */
 		usleep(20000);
 		ust_bpfu_consume(r.bpfu, on_bpf_record, &r);
+		note_drops(&r);
 	}
 	if (tty)
 		show_status(&r, t0, true);

@@ -75,6 +75,18 @@ static int cmp_ent(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* A lost mark is an entry of length 0 whose offset holds the count. */
+int rec_spool_add_lost(struct rec_spool *s, unsigned int cpu, uint64_t ts, uint64_t count)
+{
+	struct spool_ent *e;
+
+	if (rec_spool_add(s, cpu, ts, "", 0))
+		return -1;
+	e = &s->ents[s->nr - 1];
+	e->off = count;
+	return 0;
+}
+
 int rec_spool_write(struct rec_spool *s, struct ust_tdw *w, int buf, int nr_cpus)
 {
 	unsigned char *data = NULL;
@@ -91,6 +103,13 @@ int rec_spool_write(struct rec_spool *s, struct ust_tdw *w, int buf, int nr_cpus
 
 		if ((int)e->cpu >= nr_cpus)
 			continue;
+		if (!e->len) {
+			if (ust_tdw_lost(w, buf, (int)e->cpu, (unsigned long)e->off)) {
+				free(data);
+				return -1;
+			}
+			continue;
+		}
 		if (e->len > cap) {
 			void *n = realloc(data, e->len);
 

@@ -322,11 +322,15 @@ report() {	# report NUMBER NAME VERDICT REASON LOGFILE
 	else
 		echo "vm-lane: $name: $v${why:+ ($why)}"
 	fi
-	# The output of every failed test; the last lines of the others, as
+	# The end of a failed test's output; the last lines of the others, as
 	# evidence of what ran.
-	if [ -r "$log" ]; then
-		if [ "$v" = FAIL ]; then cat "$log"; else tail -n 3 "$log"; fi | sed 's/^/#   /'
-	fi
+	[ -r "$log" ] || return 0
+	local lines=3 total
+	[ "$v" = FAIL ] && lines=80
+	total=$(wc -l <"$log")
+	((total > lines)) && echo "#   ... (the last $lines of $total lines; all in $log)"
+	tail -n "$lines" "$log" | sed 's/^/#   /'
+
 }
 while read -r id name proto tmo; do
 	i=$((10#$id))
@@ -342,7 +346,8 @@ done <"$work/scratch/job/tests"
 
 if ((fail)) || [ ! -e "$res/done" ]; then
 	note "guest console (last 40 lines of $work/console.log):"
-	tail -n 40 "$work/console.log" | tr -d '\r' | sed 's/^/#   /'
+	# Without SeaBIOS's terminal escapes and carriage returns.
+	tail -n 40 "$work/console.log" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1bc//g; s/\r//g; s/^/#   /'
 	[ -e "$res/init-error" ] && note "guest /init: $(cat "$res/init-error")"
 fi
 note "kernel $(cat "$res/kernel" 2>/dev/null || echo "$kver (did not report)"): $pass passed, $fail failed, $skipped skipped; VM ${vm_s}s, lane $(( $(date +%s) - lane_t0 ))s"

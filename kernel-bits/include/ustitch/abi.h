@@ -94,4 +94,17 @@ static inline int ust_abi_cookie_valid(uint64_t cookie)
 #define UST_ABI_ID_USER_MAPPING		65010
 #define UST_ABI_BUILD_ID_MAX		20
 
+/*
+ * ustitch/stack_flags { u64 cookie; u32 flags; }: written just before a
+ * user_unwind_stack that the BPF backport made in a way the kernel would
+ * not, so that the report can say so.
+ */
+#define UST_ABI_EV_STACK_FLAGS		"stack_flags"
+#define UST_ABI_ID_STACK_FLAGS		65011
+#define UST_ABI_STACK_F_IMMEDIATE	(1U << 0)	/* taken at the event, not deferred */
+#define UST_ABI_STACK_F_SCHED_FAIL	(1U << 1)	/* deferral refused: taken at the event */
+#define UST_ABI_STACK_F_EXIT		(1U << 2)	/* taken as the task exited */
+#define UST_ABI_STACK_F_TRUNCATED	(1U << 3)	/* cut at 127 frames */
+#define UST_ABI_STACK_F_RAW		(1U << 4)	/* some frames left as raw addresses */
+
 #endif /* USTITCH_ABI_H */

@@ -22,11 +22,13 @@ struct ust_dec_layout {
 	int stack_id;			/* event ids, -1 when absent */
 	int cookie_id;
 	int mapping_id;
+	int flags_id;			/* ustitch/stack_flags */
 	int long_size;			/* the kernel's, from the header page */
 	bool has_files;			/* inodes[] and dev[] present */
 	struct tep_format_field *st_cookie, *st_stack, *st_inodes, *st_dev;
 	struct tep_format_field *ck_cookie;
 	struct tep_format_field *mp_ino, *mp_dev, *mp_bid_size, *mp_bid, *mp_path;
+	struct tep_format_field *sf_cookie, *sf_flags;
 	struct tep_handle *tep;
 };
 
@@ -78,6 +80,10 @@ int ust_dec_cookie(const struct ust_dec_layout *l, const void *data, int size,
 
 int ust_dec_mapping(const struct ust_dec_layout *l, const void *data, int size,
 		    struct ust_dec_mapping *out, char *what, size_t whatlen);
+
+/* A ustitch/stack_flags record. */
+int ust_dec_stack_flags(const struct ust_dec_layout *l, const void *data, int size,
+			uint64_t *cookie, uint32_t *flags);
 
 /* common_pid of any record, -1 if the record is too short. */
 int ust_dec_pid(const struct ust_dec_layout *l, const void *data, int size);

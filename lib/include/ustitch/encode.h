@@ -18,6 +18,10 @@ int ust_enc_mapping(void *buf, size_t bufsize, uint16_t type, int pid,
 		    uint32_t kdev, uint64_t ino, const uint8_t *build_id,
 		    size_t build_id_len, const char *path);
 
+/* A ustitch/stack_flags record (24 bytes) into @buf; returns its size. */
+int ust_enc_stack_flags(void *buf, size_t bufsize, uint16_t type, int pid,
+			uint64_t cookie, uint32_t flags);
+
 /* The kernel-bits format @key with its "ID:" line set to @id (malloc'ed). */
 char *ust_enc_format_with_id(const char *key, int id);
 

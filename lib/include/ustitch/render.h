@@ -31,6 +31,10 @@ struct ust_render {
 	struct ust_sym_cache *sym;
 };
 
+/* What UST_ABI_STACK_F_* @flags say about how a stack was taken, as
+ * "; taken at the event (...)" pieces for the stack's header; "" if nothing. */
+void ust_render_stack_flags(uint32_t flags, struct ust_sb *out);
+
 /* Append one "\n=> ..." line per frame of @f to @out. */
 void ust_render_frames(struct ust_render *r, const struct ust_dec_frame *f,
 		       unsigned int nr, bool has_files, struct ust_sb *out);

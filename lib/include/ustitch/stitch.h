@@ -37,6 +37,7 @@ struct ust_stitch_stack {
 	int cpu, buf, pid;
 	unsigned int nr;
 	bool has_files;		/* false for the stack-only layout */
+	uint32_t flags;		/* UST_ABI_STACK_F_*, from a stack_flags record */
 	struct ust_dec_frame *frames;
 	unsigned int nr_req;	/* requests that resolved to this stack */
 	unsigned int nr_foreign;/* requests by another task: refused */
@@ -60,6 +61,7 @@ struct ust_stitch {
 	struct ust_hmap stack_by_off;	/* rec_off -> stacks index */
 	struct ust_hmap stack_by_cookie;/* cookie -> first stacks index */
 	struct ust_hmap bad_by_cookie;	/* cookie -> a malformed stack's index */
+	struct ust_hmap flags_by_cookie;/* cookie -> UST_ABI_STACK_F_* */
 	uint64_t *lost_ts;		/* timestamps of lost-event marks */
 	unsigned long nr_lost, cap_lost;
 	unsigned long lost_events;
@@ -74,6 +76,8 @@ int ust_stitch_add_request(struct ust_stitch *st, const struct ust_stitch_req *r
 int ust_stitch_add_stack(struct ust_stitch *st, int buf, int cpu, uint64_t ts,
 			 uint64_t rec_off, int pid, const struct ust_dec_stack *s,
 			 bool has_files, const char *bad);
+/* A stack_flags record: applies to the stack of @cookie. */
+void ust_stitch_add_flags(struct ust_stitch *st, uint64_t cookie, uint32_t flags);
 /* @missed events were dropped before @ts (any CPU, any buffer). */
 void ust_stitch_add_lost(struct ust_stitch *st, uint64_t ts, long long missed);
 /* Count requests per stack; call once after the last add. */

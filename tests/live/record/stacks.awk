@@ -17,7 +17,7 @@ function flush() {
 		if ($i ~ /^cookie=/) { cookie = substr($i, 8) }
 	next
 }
-/user_unwind_stack:|user_mapping:/ { next }
+/user_unwind_stack:|user_mapping:|stack_flags:/ { next }
 /: *$|: / {
 	flush()
 	for (i = 1; i <= NF; i++) {

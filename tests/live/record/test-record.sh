@@ -56,6 +56,25 @@ chain() {
 	[ $fails -eq 0 ] || { echo "--- stacks:"; cat "$work/stacks"; }
 }
 
+# The fallback of kernels without BPF task_work (forced here): the same
+# frames, taken at the event, and the report says so.
+fallback() {
+	local prog=$UST_REC_PROG base
+	base=$(basename "$prog")
+	USTITCH_FORCE_IMMEDIATE=1 "$UST_USTITCH" record -q -o "$work/t.dat" \
+		-e syscalls:sys_enter_getppid -O userstacktrace_delay -- "$prog" 1 ||
+		{ bad "ustitch record failed"; return; }
+	report "$work/t.dat" >"$work/report"
+	awk -f "$here/stacks.awk" "$work/report" >"$work/stacks"
+	local main="getppid(libc.so.6);rec_c($base);rec_b($base);rec_a($base);main($base)"
+	expect_eq "main chain" "$(grep -c " $main;" "$work/stacks")" 3
+	expect_eq "each stack marked as taken at the event" \
+		"$(grep -c 'user_unwind_cookie: .*; taken at the event: no BPF task_work on this kernel>' "$work/report")" \
+		"$(grep -c 'user_unwind_cookie:' "$work/report")"
+	expect_eq "every event has its own cookie" \
+		"$(awk '$4 != "-" { print $4 }' "$work/stacks" | sort -u | wc -l)" "$(wc -l <"$work/stacks")"
+}
+
 signals() {
 	local sig pid rc
 	for sig in INT TERM; do

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * libustitch-lttng: the LD_PRELOAD object that gives LTTng-UST events a
+ * user stack id and the held pthread locks, as the application contexts
+ * $app.ustitch:stack_id, :lock_depth and :locks.
+ *
+ * One module per concept:
+ *   ust_lttng_thread.c   per-thread state, stack bounds, pthread_create
+ *   ust_lttng_walk.c     the fault-safe frame-pointer walk
+ *   ust_lttng_locks.c    interposed pthread lock functions, held-lock list
+ *   ust_lttng_objs.c     loaded objects (addr -> file offset), dlopen/dlclose
+ *   ust_lttng_stacks.c   stack ids, once-per-id emission of ustitch:stack
+ *   ust_lttng_provider.c the context provider callbacks, registration
+ *
+ * Rules for everything reachable from a tracepoint or a lock function:
+ * no allocation, no lock, no call that may take one (dl*, stdio), only
+ * reads that cannot fault, bounded loops.  Such code may run in a signal
+ * handler or inside lttng-ust, which takes pthread mutexes itself.
+ */
+#ifndef USTITCH_LTTNG_H
+#define USTITCH_LTTNG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define UST_LTTNG_MAX_FRAMES	128	/* deeper stacks are cut */
+#define UST_LTTNG_MAX_LOCKS	16	/* listed; lock_depth counts all */
+
+#define UST_LTTNG_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* Compiler barrier: a signal handler on this thread sees stores in order. */
+#define ust_lttng_barrier() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+struct ust_lttng_thread {
+	uintptr_t stack_hi;	/* frames live below this; 0 = unknown */
+	uintptr_t wrap_fp;	/* frame of our thread-start wrapper, or 0 */
+	unsigned int busy;	/* inside our callbacks: nested events get none */
+	unsigned int nr_locks;	/* held, all of them */
+	uintptr_t locks[UST_LTTNG_MAX_LOCKS];	/* outermost first */
+	size_t locks_len;	/* string length promised by get_size */
+};
+
+extern UST_LTTNG_TLS struct ust_lttng_thread ust_lttng_self;
+
+/* Process-wide facts, set by the constructor (and in a forked child). */
+struct ust_lttng_proc {
+	pid_t pid;
+	uintptr_t main_lo, main_hi;	/* the main thread's stack range */
+	uint64_t salt;			/* makes stack ids differ by process */
+};
+
+extern struct ust_lttng_proc ust_lttng_proc;
+
+/* --- ust_lttng_thread.c --- */
+void ust_lttng_thread_init(void);
+/* [lo, hi) of the current thread's stack as far as known; hi 0 = unknown. */
+void ust_lttng_stack_bounds(uintptr_t sp, uintptr_t *hi, uintptr_t *wrap_fp);
+
+/* --- ust_lttng_walk.c --- */
+/*
+ * Return addresses of the code that called the tracepoint probe whose
+ * probe context is @pctx, innermost first.  Returns how many (0 when the
+ * probe's frame cannot be found).
+ */
+int ust_lttng_walk(const void *pctx, uintptr_t ip, uintptr_t *out, int max);
+
+/* --- ust_lttng_locks.c --- */
+/* Lock list as text, innermost first, at most @len bytes + NUL. */
+size_t ust_lttng_locks_text(const struct ust_lttng_thread *t, char *buf, size_t size);
+void ust_lttng_locks_init(void);
+
+/* --- ust_lttng_objs.c --- */
+struct ust_lttng_obj;
+void ust_lttng_objs_init(void);
+void ust_lttng_objs_refresh(void);
+/* Refresh only when the walk met an address no known object covers. */
+void ust_lttng_objs_refresh_if_stale(void);
+const struct ust_lttng_obj *ust_lttng_obj_find(uintptr_t addr);
+/* addr -> file offset, inode, kernel dev_t; false: leave the address raw. */
+bool ust_lttng_obj_file_off(const struct ust_lttng_obj *o, uintptr_t addr,
+			    uint64_t *off, uint64_t *ino, uint32_t *kdev);
+/* Emit ustitch:object for @o unless done in generation @gen. */
+void ust_lttng_obj_emit(const struct ust_lttng_obj *o, uint32_t gen);
+
+/* --- ust_lttng_stacks.c --- */
+uint64_t ust_lttng_stack_id(const uintptr_t *pc, int nr);
+/* A session other than the last one seen starts a new generation. */
+void ust_lttng_stacks_session(const void *session);
+uint32_t ust_lttng_stacks_gen(void);
+void ust_lttng_stacks_new_gen(void);
+/* Emit ustitch:stack (and its objects) if @id is new in this generation. */
+void ust_lttng_stack_publish(uint64_t id, const uintptr_t *pc, int nr);
+
+#endif
