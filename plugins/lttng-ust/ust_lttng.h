@@ -8,7 +8,7 @@
  *   ust_lttng_thread.c   per-thread state, stack bounds, pthread_create
  *   ust_lttng_walk.c     the fault-safe frame-pointer walk
  *   ust_lttng_locks.c    interposed pthread lock functions, held-lock list
- *   ust_lttng_objs.c     loaded objects (addr -> file offset), dlopen/dlclose
+ *   ust_lttng_objs.c     loaded objects (addr -> file offset), from /proc/self/maps
  *   ust_lttng_stacks.c   stack ids, once-per-id emission of ustitch:stack
  *   ust_lttng_provider.c the context provider callbacks, registration
  *
@@ -72,17 +72,19 @@ size_t ust_lttng_locks_text(const struct ust_lttng_thread *t, char *buf, size_t 
 void ust_lttng_locks_init(void);
 
 /* --- ust_lttng_objs.c --- */
-struct ust_lttng_obj;
 void ust_lttng_objs_init(void);
 void ust_lttng_objs_refresh(void);
-/* Refresh only when the walk met an address no known object covers. */
+/* Refresh only when a lookup met an address no known object covered. */
 void ust_lttng_objs_refresh_if_stale(void);
-const struct ust_lttng_obj *ust_lttng_obj_find(uintptr_t addr);
-/* addr -> file offset, inode, kernel dev_t; false: leave the address raw. */
-bool ust_lttng_obj_file_off(const struct ust_lttng_obj *o, uintptr_t addr,
-			    uint64_t *off, uint64_t *ino, uint32_t *kdev);
-/* Emit ustitch:object for @o unless done in generation @gen. */
-void ust_lttng_obj_emit(const struct ust_lttng_obj *o, uint32_t gen);
+/*
+ * Frames -> (file offset, inode, kernel dev_t); an address no file covers
+ * stays raw with inode 0.  Describes each object met in the trace
+ * (ustitch:object) unless done in generation @gen already.
+ */
+void ust_lttng_objs_resolve(const uintptr_t *pc, int nr, uint64_t *off, uint64_t *ino,
+			    uint32_t *kdev, uint32_t gen);
+/* Describe the object holding data address @addr (a lock), if any. */
+void ust_lttng_objs_describe(uintptr_t addr, uint32_t gen);
 
 /* --- ust_lttng_stacks.c --- */
 uint64_t ust_lttng_stack_id(const uintptr_t *pc, int nr);

@@ -3,10 +3,10 @@
  * The events the provider emits itself, once per stack id and once per
  * object (per process and trace generation, see ust_lttng_stacks.c):
  *
- *   ustitch:stack   stack_id, then per frame the file offset, inode and
- *                   kernel dev_t, the layout of the kernel's
- *                   user_unwind_stack; inode 0 means "offset is a raw
- *                   address" (no file-backed object covers it).
+ *   ustitch:stack   stack_id, the emitting pid, then per frame the file
+ *                   offset, inode and kernel dev_t, the layout of the
+ *                   kernel's user_unwind_stack; inode 0 means "offset is
+ *                   a raw address" (no file-backed object covers it).
  *   ustitch:object  one loaded object of process pid: load bias, the
  *                   address range of its segments, (dev, inode), path and
  *                   GNU build-id.  Lets a reader find the file by build-id
@@ -25,10 +25,11 @@
 #include <lttng/tracepoint.h>
 
 LTTNG_UST_TRACEPOINT_EVENT(ustitch, stack,
-	LTTNG_UST_TP_ARGS(uint64_t, id, const uint64_t *, offs, const uint64_t *, inos,
-			  const uint32_t *, devs, uint16_t, nr),
+	LTTNG_UST_TP_ARGS(uint64_t, id, int32_t, pid, const uint64_t *, offs,
+			  const uint64_t *, inos, const uint32_t *, devs, uint16_t, nr),
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(uint64_t, stack_id, id)
+		lttng_ust_field_integer(int32_t, pid, pid)
 		lttng_ust_field_sequence_hex(uint64_t, offsets, offs, uint16_t, nr)
 		lttng_ust_field_sequence(uint64_t, inodes, inos, uint16_t, nr)
 		lttng_ust_field_sequence(uint32_t, devs, devs, uint16_t, nr)

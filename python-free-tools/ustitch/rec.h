@@ -111,12 +111,18 @@ void rec_spool_free(struct rec_spool *s);
 
 /* Mapping records for the files in stacks, read while the process lives. */
 struct rec_maps;
-struct rec_maps *rec_maps_new(uint16_t mapping_type);
+/* @cmd_path: the traced command (its directory is searched too), or NULL. */
+struct rec_maps *rec_maps_new(uint16_t mapping_type, const char *cmd_path);
 /* For each (dev, inode) of the stack record not seen before, spool a
  * ustitch/user_mapping record (path and build-id from /proc/TGID). */
 void rec_maps_note_stack(struct rec_maps *m, struct rec_spool *s, pid_t tgid,
 			 unsigned int cpu, uint64_t ts, const void *rec, size_t len);
-/* Snapshot a live process's file mappings (e.g. the command right away). */
+/*
+ * A process that made an event: look at its mappings now, while it surely
+ * lives (its stacks may be handled after it exited).  Once per process.
+ */
+void rec_maps_note_task(struct rec_maps *m, pid_t tgid);
+/* Snapshot a live process's file mappings. */
 void rec_maps_snapshot(struct rec_maps *m, pid_t tgid);
 unsigned long rec_maps_count(const struct rec_maps *m);
 void rec_maps_free(struct rec_maps *m);

@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ustitch/abi.h"
 #include "ustitch/encode.h"
 #include "ustitch/hmap.h"
+#include "ustitch/resolve.h"
 #include "ustitch/sym.h"
 #include "rec.h"
 
@@ -34,6 +36,9 @@ struct rec_maps {
 	unsigned long nr, cap;
 	struct ust_hmap by_key;		/* key(kdev, ino) -> index */
 	struct ust_hmap failed;		/* key(kdev, ino) seen missing after a fresh look */
+	struct ust_hmap tgids;		/* processes looked at once already */
+	struct ust_res *res;		/* for processes already gone */
+	char *dirs[2];
 };
 
 static uint64_t key_of(uint32_t kdev, uint64_t ino)
@@ -50,15 +55,33 @@ static struct known *find(struct rec_maps *m, uint32_t kdev, uint64_t ino)
 	return (m->k[i].kdev == kdev && m->k[i].ino == ino) ? &m->k[i] : NULL;
 }
 
-struct rec_maps *rec_maps_new(uint16_t mapping_type)
+struct rec_maps *rec_maps_new(uint16_t mapping_type, const char *cmd_path)
 {
 	struct rec_maps *m = calloc(1, sizeof(*m));
+	struct ust_res_opts ro = { 0 };
+	char *slash;
+	int n = 0;
 
 	if (!m)
 		return NULL;
+	/*
+	 * A process may be gone before its stacks are handled (a short-lived
+	 * command exits within a millisecond): then find its files by
+	 * (dev, inode) where they usually are, and beside the command.
+	 */
+	if (cmd_path && (m->dirs[n] = strdup(cmd_path)) && (slash = strrchr(m->dirs[n], '/'))) {
+		*slash = '\0';
+		n++;
+	}
+	if ((m->dirs[n] = get_current_dir_name()))
+		n++;
+	ro.extra_dirs = (const char *const *)m->dirs;
+	ro.nr_extra_dirs = n;
+	m->res = ust_res_new(&ro);
 	m->type = mapping_type;
 	ust_hmap_init(&m->by_key);
 	ust_hmap_init(&m->failed);
+	ust_hmap_init(&m->tgids);
 	return m;
 }
 
@@ -120,6 +143,14 @@ void rec_maps_snapshot(struct rec_maps *m, pid_t tgid)
 	fclose(f);
 }
 
+void rec_maps_note_task(struct rec_maps *m, pid_t tgid)
+{
+	if (ust_hmap_get(&m->tgids, (uint64_t)tgid, NULL))
+		return;
+	ust_hmap_put(&m->tgids, (uint64_t)tgid, 1);
+	rec_maps_snapshot(m, tgid);
+}
+
 static void emit(struct rec_maps *m, struct rec_spool *s, struct known *k, pid_t tgid,
 		 unsigned int cpu, uint64_t ts)
 {
@@ -161,8 +192,14 @@ void rec_maps_note_stack(struct rec_maps *m, struct rec_spool *s, pid_t tgid,
 		k = find(m, kdev, ino);
 		/* Not seen yet: look at the process again, once per file. */
 		if (!k && !ust_hmap_get(&m->failed, key_of(kdev, ino), NULL)) {
+			struct ust_res_hit hit;
+
 			rec_maps_snapshot(m, tgid);
 			k = find(m, kdev, ino);
+			if (!k && m->res && !ust_res_lookup(m->res, kdev, ino, &hit) && hit.path) {
+				add_known(m, kdev, ino, hit.path, hit.path);
+				k = find(m, kdev, ino);
+			}
 			if (!k)
 				ust_hmap_put(&m->failed, key_of(kdev, ino), 1);
 		}
@@ -191,5 +228,9 @@ void rec_maps_free(struct rec_maps *m)
 	free(m->k);
 	ust_hmap_fini(&m->by_key);
 	ust_hmap_fini(&m->failed);
+	ust_hmap_fini(&m->tgids);
+	ust_res_free(m->res);
+	free(m->dirs[0]);
+	free(m->dirs[1]);
 	free(m);
 }

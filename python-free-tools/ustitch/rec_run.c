@@ -171,6 +171,7 @@ static int on_bpf_record(const struct ust_bpfu_rec *rec, void *ctx)
 		}
 	} else {
 		r->cookies++;
+		rec_maps_note_task(r->maps, rec->tgid);
 	}
 	if (rec_spool_add(r->spool, rec->cpu, rec->ts, rec->data, rec->size))
 		r->spool_err = errno ? errno : EIO;
@@ -237,6 +238,26 @@ static void summary(struct run *r, const char *out)
 	if (st.truncated)
 		fprintf(stderr, PFX "%llu stacks cut at %d frames\n", (unsigned long long)st.truncated,
 			UST_BPFU_MAX_STACK);
+}
+
+/* The command's file, as execvp() will find it. */
+static const char *cmd_path(const char *cmd, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+	char *dirs, *d, *save = NULL;
+
+	if (strchr(cmd, '/'))
+		return realpath(cmd, buf) ? buf : NULL;
+	dirs = strdup(path ? path : "/usr/bin:/bin");
+	for (d = dirs ? strtok_r(dirs, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, len, "%s/%s", d, cmd);
+		if (!access(buf, X_OK)) {
+			free(dirs);
+			return buf;
+		}
+	}
+	free(dirs);
+	return NULL;
 }
 
 /* Fork the command stopped on a pipe: it runs once tracing is on. */
@@ -355,7 +376,7 @@ int rec_run(struct rec_opts *o, bool native)
 	struct rec_source *src;
 	double t0, last = 0;
 	pid_t child = -1;
-	char err[512];
+	char err[512], pathbuf[4096];
 
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -429,7 +450,7 @@ int rec_run(struct rec_opts *o, bool native)
 	}
 	if (spooling) {
 		r.spool = rec_spool_new();
-		r.maps = rec_maps_new(r.mapping_id);
+		r.maps = rec_maps_new(r.mapping_id, o->cmd ? cmd_path(o->cmd[0], pathbuf, sizeof(pathbuf)) : NULL);
 		if (!r.spool || !r.maps || (bpf && start_bpf(&r, child)))
 			goto abort;
 	}
@@ -465,8 +486,6 @@ int rec_run(struct rec_opts *o, bool native)
 		}
 		close(err_fd);
 		err_fd = -1;
-		if (spooling)
-			rec_maps_snapshot(r.maps, child);
 	} else if (!o->quiet) {
 		fprintf(stderr, PFX "recording; stop with Ctrl-C (SIGINT) or SIGTERM\n");
 	}

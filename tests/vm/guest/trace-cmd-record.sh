@@ -10,13 +10,17 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 # 5 loops of main -> ust_a -> ust_b -> ust_c -> getppid().
 trace-cmd record -o trace.dat -e syscalls:sys_enter_getppid -O userstacktrace \
-	"$UST_TESTPROG" 5 >record.log 2>&1 || { cat record.log; fail "trace-cmd record exited with $?"; }
+	"$UST_TESTPROG" 5 >record.log 2>&1
+rc=$?
+[ "$rc" = 0 ] || { cat record.log; fail "trace-cmd record exited with $rc"; }
 echo "record: $(grep -c . record.log) lines of output, $(stat -c %s trace.dat) bytes of trace"
 
 report() {	# report OUTPUT [ENV...]: trace-cmd report, stderr apart
-	local out=$1
+	local out=$1 rc
 	shift
-	env "$@" trace-cmd report trace.dat >"$out" 2>"$out.err" || { cat "$out.err"; fail "trace-cmd report exited with $?"; }
+	env "$@" trace-cmd report trace.dat >"$out" 2>"$out.err"
+	rc=$?
+	[ "$rc" = 0 ] || { cat "$out.err"; fail "trace-cmd report ($*) exited with $rc"; }
 }
 report plain -u TRACEEVENT_PLUGIN_DIR
 report ours TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD}

@@ -3,8 +3,10 @@
 # without the deferred-unwind series: what it must find there, each on its
 # own "name: yes|no — reason" line.
 set -u
-"$UST_USTITCH" probe >probe.out 2>probe.err || { cat probe.out probe.err; echo "FAIL: ustitch probe exited with $?"; exit 1; }
+"$UST_USTITCH" probe >probe.out 2>probe.err
+rc=$?
 cat probe.out
+[ "$rc" = 0 ] || { cat probe.err; echo "FAIL: ustitch probe exited with $rc"; exit 1; }
 bad=0
 expect() {	# expect NAME yes|no
 	if ! grep -q "^$1: $2 — ." probe.out; then

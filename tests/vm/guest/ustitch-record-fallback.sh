@@ -8,16 +8,20 @@ set -u
 fail() { echo "FAIL: $*"; exit 1; }
 
 "$UST_USTITCH" record -o trace.dat -e syscalls:sys_enter_getppid -O userstacktrace_delay \
-	"$UST_TESTPROG" 5 >record.log 2>&1 || { cat record.log; fail "ustitch record exited with $?"; }
+	"$UST_TESTPROG" 5 >record.log 2>&1
+rc=$?
 cat record.log
+[ "$rc" = 0 ] || fail "ustitch record exited with $rc"
 
 # The fallback is marked where the user sees it: the recorder's summary.
 grep -q 'immediate: this kernel has no BPF task_work' record.log ||
 	fail "the summary does not say that the stacks are immediate"
 grep -Eq '(^|, )5 cookies, 5 user stacks' record.log || fail "expected 5 cookies and 5 user stacks"
 
-TRACEEVENT_PLUGIN_DIR=$UST_PLUGIN_DIR ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} \
-	trace-cmd report trace.dat >report 2>report.err || { cat report.err; fail "trace-cmd report exited with $?"; }
+env TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} \
+	trace-cmd report trace.dat >report 2>report.err
+rc=$?
+[ "$rc" = 0 ] || { cat report.err; fail "trace-cmd report exited with $rc"; }
 if [ -s report.err ]; then
 	cat report.err
 	fail "trace-cmd report wrote to stderr"

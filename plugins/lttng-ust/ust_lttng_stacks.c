@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Stack ids, and the once-per-id ustitch:stack event.
+ *
+ * An id is a hash of the return addresses and a per-process salt: the
+ * same stack in the same process always gets the same id, and no address
+ * lookup is needed on the hot path.  The first event with a new id also
+ * emits ustitch:stack, which carries the frames as file offsets with
+ * (inode, dev) and, through ustitch:object, the objects' paths and
+ * build-ids; later events carry just the 8-byte id.
+ *
+ * "Already emitted" must mean "already in this trace".  A fixed,
+ * lock-free table remembers, per id, the generation it was emitted in.
+ * The generation moves on when the stack_id context is recorded for a
+ * different session than last time, and in a forked child (the objects
+ * are described again under its pid).  Nothing is marked while
+ * ustitch:stack is disabled.  When the table is full, stacks are simply
+ * emitted every time.
+ */
+#include <stdatomic.h>
+
+#include "ust_lttng.h"
+#include "ust_lttng_tp.h"
+#include "ustitch/hmap.h"
+
+#define TAB_BITS	16
+#define PROBES		64
+
+struct slot {
+	_Atomic uint64_t id;
+	atomic_uint gen;
+};
+
+static struct slot tab[1 << TAB_BITS];
+static atomic_uint generation = 1;
+static const void *_Atomic last_session;
+
+uint64_t ust_lttng_stack_id(const uintptr_t *pc, int nr)
+{
+	uint64_t h = ust_lttng_proc.salt ^ (uint64_t)nr;
+	int i;
+
+	for (i = 0; i < nr; i++)
+		h = ust_hmap_mix(h ^ pc[i]) + (uint64_t)i;
+	return h ? h : 1;
+}
+
+uint32_t ust_lttng_stacks_gen(void)
+{
+	return atomic_load(&generation);
+}
+
+void ust_lttng_stacks_new_gen(void)
+{
+	unsigned int g = atomic_fetch_add(&generation, 1) + 1;
+
+	if (!g)		/* 0 means "never"; skip it on wrap-around */
+		atomic_fetch_add(&generation, 1);
+}
+
+void ust_lttng_stacks_session(const void *session)
+{
+	const void *last = atomic_load(&last_session);
+
+	if (session == last)
+		return;
+	if (atomic_compare_exchange_strong(&last_session, &last, session))
+		ust_lttng_stacks_new_gen();
+}
+
+/* True when this caller is to emit @id in generation @gen. */
+static bool claim(uint64_t id, unsigned int gen)
+{
+	size_t mask = ((size_t)1 << TAB_BITS) - 1, i;
+
+	for (i = 0; i < PROBES; i++) {
+		struct slot *s = &tab[(id + i) & mask];
+		uint64_t cur = atomic_load(&s->id);
+		unsigned int g;
+
+		if (!cur) {
+			if (!atomic_compare_exchange_strong(&s->id, &cur, id) && cur != id)
+				continue;
+		} else if (cur != id) {
+			continue;
+		}
+		g = atomic_load(&s->gen);
+		return g != gen && atomic_compare_exchange_strong(&s->gen, &g, gen);
+	}
+	return true;
+}
+
+void ust_lttng_stack_publish(uint64_t id, const uintptr_t *pc, int nr)
+{
+	uint64_t off[UST_LTTNG_MAX_FRAMES], ino[UST_LTTNG_MAX_FRAMES];
+	uint32_t kdev[UST_LTTNG_MAX_FRAMES];
+	unsigned int gen = atomic_load(&generation);
+
+	if (!lttng_ust_tracepoint_enabled(ustitch, stack) || nr <= 0 ||
+	    nr > UST_LTTNG_MAX_FRAMES || !claim(id, gen))
+		return;
+	ust_lttng_objs_resolve(pc, nr, off, ino, kdev, gen);
+	lttng_ust_do_tracepoint(ustitch, stack, id, ust_lttng_proc.pid, off, ino, kdev,
+				(uint16_t)nr);
+}
