@@ -45,6 +45,20 @@ struct {
 	__uint(max_entries, 4 << 20);	/* resized by user space */
 } ust_bpfu_events SEC(".maps");
 
+/*
+ * Wake the reader only once the ring is an eighth full: every wakeup is an
+ * irq_work, a self-IPI, which costs more in a VM than the whole record
+ * (measured: 8 % of a syscall-heavy workload's time).  The reader polls
+ * with a short timeout anyway.
+ */
+static __always_inline __u64 ust_bpfu_rb_flags(void)
+{
+	__u64 avail = bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_AVAIL_DATA);
+	__u64 size = bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_RING_SIZE);
+
+	return avail > size / 8 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
 /* The cookie lives with the task, like current->unwind_info.cookie. */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -157,7 +171,7 @@ static __always_inline void ust_bpfu_emit_cookie(__u64 ts, __u32 cpu, __u64 id, 
 	r->h.tid = (__u32)id;
 	r->h.tgid = id >> 32;
 	r->h.cookie = cookie;
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, ust_bpfu_rb_flags());
 }
 
 /*
@@ -348,7 +362,7 @@ shifted:
 	r->nr = nr;
 	ust_bpfu_resolve(r);
 	ust_bpfu_fill_hdr(r, ts, id, cookie);
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, ust_bpfu_rb_flags());
 	UST_COUNT(stacks);
 }
 
@@ -434,7 +448,7 @@ static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u
 	bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_bpfu_walk_one, &c, 0);
 	ust_bpfu_resolve(r);
 	ust_bpfu_fill_hdr(r, ts, id, st->cookie);
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, ust_bpfu_rb_flags());
 	UST_COUNT(stacks);
 }
 

@@ -41,6 +41,10 @@ typedef _Bool bool;
 #define BPF_F_NO_PREALLOC		(1U << 0)
 #define BPF_LOCAL_STORAGE_GET_F_CREATE	(1ULL << 0)
 #define BPF_F_USER_STACK		(1ULL << 8)
+#define BPF_RB_NO_WAKEUP		(1ULL << 0)
+#define BPF_RB_FORCE_WAKEUP		(1ULL << 1)
+#define BPF_RB_AVAIL_DATA		0
+#define BPF_RB_RING_SIZE		1
 
 /* include/linux/sched.h */
 #define PF_KTHREAD			0x00200000

@@ -70,7 +70,8 @@ static void resolve(void)
 	resolving = 1;
 #define LOAD(name, ret, args)						\
 	if (!real_##name)						\
-		real_##name = (ret(*) args)dlsym(RTLD_NEXT, #name);
+		__atomic_store_n(&real_##name, (ret(*) args)dlsym(RTLD_NEXT, #name), \
+				 __ATOMIC_RELAXED);
 	REAL_FUNCS(LOAD)
 #undef LOAD
 	resolving = 0;
@@ -84,7 +85,7 @@ void ust_lttng_locks_init(void)
 
 /* --- the held-lock list ------------------------------------------------ */
 
-static void held_push(const void *lock)
+static void held_push(const volatile void *lock)
 {
 	struct ust_lttng_thread *t = &ust_lttng_self;
 	unsigned int n = t->nr_locks;
@@ -95,7 +96,7 @@ static void held_push(const void *lock)
 		t->locks[n] = (uintptr_t)lock;
 }
 
-static void held_drop(const void *lock)
+static void held_drop(const volatile void *lock)
 {
 	struct ust_lttng_thread *t = &ust_lttng_self;
 	unsigned int n = t->nr_locks, m, i;
@@ -169,9 +170,11 @@ size_t ust_lttng_locks_text(const struct ust_lttng_thread *t, char *buf, size_t 
 
 #define CALL(name, fallback, ...)					\
 	({								\
-		if (!resolved && !real_##name)				\
+		__typeof__(real_##name) f_;				\
+		if (!resolved && !__atomic_load_n(&real_##name, __ATOMIC_RELAXED)) \
 			resolve();					\
-		real_##name ? real_##name(__VA_ARGS__) : fallback;	\
+		f_ = __atomic_load_n(&real_##name, __ATOMIC_RELAXED);	\
+		f_ ? f_(__VA_ARGS__) : fallback;			\
 	})
 
 #define ACQUIRE(lock, call)						\

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * The application-context provider "$app.ustitch":
+ *
+ *   $app.ustitch:stack_id    u64, id of the thread's user stack at the
+ *                            tracepoint (0: no frame record found)
+ *   $app.ustitch:lock_depth  s32, pthread locks the thread holds
+ *   $app.ustitch:locks       string, their addresses, innermost first
+ *                            (no value while the thread holds none)
+ *
+ * lttng-ust calls get_size() then record() for each context of each
+ * event; get_value() serves filters.  A context asked for while one of
+ * our callbacks runs on this thread (our own ustitch:stack event, or a
+ * signal handler's event in the middle of ours) records no value, which
+ * readers see as the "_none" variant, as when no provider is loaded.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ust_lttng.h"
+#include "ust_lttng_abi.h"
+#include "ust_lttng_tp.h"
+
+#define PROVIDER	"$app.ustitch"
+#define LOCKS_TEXT	(UST_LTTNG_MAX_LOCKS * 19 + 8)
+
+enum kind { K_NONE, K_STACK_ID, K_LOCK_DEPTH, K_LOCKS };
+
+/* Text handed to a filter: it must outlive get_value(). */
+static UST_LTTNG_TLS char filter_text[LOCKS_TEXT];
+
+static struct ust_lttng_registered *registered;
+
+static enum kind kind_of(const void *app_ctx)
+{
+	const char *name = ((const struct ust_lttng_app_ctx *)app_ctx)->name;
+
+	if (!name || strncmp(name, PROVIDER ":", sizeof(PROVIDER)))
+		return K_NONE;
+	name += sizeof(PROVIDER);
+	if (!strcmp(name, "stack_id"))
+		return K_STACK_ID;
+	if (!strcmp(name, "lock_depth"))
+		return K_LOCK_DEPTH;
+	if (!strcmp(name, "locks"))
+		return K_LOCKS;
+	return K_NONE;
+}
+
+static size_t tagged_size(size_t offset, size_t align, size_t size)
+{
+	size_t n = lttng_ust_ring_buffer_align(offset, lttng_ust_rb_alignof(char)) + 1;
+
+	if (size)
+		n += lttng_ust_ring_buffer_align(offset + n, align) + size;
+	return n;
+}
+
+static void put_tag(struct lttng_ust_ring_buffer_ctx *ctx, struct lttng_ust_channel_buffer *chan,
+		    enum ust_lttng_dyn_type type)
+{
+	char tag = (char)type;
+
+	chan->ops->event_write(ctx, &tag, sizeof(tag), lttng_ust_rb_alignof(char));
+}
+
+static uint64_t stack_id_now(struct lttng_ust_probe_ctx *pctx, uintptr_t *pc, int *nr)
+{
+	*nr = pctx ? ust_lttng_walk(pctx, (uintptr_t)pctx->ip, pc, UST_LTTNG_MAX_FRAMES) : 0;
+	return *nr ? ust_lttng_stack_id(pc, *nr) : 0;
+}
+
+static size_t get_size(void *app_ctx, struct lttng_ust_probe_ctx *pctx, size_t offset)
+{
+	struct ust_lttng_thread *t = &ust_lttng_self;
+	char buf[LOCKS_TEXT];
+
+	(void)pctx;
+	if (t->busy)
+		return tagged_size(offset, 1, 0);
+	switch (kind_of(app_ctx)) {
+	case K_STACK_ID:
+		return tagged_size(offset, lttng_ust_rb_alignof(uint64_t), sizeof(uint64_t));
+	case K_LOCK_DEPTH:
+		return tagged_size(offset, lttng_ust_rb_alignof(int32_t), sizeof(int32_t));
+	case K_LOCKS:
+		/* record() writes exactly this many bytes, whatever happens between. */
+		t->locks_len = ust_lttng_locks_text(t, buf, sizeof(buf));
+		if (t->locks_len >= sizeof(buf))
+			t->locks_len = sizeof(buf) - 1;
+		if (!t->locks_len)	/* no lock held: no value, see record_locks() */
+			return tagged_size(offset, 1, 0);
+		return tagged_size(offset, 1, t->locks_len + 1);
+	default:
+		return tagged_size(offset, 1, 0);
+	}
+}
+
+static void record_stack_id(struct lttng_ust_probe_ctx *pctx, struct lttng_ust_ring_buffer_ctx *ctx,
+			    struct lttng_ust_channel_buffer *chan)
+{
+	uintptr_t pc[UST_LTTNG_MAX_FRAMES];
+	uint64_t id;
+	int nr;
+
+	ust_lttng_stacks_session(chan->parent->session);
+	id = stack_id_now(pctx, pc, &nr);
+	if (id)
+		ust_lttng_stack_publish(id, pc, nr);
+	put_tag(ctx, chan, UST_LTTNG_DYN_U64);
+	chan->ops->event_write(ctx, &id, sizeof(id), lttng_ust_rb_alignof(uint64_t));
+}
+
+static void record_locks(struct ust_lttng_thread *t, struct lttng_ust_ring_buffer_ctx *ctx,
+			 struct lttng_ust_channel_buffer *chan)
+{
+	char buf[LOCKS_TEXT];
+	size_t len = ust_lttng_locks_text(t, buf, sizeof(buf)), want = t->locks_len;
+	unsigned int i, n = t->nr_locks < UST_LTTNG_MAX_LOCKS ? t->nr_locks : UST_LTTNG_MAX_LOCKS;
+
+	/*
+	 * No lock held is recorded as no value rather than "": babeltrace2
+	 * 2.0.4 shows an empty string in a variant as the previous event's
+	 * string.
+	 */
+	if (!want) {
+		put_tag(ctx, chan, UST_LTTNG_DYN_NONE);
+		return;
+	}
+	for (; len < want; len++)	/* the list shrank since get_size() */
+		buf[len] = ' ';
+	buf[want] = '\0';
+	put_tag(ctx, chan, UST_LTTNG_DYN_STRING);
+	chan->ops->event_write(ctx, buf, want + 1, 1);
+	/* Let readers name the locks: describe the objects they live in. */
+	for (i = 0; i < n; i++)
+		ust_lttng_objs_describe(t->locks[i], ust_lttng_stacks_gen());
+}
+
+static void record(void *app_ctx, struct lttng_ust_probe_ctx *pctx,
+		   struct lttng_ust_ring_buffer_ctx *ctx, struct lttng_ust_channel_buffer *chan)
+{
+	struct ust_lttng_thread *t = &ust_lttng_self;
+	int32_t depth;
+
+	if (t->busy) {
+		put_tag(ctx, chan, UST_LTTNG_DYN_NONE);
+		return;
+	}
+	t->busy = 1;
+	ust_lttng_barrier();
+	switch (kind_of(app_ctx)) {
+	case K_STACK_ID:
+		record_stack_id(pctx, ctx, chan);
+		break;
+	case K_LOCK_DEPTH:
+		depth = (int32_t)t->nr_locks;
+		put_tag(ctx, chan, UST_LTTNG_DYN_S32);
+		chan->ops->event_write(ctx, &depth, sizeof(depth), lttng_ust_rb_alignof(int32_t));
+		break;
+	case K_LOCKS:
+		record_locks(t, ctx, chan);
+		break;
+	default:
+		put_tag(ctx, chan, UST_LTTNG_DYN_NONE);
+		break;
+	}
+	ust_lttng_barrier();
+	t->busy = 0;
+}
+
+static void get_value(void *app_ctx, struct lttng_ust_probe_ctx *pctx,
+		      struct ust_lttng_ctx_value *v)
+{
+	struct ust_lttng_thread *t = &ust_lttng_self;
+	uintptr_t pc[UST_LTTNG_MAX_FRAMES];
+	int nr;
+
+	v->sel = UST_LTTNG_DYN_NONE;
+	if (t->busy)
+		return;
+	t->busy = 1;
+	ust_lttng_barrier();
+	switch (kind_of(app_ctx)) {
+	case K_STACK_ID:
+		v->sel = UST_LTTNG_DYN_U64;
+		v->u.u64 = stack_id_now(pctx, pc, &nr);
+		break;
+	case K_LOCK_DEPTH:
+		v->sel = UST_LTTNG_DYN_S64;
+		v->u.s64 = t->nr_locks;
+		break;
+	case K_LOCKS:
+		ust_lttng_locks_text(t, filter_text, sizeof(filter_text));
+		v->sel = UST_LTTNG_DYN_STRING;
+		v->u.str = filter_text;
+		break;
+	default:
+		break;
+	}
+	ust_lttng_barrier();
+	t->busy = 0;
+}
+
+static struct ust_lttng_provider provider = {
+	.struct_size = sizeof(provider),
+	.name = PROVIDER,
+	.get_size = get_size,
+	.record = record,
+	.get_value = get_value,
+};
+
+static uint64_t make_salt(void)
+{
+	uint64_t s = 0;
+	struct timespec ts;
+
+	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) == sizeof(s) && s)
+		return s;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 16);
+}
+
+/* Forked child: a new pid, so describe everything again under it. */
+static void after_fork_child(void)
+{
+	ust_lttng_proc.pid = getpid();
+	ust_lttng_stacks_new_gen();
+}
+
+__attribute__((constructor)) static void ust_lttng_init(void)
+{
+	ust_lttng_proc.pid = getpid();
+	ust_lttng_proc.salt = make_salt();
+	ust_lttng_thread_init();
+	ust_lttng_locks_init();
+	ust_lttng_objs_init();
+	pthread_atfork(NULL, NULL, after_fork_child);
+	registered = lttng_ust_context_provider_register(&provider);
+}
+
+__attribute__((destructor)) static void ust_lttng_fini(void)
+{
+	/* Unloaded by dlclose: lttng-ust must stop calling into us. */
+	if (registered)
+		lttng_ust_context_provider_unregister(registered);
+	registered = NULL;
+}
