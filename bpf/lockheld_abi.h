@@ -76,6 +76,9 @@ enum ust_lh_type_tag {
 	UST_LH_T__COUNT,
 };
 
+/* UST_LH_OP_TRACKED args computed in BPF: the address of current's lock. */
+#define UST_LH_WHAT_SIGLOCK	0x100	/* &current->sighand->siglock */
+
 struct ust_lh_insn {
 	__u8 op;		/* enum ust_lh_op */
 	__u8 cmp;		/* enum ust_lh_cmp (fields) */
@@ -89,9 +92,12 @@ struct ust_lh_insn {
 	__u32 pad;
 };
 
+/* Program flags: kept events of this slot get a deferred user stack. */
+#define UST_LH_P_STACKS		(1U << 0)
+
 struct ust_lh_prog {
 	__u32 nr;		/* nodes; 0: keep every event */
-	__u32 pad;
+	__u32 flags;		/* UST_LH_P_* */
 	struct ust_lh_insn insn[UST_LH_MAX_INSNS];
 };
 
@@ -108,6 +114,7 @@ struct ust_lh_hit {
 	__u32 tid;
 	__u32 mask;		/* matched lock leaves */
 	__u32 slot;		/* which event's filter */
+	char comm[16];		/* for the file's command lines */
 };
 
 /* Held-lock tracking map (lockheld_track.bpf.c writes, the filter reads). */

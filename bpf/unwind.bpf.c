@@ -175,6 +175,67 @@ static __always_inline void ust_bpfu_emit_cookie(__u64 ts, __u32 cpu, __u64 id, 
 }
 
 /*
+ * Per CPU: a perf sample of a followed task got no SAMPLE record (ring
+ * full, no task storage).  User space pairs samples and records by CPU
+ * and time; the next record says a gap precedes it, so that an older
+ * record is never taken for the missing one.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} ust_bpfu_sgap SEC(".maps");
+
+static __always_inline void ust_bpfu_sample_gap(void)
+{
+	__u32 k = 0, *gap = bpf_map_lookup_elem(&ust_bpfu_sgap, &k);
+
+	if (gap)
+		*gap = 1;
+}
+
+static __always_inline void ust_bpfu_emit_sample(__u64 ts, __u32 cpu, __u64 id, __u64 cookie,
+						 __u64 ip, __u64 period)
+{
+	__u32 k = 0, *gap = bpf_map_lookup_elem(&ust_bpfu_sgap, &k);
+	struct ust_bpfu_rec_sample *r;
+
+	r = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*r), 0);
+	if (!r) {
+		UST_COUNT(drops);
+		if (gap)
+			*gap = 1;
+		return;
+	}
+	r->h.kind = UST_BPFU_REC_SAMPLE;
+	r->h.cpu = cpu;
+	r->h.ts = ts;
+	r->h.tid = (__u32)id;
+	r->h.tgid = id >> 32;
+	r->h.cookie = cookie;
+	r->ip = ip;
+	r->period = period;
+	r->flags = gap && *gap ? UST_BPFU_S_DROPPED_BEFORE : 0;
+	r->pad = 0;
+	if (gap)
+		*gap = 0;
+	bpf_ringbuf_submit(r, ust_bpfu_rb_flags());
+	UST_COUNT(samples);
+}
+
+/* The event's request: a cookie record, or for a perf sample (@sample) a
+ * SAMPLE record carrying the sample's ip and period. */
+static __always_inline void ust_bpfu_emit_request(__u64 ts, __u32 cpu, __u64 id, __u64 cookie,
+						  __u32 sample, __u64 ip, __u64 period)
+{
+	if (sample)
+		ust_bpfu_emit_sample(ts, cpu, id, cookie, ip, period);
+	else
+		ust_bpfu_emit_cookie(ts, cpu, id, cookie);
+}
+
+/*
  * Is the return address of frame 0 at [sp], with %rbp still the caller's
  * frame?  Then the frame-pointer walk alone would skip the caller.  True
  * when the instruction at @ip is
@@ -487,20 +548,19 @@ static __always_inline int ust_bpfu_schedule(struct task_struct *task, __u32 tid
 						  ust_bpfu_work_cb, 0);
 }
 
-static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx)
+/*
+ * The cookie of @task's current kernel entry: the first event of an entry
+ * allocates it and schedules the task_work, later ones reuse it.  0 when
+ * none can be had.  Shared with lockheld.bpf.c, whose filter calls it only
+ * for the events it keeps.
+ */
+static __always_inline __u64 ust_bpfu_take_cookie(void *ctx, struct task_struct *task,
+						  __u64 id, __u32 cpu)
 {
-	__u64 ts = bpf_ktime_get_ns();
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct task_struct *task;
 	struct ust_bpfu_task *st;
 	struct pt_regs *regs;
 	__u64 cookie, sp, ip;
 
-	task = ust_bpfu_wanted(id);
-	if (!task)
-		return 0;
-	UST_COUNT(events);
 	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
 		UST_COUNT(no_storage);
@@ -519,10 +579,8 @@ static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx)
 		UST_COUNT(stale);
 		st->cookie = 0;
 	}
-	if (st->cookie) {
-		ust_bpfu_emit_cookie(ts, cpu, id, st->cookie);
-		return 0;
-	}
+	if (st->cookie)
+		return st->cookie;
 	cookie = ust_bpfu_new_cookie(cpu);
 	if (!cookie)
 		return 0;
@@ -530,17 +588,38 @@ static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx)
 	st->cookie = cookie;
 	st->sp = sp;
 	st->ip = ip;
-	ust_bpfu_emit_cookie(ts, cpu, id, cookie);
 	if (st->pending)
-		return 0;
+		return cookie;
 	if (ust_bpfu_schedule(task, (__u32)id) == 0) {
 		st->pending = 1;
-		return 0;
+		return cookie;
 	}
 	/* No work will clear it: this entry's stack now, then forget it. */
 	UST_COUNT(sched_fail);
 	st->cookie = 0;
 	ust_bpfu_emit_immediate(ctx, task, id, cookie, UST_BPFU_F_SCHED_FAIL);
+	return cookie;
+}
+
+/* @sample: a perf sample with its @ip and @period (ust_bpfu_sample). */
+static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx, __u32 sample, __u64 ip,
+							 __u64 period)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct task_struct *task;
+	__u64 cookie;
+
+	task = ust_bpfu_wanted(id);
+	if (!task)
+		return 0;
+	UST_COUNT(events);
+	cookie = ust_bpfu_take_cookie(ctx, task, id, cpu);
+	if (cookie)
+		ust_bpfu_emit_request(ts, cpu, id, cookie, sample, ip, period);
+	else if (sample)
+		ust_bpfu_sample_gap();
 	return 0;
 }
 
@@ -551,12 +630,13 @@ static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx)
 SEC("tracepoint")
 int ust_bpfu_event(void *ctx)
 {
-	ust_bpfu_event_body(ctx);
+	ust_bpfu_event_body(ctx, 0, 0, 0);
 	return 1;
 }
 
 /* Fallback without task_work: every event its own cookie and stack. */
-static __attribute__((noinline)) int ust_bpfu_event_imm_body(void *ctx)
+static __attribute__((noinline)) int ust_bpfu_event_imm_body(void *ctx, __u32 sample, __u64 ip,
+							     __u64 period)
 {
 	__u64 ts = bpf_ktime_get_ns();
 	__u64 id = bpf_get_current_pid_tgid();
@@ -569,10 +649,13 @@ static __attribute__((noinline)) int ust_bpfu_event_imm_body(void *ctx)
 		return 0;
 	UST_COUNT(events);
 	cookie = ust_bpfu_new_cookie(cpu);
-	if (!cookie)
+	if (!cookie) {
+		if (sample)
+			ust_bpfu_sample_gap();
 		return 0;
+	}
 	UST_COUNT(cookies);
-	ust_bpfu_emit_cookie(ts, cpu, id, cookie);
+	ust_bpfu_emit_request(ts, cpu, id, cookie, sample, ip, period);
 	ust_bpfu_emit_immediate(ctx, task, id, cookie, 0);
 	return 0;
 }
@@ -584,7 +667,29 @@ static __attribute__((noinline)) int ust_bpfu_event_imm_body(void *ctx)
 SEC("tracepoint")
 int ust_bpfu_event_imm(void *ctx)
 {
-	ust_bpfu_event_imm_body(ctx);
+	ust_bpfu_event_imm_body(ctx, 0, 0, 0);
+	return 1;
+}
+
+/*
+ * Perf sampling events (ust_bpfu_attach_perf()): the sample's kernel
+ * entry gets a cookie like any event's, the task_work unwinds the user
+ * stack before the return to user space.  A sample of a CPU-bound task
+ * interrupts user mode: the entry is the interrupt itself, and the work
+ * runs on its way out.  Returning 1 keeps perf's own sample.
+ */
+SEC("perf_event")
+int ust_bpfu_perf(struct bpf_perf_event_data *ctx)
+{
+	ust_bpfu_event_body(ctx, 1, ctx->regs.ip, ctx->sample_period);
+	return 1;
+}
+
+/* Fallback without task_work: every sample its own cookie and stack. */
+SEC("perf_event")
+int ust_bpfu_perf_imm(struct bpf_perf_event_data *ctx)
+{
+	ust_bpfu_event_imm_body(ctx, 1, ctx->regs.ip, ctx->sample_period);
 	return 1;
 }
 

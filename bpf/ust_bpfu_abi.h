@@ -22,6 +22,7 @@
 enum ust_bpfu_rec_kind {
 	UST_BPFU_REC_COOKIE = 1,
 	UST_BPFU_REC_STACK = 2,
+	UST_BPFU_REC_SAMPLE = 3,	/* the cookie of a perf sample (ust_bpfu_sample) */
 };
 
 /* STACK record flags. */
@@ -44,6 +45,22 @@ struct ust_bpfu_rec_hdr {
 
 struct ust_bpfu_rec_cookie {
 	struct ust_bpfu_rec_hdr h;
+};
+
+/* SAMPLE record flags. */
+#define UST_BPFU_S_DROPPED_BEFORE (1U << 0)	/* a sample before this one on its CPU got no record */
+
+/*
+ * A perf sample's cookie.  The program runs in the sample's overflow
+ * handler, so ip and period are the sample's own: user space pairs the
+ * two by CPU, task, ip and period.
+ */
+struct ust_bpfu_rec_sample {
+	struct ust_bpfu_rec_hdr h;
+	__u64 ip;		/* the interrupted ip (PERF_SAMPLE_IP) */
+	__u64 period;		/* PERF_SAMPLE_PERIOD */
+	__u32 flags;		/* UST_BPFU_S_* */
+	__u32 pad;
 };
 
 struct ust_bpfu_rec_stack {
@@ -71,6 +88,7 @@ struct ust_bpfu_counters {
 	__u64 exit_stacks;	/* immediate stacks taken at task exit */
 	__u64 children;		/* child processes followed (fork of a followed tgid) */
 	__u64 filter_full;	/* child processes not followed: tgid map full */
+	__u64 samples;		/* perf samples given a cookie (SAMPLE records) */
 };
 
 #endif /* UST_BPFU_ABI_H */

@@ -109,6 +109,21 @@ struct bpf_raw_tracepoint_args {
 };
 
 /*
+ * UAPI (asm/bpf_perf_event.h, x86-64): the context of perf_event programs,
+ * a fixed layout the verifier rewrites (no CO-RE), read 8 bytes at a time.
+ */
+struct ust_bpfu_user_regs {
+	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
+	unsigned long ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
+};
+
+struct bpf_perf_event_data {
+	struct ust_bpfu_user_regs regs;
+	__u64 sample_period;
+	__u64 addr;
+};
+
+/*
  * UAPI since 6.18, opaque; the verifier finds it in a map value by this
  * name and size.
  */

@@ -135,6 +135,16 @@ static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 		rec.kind = UST_BPFU_COOKIE;
 		rec.size = ust_bpfu_make_cookie(u, h);
 		u->cookie_records++;
+	} else if (h->kind == UST_BPFU_REC_SAMPLE && size >= sizeof(struct ust_bpfu_rec_sample)) {
+		const struct ust_bpfu_rec_sample *sm = data;
+
+		/* The sample's cookie, as the cookie record the kernel would write. */
+		rec.kind = UST_BPFU_SAMPLE;
+		rec.size = ust_bpfu_make_cookie(u, h);
+		rec.ip = sm->ip;
+		rec.period = sm->period;
+		rec.flags = sm->flags & UST_BPFU_S_DROPPED_BEFORE ? UST_BPFU_SAMPLE_GAP : 0;
+		u->cookie_records++;
 	} else if (h->kind == UST_BPFU_REC_STACK && size >= sizeof(struct ust_bpfu_rec_stack)) {
 		const struct ust_bpfu_rec_stack *s = data;
 
@@ -162,6 +172,32 @@ static size_t ust_bpfu_rb_size(size_t want)
 	return sz;
 }
 
+/* Every CPU's counter of ust_bpfu_ctr starts at @base. */
+static int ust_bpfu_set_ctr(struct ust_bpfu_skel *skel, uint64_t base)
+{
+	int ncpu = libbpf_num_possible_cpus(), ret, i;
+	__u32 key = 0;
+	__u64 *v;
+
+	if (ncpu <= 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (!v)
+		return -1;
+	for (i = 0; i < ncpu; i++)
+		v[i] = base;
+	ret = bpf_map__update_elem(skel->maps.ust_bpfu_ctr, &key, sizeof(key), v,
+				   (size_t)ncpu * sizeof(*v), BPF_ANY);
+	free(v);
+	if (ret) {
+		errno = -ret;
+		return -1;
+	}
+	return 0;
+}
+
 static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_opts *o,
 					   char *err, size_t errlen)
 {
@@ -176,6 +212,8 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_
 	bpf_program__set_autoload(skel->progs.ust_bpfu_event, deferred);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_event_imm, !deferred);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_fork, !o->no_children);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_perf, o->perf && deferred);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_perf_imm, o->perf && !deferred);
 	skel->rodata->ust_leaf_ret = !o->kernel_frames;
 	bpf_map__set_max_entries(skel->maps.ust_bpfu_events, (__u32)ust_bpfu_rb_size(o->ringbuf_bytes));
 	ret = ust_bpfu_skel__load(skel);
@@ -184,6 +222,11 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_
 			 deferred ? "task_work" : "immediate", strerror(-ret));
 		ust_bpfu_skel__destroy(skel);
 		errno = -ret;
+		return NULL;
+	}
+	if (o->cookie_ctr_base && ust_bpfu_set_ctr(skel, o->cookie_ctr_base)) {
+		snprintf(err, errlen, "setting the cookie counters: %s", strerror(errno));
+		ust_bpfu_skel__destroy(skel);
 		return NULL;
 	}
 	return skel;
@@ -278,6 +321,25 @@ int ust_bpfu_attach(struct ust_bpfu *u, const char *system, const char *event)
 	return ret;
 }
 
+int ust_bpfu_attach_perf(struct ust_bpfu *u, int perf_fd)
+{
+	struct bpf_program *p = u->deferred ? u->skel->progs.ust_bpfu_perf :
+					      u->skel->progs.ust_bpfu_perf_imm;
+	struct bpf_link *l;
+	int ret;
+
+	if (!bpf_program__autoload(p))
+		return -EINVAL;		/* opened without opts.perf */
+	/* Not auto-attachable: a perf_event program needs its event's fd. */
+	l = bpf_program__attach_perf_event(p, perf_fd);
+	if (!l)
+		return -errno;
+	ret = ust_bpfu_add_link(u, l);
+	if (ret)
+		bpf_link__destroy(l);
+	return ret;
+}
+
 int ust_bpfu_follow(struct ust_bpfu *u, pid_t tgid)
 {
 	__u32 key = (__u32)tgid;
@@ -327,6 +389,11 @@ int ust_bpfu_fd(const struct ust_bpfu *u)
 	return ring_buffer__epoll_fd(u->rb);
 }
 
+int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name)
+{
+	return bpf_object__find_map_fd_by_name(u->skel->obj, name);
+}
+
 bool ust_bpfu_deferred(const struct ust_bpfu *u)
 {
 	return u->deferred;
@@ -370,6 +437,7 @@ int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
 		st->exit_stacks += v[i].exit_stacks;
 		st->children += v[i].children;
 		st->filter_full += v[i].filter_full;
+		st->samples += v[i].samples;
 	}
 	free(v);
 	return ret;
@@ -415,6 +483,12 @@ int ust_bpfu_attach(struct ust_bpfu *u, const char *system, const char *event)
 	return -EOPNOTSUPP;
 }
 
+int ust_bpfu_attach_perf(struct ust_bpfu *u, int perf_fd)
+{
+	(void)u, (void)perf_fd;
+	return -EOPNOTSUPP;
+}
+
 int ust_bpfu_follow(struct ust_bpfu *u, pid_t tgid)
 {
 	(void)u, (void)tgid;
@@ -442,6 +516,12 @@ int ust_bpfu_consume(struct ust_bpfu *u, ust_bpfu_rec_fn fn, void *ctx)
 int ust_bpfu_fd(const struct ust_bpfu *u)
 {
 	(void)u;
+	return -EOPNOTSUPP;
+}
+
+int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name)
+{
+	(void)u, (void)name;
 	return -EOPNOTSUPP;
 }
 

@@ -38,12 +38,16 @@ static void render_one(struct ust_render *r, const struct ust_dec_frame *f,
 	struct ust_res_hit hit = { 0 };
 	struct ust_sym_file *file = NULL;
 	const char *obj = NULL;
+	const char *arrow = "=>";
 	char err[160];
 	int n = 0, i;
 
+	if (r->mark && has_files && f->ino &&
+	    ust_af_match_file(r->mark, -1, f->kdev, f->ino, f->off) >= 0)
+		arrow = "=>*";
 	if (!has_files || !f->ino) {
 		/* Stack-only layout, or no VMA: the value is all there is. */
-		ust_sb_printf(out, "\n=> 0x%" PRIx64, f->off);
+		ust_sb_printf(out, "\n%s 0x%" PRIx64, arrow, f->off);
 		put_raw(r, out, f, has_files);
 		return;
 	}
@@ -55,7 +59,7 @@ static void render_one(struct ust_render *r, const struct ust_dec_frame *f,
 		obj = obj ? obj + 1 : hit.path;
 	}
 	if (!obj) {
-		ust_sb_printf(out, "\n=> 0x%" PRIx64 " (dev %u:%u ino %" PRIu64 ")", f->off,
+		ust_sb_printf(out, "\n%s 0x%" PRIx64 " (dev %u:%u ino %" PRIu64 ")", arrow, f->off,
 			      UST_ABI_KDEV_MAJOR(f->kdev), UST_ABI_KDEV_MINOR(f->kdev), f->ino);
 		put_raw(r, out, f, has_files);
 		return;
@@ -63,7 +67,7 @@ static void render_one(struct ust_render *r, const struct ust_dec_frame *f,
 	if (file)
 		n = ust_sym_lookup(file, f->off, is_return, r->opts.lines, sf, MAX_INLINE);
 	if (n <= 0 || !sf[n - 1].func) {
-		ust_sb_printf(out, "\n=> 0x%" PRIx64 " (%s)", f->off, obj);
+		ust_sb_printf(out, "\n%s 0x%" PRIx64 " (%s)", arrow, f->off, obj);
 		if (n > 0)
 			put_loc(out, &sf[n - 1]);
 		put_raw(r, out, f, has_files);
@@ -71,11 +75,11 @@ static void render_one(struct ust_render *r, const struct ust_dec_frame *f,
 	}
 	for (i = 0; i < n; i++) {
 		if (i < n - 1 && r->opts.lines)
-			ust_sb_printf(out, "\n=> %s [inlined] (%s)", sf[i].func ? sf[i].func : "??", obj);
+			ust_sb_printf(out, "\n%s %s [inlined] (%s)", arrow, sf[i].func ? sf[i].func : "??", obj);
 		else if (i < n - 1)
 			continue;
 		else
-			ust_sb_printf(out, "\n=> %s+0x%" PRIx64 " (%s)", sf[i].func, sf[i].func_off, obj);
+			ust_sb_printf(out, "\n%s %s+0x%" PRIx64 " (%s)", arrow, sf[i].func, sf[i].func_off, obj);
 		if (r->opts.lines)
 			put_loc(out, &sf[i]);
 	}

@@ -131,7 +131,18 @@ static void scan_record(struct ust_scan *sc, const struct ust_dec_layout *lay,
 
 		if (ust_dec_cookie(lay, rec->data, rec->size, &r.cookie, what, sizeof(what)))
 			return;	/* the printing pass reports it at its own line */
+		/*
+		 * An event has one cookie, by its own task.  In the "ustitch"
+		 * buffer perf-captured events (lock_held()) sit beside cookies
+		 * of other buffers' events: those look across buffers.
+		 */
+		if (last->pid != pid) {
+			r.req_id = -1;
+			r.req_pid = -1;
+		}
 		ust_stitch_add_request(&sc->st, &r);
+		last->id = -1;
+		last->pid = -1;
 	} else if (id == lay->stack_id) {
 		struct ust_dec_stack s;
 

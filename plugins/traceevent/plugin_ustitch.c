@@ -28,6 +28,7 @@
 
 #include "ustitch/abi.h"
 #include "ustitch/decode.h"
+#include "ustitch/fold.h"
 #include "ustitch/render.h"
 #include "ustitch/resolve.h"
 #include "ustitch/scan.h"
@@ -59,6 +60,8 @@ struct pstate {
 	struct ust_sym_cache *sym;
 	struct ust_render rnd;
 	bool stitch;
+	struct ust_af mark;
+	char mark_err[300];		/* a bad addr_filter, said once */
 	struct ust_sb sb;
 	struct ust_hmap seen;		/* cookie -> index into seen_reqs */
 	struct seen_req *seen_reqs;
@@ -71,6 +74,12 @@ struct pstate {
 static struct pstate *states;
 static int options_users;
 
+/*
+ * Protected: an older plugin_ustitch.so in the system plugin directory is
+ * loaded first (RTLD_GLOBAL) and would otherwise stand in for this array,
+ * hiding every option it does not have.
+ */
+__attribute__((visibility("protected")))
 struct tep_plugin_option TEP_PLUGIN_OPTIONS[] = {
 	{ .name = "stitch", .plugin_alias = "ustitch", .value = "1",
 	  .description = "print each user stack right after the event that requested it (0: at its user_unwind_stack line)" },
@@ -88,13 +97,17 @@ struct tep_plugin_option TEP_PLUGIN_OPTIONS[] = {
 	  .description = "colon-separated directories searched for the traced binaries (by device and inode)" },
 	{ .name = "file", .plugin_alias = "ustitch", .value = "",
 	  .description = "the trace.dat being reported, when it cannot be found on the command line" },
+	{ .name = "folded", .plugin_alias = "ustitch", .value = "0",
+	  .description = "at the end, the samples' stacks folded for flame graphs: 1 prints them, a path writes them there" },
+	{ .name = "addr_filter", .plugin_alias = "ustitch", .value = "",
+	  .description = "mark frames in these ranges with =>* (filter|start|stop file:OFF[/SIZE]@PATH, file:SYMBOL@PATH, ...)" },
 	{ .name = NULL }
 };
 
 const char *TEP_PLUGIN_ALIAS = "ustitch";
 
 enum { OPT_STITCH, OPT_SYMBOLS, OPT_LINES, OPT_RAW, OPT_MAX_FRAMES, OPT_DEBUG_DIRS,
-       OPT_SEARCH_DIRS, OPT_FILE };
+       OPT_SEARCH_DIRS, OPT_FILE, OPT_FOLDED, OPT_ADDR_FILTER };
 
 static const char *opt_str(int i)
 {
@@ -145,6 +158,7 @@ static void state_free(struct pstate *p)
 	}
 	ust_res_free(p->res);
 	ust_sym_cache_free(p->sym);
+	ust_af_free(&p->mark);
 	ust_sb_fini(&p->sb);
 	ust_hmap_fini(&p->seen);
 	free(p->seen_reqs);
@@ -181,6 +195,23 @@ static void setup_render(struct pstate *p)
 	p->sym = ust_sym_cache_new(&so);
 	p->rnd.res = p->res;
 	p->rnd.sym = p->sym;
+	if (opt_str(OPT_ADDR_FILTER)[0]) {
+		char err[256];
+
+		if (ust_af_parse(opt_str(OPT_ADDR_FILTER), NULL, &p->mark, err, sizeof(err)))
+			snprintf(p->mark_err, sizeof(p->mark_err), "[ustitch: -O ustitch:addr_filter: %s]", err);
+		else
+			p->rnd.mark = &p->mark;
+	}
+}
+
+/* A bad option is said once, on the first line that would have used it. */
+static void put_option_errors(struct pstate *p, struct trace_seq *s)
+{
+	if (!p->mark_err[0])
+		return;
+	trace_seq_printf(s, "\n%s", p->mark_err);
+	p->mark_err[0] = '\0';
 }
 
 /*
@@ -262,7 +293,7 @@ static void choose_mode(struct pstate *p, struct tep_record *rec, int id)
 			continue;
 		}
 		if (!scan_matches(sc, &p->lay, rec, id)) {
-			snprintf(p->mode_why, sizeof(p->mode_why), "%s does not hold this record", cand[i]);
+			snprintf(p->mode_why, sizeof(p->mode_why), "%.200s does not hold this record", cand[i]);
 			ust_scan_fini(sc);
 			free(sc);
 			continue;
@@ -410,6 +441,7 @@ static int cookie_handler(struct trace_seq *s, struct tep_record *rec,
 		return 0;
 	}
 	put_header(p, s, st->nr, st->flags, "");
+	put_option_errors(p, s);
 	put_frames(p, s, st);
 	return 0;
 }
@@ -548,6 +580,24 @@ int TEP_PLUGIN_LOADER(struct tep_handle *tep)
 	return 0;
 }
 
+/* -O ustitch:folded=1|PATH: after the last record (trace-cmd unloads the
+ * plugin when it closes the file, after the report). */
+static void fold_at_end(struct pstate *p)
+{
+	const char *dest = opt_str(OPT_FOLDED);
+	struct ust_fold_names names = { p->res, p->sym };
+	char cand[MAX_CANDIDATES][4096], err[256];
+
+	if (!dest[0] || !strcmp(dest, "0"))
+		return;
+	if (!p->scan && candidates(cand, MAX_CANDIDATES) < 1) {
+		fprintf(stderr, "ustitch: folded stacks: no trace.dat on the command line (use -O ustitch:file=PATH)\n");
+		return;
+	}
+	if (ust_fold_report(dest, p->scan ? p->scan->path : cand[0], p->scan, &names, err, sizeof(err)))
+		fprintf(stderr, "ustitch: folded stacks: %s\n", err);
+}
+
 int TEP_PLUGIN_UNLOADER(struct tep_handle *tep)
 {
 	struct pstate **pp, *p;
@@ -562,6 +612,7 @@ int TEP_PLUGIN_UNLOADER(struct tep_handle *tep)
 					     UST_ABI_EV_UNWIND_STACK, stack_handler, NULL);
 		tep_unregister_event_handler(tep, -1, UST_ABI_SYSTEM_USTITCH,
 					     UST_ABI_EV_USER_MAPPING, mapping_handler, NULL);
+		fold_at_end(p);
 		if (--options_users == 0)
 			tep_plugin_remove_options(TEP_PLUGIN_OPTIONS);
 		state_free(p);

@@ -25,6 +25,7 @@ struct rec_buffer {
 
 struct rec_source;
 struct ust_bpfu;
+struct ust_cap;
 
 struct rec_opts {
 	struct rec_buffer *bufs;
@@ -38,6 +39,7 @@ struct rec_opts {
 	bool quiet;
 	char **cmd;		/* NULL: until SIGINT/SIGTERM */
 	struct rec_source *sources;	/* extra producers (perf sampling, ...) */
+	bool lockheld;		/* -p lockheld: lock_held() filters asked for explicitly */
 };
 
 /*
@@ -53,6 +55,8 @@ struct rec_ctx {
 	struct ust_bpfu *bpfu;		/* NULL unless deferred stacks come from BPF */
 	pid_t child;			/* the command, or -1 */
 	uint16_t cookie_id, stack_id, mapping_id;	/* ids of the BPF-made records */
+	uint16_t flags_id;		/* ustitch/stack_flags */
+	struct ust_cap *cap;		/* its writer takes a source's cmdlines */
 	int next_id;			/* first id free for a source's own events */
 	char **formats;			/* "system\0text" pairs added at the end */
 	int nr_formats;

@@ -21,6 +21,8 @@
 #include "ustitch/bpfu.h"
 #include "ustitch/probe.h"
 #include "rec.h"
+#include "rec_lockheld.h"
+#include "rec_perf.h"
 
 #define PFX "ustitch record: "
 
@@ -35,7 +37,11 @@ void rec_usage(FILE *out)
 	      "\n"
 	      "  -e system:event  trace an event (repeatable; globs: -e 'syscalls:sys_enter_*',\n"
 	      "                   a whole system: -e sched)\n"
-	      "  -f filter        ftrace filter for the preceding -e\n"
+	      "  -f filter        ftrace filter for the preceding -e; with lock_held(LOCK) terms\n"
+	      "                   (lock_held_read/_write, LOCK:R/:W, !, &&, ||) the event is\n"
+	      "                   recorded through perf with a BPF filter that keeps it only\n"
+	      "                   while the current task holds LOCK, e.g.\n"
+	      "                   -f 'gfp_flags & 0x400 && lock_held(mmap_lock:W)'\n"
 	      "  -O option        set an ftrace option for the current buffer (noOPTION clears):\n"
 	      "                     userstacktrace_delay  deferred user stacks: the kernel's own\n"
 	      "                       events where it has them, else the same records made by BPF\n"
@@ -46,9 +52,13 @@ void rec_usage(FILE *out)
 	      "  -b kb            per-CPU buffer size in KiB\n"
 	      "  -P pid           trace only this process (repeatable)\n"
 	      "  -B name          start an extra buffer: the following -e/-f/-O apply to it\n"
-	      "  -p tracer        only 'nop' (the function tracers are not used)\n"
-	      "  -q               quiet: no status line, no summary\n"
-	      "\n"
+	      "  -p tracer        'nop' (the function tracers are not used), or 'lockheld':\n"
+	      "                   use lock_held() filters (as trace-cmd's -p plugin flag: it\n"
+	      "                   selects the machinery; any lock_held() filter implies it);\n"
+	      "                   then some -f must use lock_held()\n"
+	      "  -q               quiet: no status line, no summary\n", out);
+	rec_perf_usage(out);
+	fputs("\n"
 	      "Read the result with: trace-cmd report [-O ustitch:lines=1] trace.dat\n", out);
 }
 
@@ -107,6 +117,7 @@ int rec_parse(int argc, char **argv, struct rec_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "call-graph", required_argument, NULL, REC_PERF_OPT_CALL_GRAPH },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool last_was_event = false;
@@ -118,7 +129,7 @@ int rec_parse(int argc, char **argv, struct rec_opts *o)
 		return 2;
 	optind = 1;
 	/* '+': stop at the command, as trace-cmd record does. */
-	while ((c = getopt_long(argc, argv, "+e:f:O:o:C:b:P:B:p:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:f:O:o:C:b:P:B:p:qhF:c:g", longopts, NULL)) != -1) {
 		struct rec_buffer *b = cur_buf(o);
 		char *end;
 
@@ -130,6 +141,15 @@ int rec_parse(int argc, char **argv, struct rec_opts *o)
 			if (!spec[0] || (colon && (!colon[1] || colon == spec))) {
 				free(spec);
 				return fail("bad event '%s': expected system:event, system or event%s", optarg, "");
+			}
+			if (!colon && rec_perf_is_event(spec)) {
+				/* perf's spelling: a sampling event, not ftrace's. */
+				r = rec_perf_add_event(o, spec);
+				free(spec);
+				if (r)
+					return r;
+				last_was_event = false;
+				continue;
 			}
 			if (colon) {
 				*colon = '\0';
@@ -203,8 +223,10 @@ int rec_parse(int argc, char **argv, struct rec_opts *o)
 			break;
 		}
 		case 'p':
-			if (strcmp(optarg, "nop"))
-				return fail("-p %s: ustitch record uses no tracer plugin; only -p nop is accepted%s",
+			if (!strcmp(optarg, "lockheld"))
+				o->lockheld = true;
+			else if (strcmp(optarg, "nop"))
+				return fail("-p %s: ustitch record uses no tracer plugin; only -p nop or -p lockheld is accepted%s",
 					    optarg, "");
 			break;
 		case 'q':
@@ -213,6 +235,13 @@ int rec_parse(int argc, char **argv, struct rec_opts *o)
 		case 'h':
 			rec_usage(stdout);
 			exit(0);
+		case 'F':
+		case 'c':
+		case 'g':
+		case REC_PERF_OPT_CALL_GRAPH:
+			if (rec_perf_option(o, c, optarg))
+				return 2;
+			break;
 		default:
 			rec_usage(stderr);
 			return 2;
@@ -222,7 +251,7 @@ int rec_parse(int argc, char **argv, struct rec_opts *o)
 	if (optind < argc)
 		o->cmd = argv + optind;
 	for (c = 0; c < o->nr_bufs; c++)
-		if (!o->bufs[c].nr_ev)
+		if (!o->bufs[c].nr_ev && !(c == 0 && rec_perf_wanted(o)))	/* samples only */
 			return fail("%s%s has no events: give at least one -e",
 				    o->bufs[c].name ? "buffer " : "the main buffer",
 				    o->bufs[c].name ? o->bufs[c].name : "");
@@ -355,6 +384,9 @@ int rec_validate(struct rec_opts *o, bool *native_deferred)
 				return fail("-O %s: no such ftrace option on this kernel%s", buf->opts[i], "");
 		deferred |= buf->deferred;
 	}
+	/* Events filtered with lock_held() leave ftrace for perf + BPF. */
+	if (rec_lockheld_claim(o))
+		return 2;
 	*native_deferred = false;
 	if (deferred) {
 		char reason[UST_PROBE_REASON_MAX];
@@ -372,6 +404,8 @@ int rec_validate(struct rec_opts *o, bool *native_deferred)
 			o->clock = "mono";
 		}
 	}
+	if (rec_perf_validate(o))
+		return 2;
 	if (o->clock && !clock_exists(o->clock))
 		return fail("-C %s: no such trace clock on this kernel%s", o->clock, "");
 	return 0;

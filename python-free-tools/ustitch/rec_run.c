@@ -462,6 +462,8 @@ int rec_run(struct rec_opts *o, bool native)
 	r.ctx.cookie_id = r.cookie_id;
 	r.ctx.stack_id = r.stack_id;
 	r.ctx.mapping_id = r.mapping_id;
+	r.ctx.flags_id = r.flags_id;
+	r.ctx.cap = r.cap;
 	for (src = o->sources; src; src = src->next) {
 		if (src->ops->start(src, &r.ctx, err, sizeof(err))) {
 			fprintf(stderr, PFX "%s: %s\n", src->ops->name, err);
@@ -549,9 +551,12 @@ int rec_run(struct rec_opts *o, bool native)
 	/* As trace-cmd record: the command's own exit status is not ours. */
 	ret = 0;
 abort:
-	for (src = o->sources; src; src = src->next)
+	/* Unlinked first: free() may free the source itself. */
+	while ((src = o->sources)) {
+		o->sources = src->next;
 		if (src->ops->free)
 			src->ops->free(src);
+	}
 	for (b = 0; b < r.ctx.nr_formats; b++)
 		free(r.ctx.formats[b]);
 	free(r.ctx.formats);

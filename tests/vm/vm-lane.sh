@@ -12,11 +12,13 @@
 #
 # What runs in the guest: tests/vm/guest-tests.txt (see there).  Output is
 # one line per guest test, TAP with --tap (meson then shows each guest test).
-# Skipped (exit 77, or a TAP skip plan) only when QEMU, busybox-static or the
-# kernel package cannot be had.
+# Skipped (exit 77, or a TAP skip plan) only when QEMU, busybox-static, jq
+# or the kernel package cannot be installed (missing packages are installed
+# when we are root).
 #
 # Environment:
-#   UST_VM_CACHE       where the unpacked kernel is kept (/var/cache/ustitch-vm)
+#   UST_VM_CACHE       where the unpacked kernel is kept (/var/cache/ustitch-vm
+#                      if writable, else BUILD-DIR/tests/vm/kernel-cache)
 #   UST_VM_KERNEL_PKG  a linux-image package name (default: the newest
 #                      linux-image-6.12.*-amd64-unsigned apt knows)
 #   UST_VM_TIME_LIMIT  seconds before QEMU is killed (default 720)
@@ -37,7 +39,12 @@ if [ $# -ne 2 ]; then
 fi
 src=$(realpath "$1")
 build=$(realpath "$2")
-cache=${UST_VM_CACHE:-/var/cache/ustitch-vm}
+# Shared by all build trees when we may write there, else per build tree.
+cache=${UST_VM_CACHE:-}
+if [ -z "$cache" ]; then
+	cache=/var/cache/ustitch-vm
+	{ mkdir -p "$cache" && [ -w "$cache" ]; } 2>/dev/null || cache=$build/tests/vm/kernel-cache
+fi
 limit=${UST_VM_TIME_LIMIT:-720}
 factor=${UST_VM_TIME_FACTOR:-4}
 list=${UST_VM_TESTS:-$src/tests/vm/guest-tests.txt}
@@ -46,8 +53,7 @@ work=$build/tests/vm/lane
 modules=(9p 9pnet_virtio)
 lane_t0=$(date +%s)
 
-# Diagnostics go to stderr in TAP mode: TAP readers only want test lines
-# and comments on stdout.
+# In TAP mode everything that is not a test line is a "#" comment.
 note() {
 	if ((tap)); then echo "# $*"; else echo "vm-lane: $*"; fi
 }
@@ -186,7 +192,7 @@ add_module() {	# add_module NAME
 for m in "${modules[@]}"; do
 	add_module "$m"
 done
-( cd "$work/initramfs" && find . | busybox cpio -o -H newc -R 0:0 2>/dev/null | gzip -1 ) \
+( cd "$work/initramfs" && find . | "$busybox" cpio -o -H newc -R 0:0 2>/dev/null | gzip -1 ) \
 	>"$work/initramfs.gz" || bail "cannot make the initramfs"
 
 # ---- the job: one small script per guest test ---------------------------
@@ -198,7 +204,9 @@ intro=$build/meson-info/intro-tests.json
 base_env() {
 	local v
 	for v in MALLOC_PERTURB_ ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
-		[ -n "${!v:-}" ] && printf 'export %s=%q\n' "$v" "${!v}"
+		if [ -n "${!v:-}" ]; then
+			printf 'export %s=%q\n' "$v" "${!v}"
+		fi
 	done
 }
 
@@ -214,9 +222,10 @@ while read -r kind name rest; do
 	n=$((n + 1))
 	id=$(printf '%02d' "$n")
 	job=$work/scratch/job/$id.sh
-	proto=exitcode tmo=300
+	proto=exitcode tmo=
 	extra=()
-	for tok in ${rest%%#*}; do
+	read -ra toks <<<"${rest%%#*}"
+	for tok in "${toks[@]}"; do
 		case $tok in
 		timeout=*) tmo=${tok#timeout=} ;;
 		*=*) extra+=("$(printf 'export %s=%q' "${tok%%=*}" "${tok#*=}")") ;;
@@ -231,11 +240,11 @@ while read -r kind name rest; do
 			echo "echo 'no meson test $name in this build (not configured here?)'; exit 77" >"$job"
 		else
 			proto=$(jq -r '.protocol' <<<"$t")
-			[ "$tmo" = 300 ] && tmo=$(( $(jq -r '.timeout' <<<"$t") * factor ))
+			[ -n "$tmo" ] || tmo=$(( $(jq -r '.timeout' <<<"$t") * factor ))
 			{
 				base_env
 				jq -r '.env | to_entries[] | "export \(.key)=\(.value | @sh)"' <<<"$t"
-				printf '%s\n' "${extra[@]}"
+				((${#extra[@]} == 0)) || printf "%s\n" "${extra[@]}"
 				jq -r --arg b "$build" '"cd \((.workdir // $b) | @sh) || exit 1"' <<<"$t"
 				jq -r '"exec \(.cmd | map(@sh) | join(" "))"' <<<"$t"
 			} >"$job"
@@ -254,7 +263,7 @@ while read -r kind name rest; do
 				printf 'export %s=%q\n' "$v" "${!v}"
 			done
 			printf 'export UST_VM_SRC=%q UST_VM_BUILD=%q\n' "$src" "$build"
-			printf '%s\n' "${extra[@]}"
+			((${#extra[@]} == 0)) || printf "%s\n" "${extra[@]}"
 			printf 'exec bash %q\n' "$src/tests/vm/guest/$name.sh"
 		} >"$job"
 		;;
@@ -262,7 +271,7 @@ while read -r kind name rest; do
 		bail "$list: '$kind' is not meson or script"
 		;;
 	esac
-	echo "$id $name $proto $tmo" >>"$work/scratch/job/tests"
+	echo "$id $name $proto ${tmo:-300}" >>"$work/scratch/job/tests"
 done <"$list"
 ((n)) || bail "$list lists no test"
 if ((${#ninja_targets[@]})); then
@@ -330,7 +339,6 @@ report() {	# report NUMBER NAME VERDICT REASON LOGFILE
 	total=$(wc -l <"$log")
 	((total > lines)) && echo "#   ... (the last $lines of $total lines; all in $log)"
 	tail -n "$lines" "$log" | sed 's/^/#   /'
-
 }
 while read -r id name proto tmo; do
 	i=$((10#$id))

@@ -46,11 +46,23 @@ struct ust_bpfu_opts {
 	 * event-fork option does; set to follow only the tgids given.
 	 */
 	bool no_children;
+	/*
+	 * Load the perf_event programs too, for ust_bpfu_attach_perf(): each
+	 * sample of a followed task gets the cookie of its kernel entry, as a
+	 * UST_BPFU_SAMPLE record.
+	 */
+	bool perf;
+	/*
+	 * First value of the per-CPU cookie counters.  Two instances writing
+	 * into one trace use disjoint ranges, so that their cookies never meet.
+	 */
+	uint64_t cookie_ctr_base;
 };
 
 enum ust_bpfu_kind {
 	UST_BPFU_COOKIE = 1,	/* data: a user_unwind_cookie record */
 	UST_BPFU_STACK = 2,	/* data: a user_unwind_stack record */
+	UST_BPFU_SAMPLE = 3,	/* a perf sample's cookie; data: a user_unwind_cookie record */
 };
 
 /* Stack flags (ust_bpfu_rec.flags). */
@@ -62,6 +74,9 @@ enum ust_bpfu_kind {
 #define UST_BPFU_STACK_LEAF_RET		(1U << 5)	/* frame 1 came from [sp] (see kernel_frames) */
 #define UST_BPFU_STACK_LATE		(1U << 6)	/* unwound in a later kernel entry */
 
+/* Sample flags (ust_bpfu_rec.flags of UST_BPFU_SAMPLE). */
+#define UST_BPFU_SAMPLE_GAP		(1U << 0)	/* an earlier sample on this CPU got no record */
+
 #define UST_BPFU_MAX_STACK		127
 
 struct ust_bpfu_rec {
@@ -71,10 +86,11 @@ struct ust_bpfu_rec {
 	pid_t tid;		/* also in the record as common_pid */
 	pid_t tgid;
 	uint64_t cookie;
-	unsigned int flags;	/* stacks: UST_BPFU_STACK_* */
+	unsigned int flags;	/* stacks: UST_BPFU_STACK_*, samples: UST_BPFU_SAMPLE_* */
 	unsigned int nr;	/* stacks: frames */
 	const void *data;	/* the ftrace record, valid during the callback */
 	size_t size;		/* 16 for a cookie, 32 + 20 * nr for a stack */
+	uint64_t ip, period;	/* samples: the perf sample's PERF_SAMPLE_IP and _PERIOD */
 };
 
 /* Return 0 to go on, a negative errno to stop the poll (it returns it). */
@@ -101,12 +117,19 @@ struct ust_bpfu_stats {
 	uint64_t exit_stacks;	/* immediate stacks at task exit */
 	uint64_t children;	/* child processes followed */
 	uint64_t filter_full;	/* child processes missed: tgid map full */
+	uint64_t samples;	/* perf samples given a cookie */
 };
 
 /* Load the programs.  NULL with @err set when BPF is unusable. */
 struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size_t errlen);
 /* Attach to one more tracepoint, e.g. ("syscalls", "sys_enter_getppid"). */
 int ust_bpfu_attach(struct ust_bpfu *u, const char *system, const char *event);
+/*
+ * Attach to a perf sampling event (opened by the caller, one per CPU or
+ * task; opts.perf must be set).  The program keeps every sample; perf's
+ * ring gets the sample, ust_bpfu the cookie and, later, the stack.
+ */
+int ust_bpfu_attach_perf(struct ust_bpfu *u, int perf_fd);
 /*
  * Once a tgid is followed, only followed tgids (and, unless no_children,
  * their child processes) get cookies; none followed: every user task.
@@ -121,6 +144,12 @@ int ust_bpfu_poll(struct ust_bpfu *u, int timeout_ms, ust_bpfu_rec_fn fn, void *
 int ust_bpfu_consume(struct ust_bpfu *u, ust_bpfu_rec_fn fn, void *ctx);
 /* An epoll fd that becomes readable when records wait. */
 int ust_bpfu_fd(const struct ust_bpfu *u);
+/*
+ * The fd of the unwinder's map @name ("ust_bpfu_tasks", ...), for another
+ * BPF object that gives cookies from the same sequence (lock_held()
+ * filters, lib/lh_bpf.c); negative if none.
+ */
+int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name);
 /* true: stacks are deferred (task_work); false: the immediate fallback. */
 bool ust_bpfu_deferred(const struct ust_bpfu *u);
 /* Why the fallback was chosen (one line), "" when deferred. */

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 
+#include "ustitch/addrfilter.h"
 #include "ustitch/decode.h"
 #include "ustitch/resolve.h"
 #include "ustitch/strbuf.h"
@@ -29,6 +30,7 @@ struct ust_render {
 	struct ust_render_opts opts;
 	struct ust_res *res;
 	struct ust_sym_cache *sym;
+	const struct ust_af *mark;	/* frames in these ranges print as "=>*" */
 };
 
 /* What UST_ABI_STACK_F_* @flags say about how a stack was taken, as

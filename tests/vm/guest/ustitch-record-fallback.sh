@@ -7,9 +7,11 @@
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 
+t0=$(date +%s%N)
 "$UST_USTITCH" record -o trace.dat -e syscalls:sys_enter_getppid -O userstacktrace_delay \
 	"$UST_TESTPROG" 5 >record.log 2>&1
 rc=$?
+t1=$(date +%s%N)
 cat record.log
 [ "$rc" = 0 ] || fail "ustitch record exited with $rc"
 
@@ -23,6 +25,8 @@ env TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_S
 	trace-cmd report trace.dat >report 2>report.err
 rc=$?
 [ "$rc" = 0 ] || { cat report.err; fail "trace-cmd report exited with $rc"; }
+t2=$(date +%s%N)
+echo "times: record $(( (t1 - t0) / 1000000 )) ms, report $(( (t2 - t1) / 1000000 )) ms"
 if [ -s report.err ]; then
 	cat report.err
 	fail "trace-cmd report wrote to stderr"

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * lock_held() as a perf sample filter (ustitch record -f '... lock_held(X)').
+ *
+ * ust_lh_filter is a tracepoint program attached (with a BPF cookie naming
+ * the event's slot) to the perf tracepoint events of the filtered events:
+ * returning 0 drops the sample.  It walks the event's decision graph (see
+ * lockheld_abi.h for why a graph in a map), and for a kept event sends a
+ * ust_lh_hit (which lock leaves matched, the deferred-stack cookie) to user
+ * space, which pairs it with the perf sample.
+ *
+ * Mechanisms, none with hooks on the lock functions:
+ *  - owner inspection: a mutex, an rt_mutex or a write-locked rw_semaphore
+ *    stores its owning task in ->owner (flag bits below the pointer);
+ *  - mmap_lock: write side by owner inspection of current->mm->mmap_lock,
+ *    read side counted per task from the mmap_lock:* tracepoints;
+ *  - rcu: current->rcu_read_lock_nesting (CONFIG_PREEMPT_RCU) less what the
+ *    BPF runtime itself holds (measured by ust_lh_calib at start);
+ *    rcu-trace: current->trc_reader_nesting;
+ *  - tracked locks: ust_lh_held, filled by lockheld_track.bpf.c (fentry /
+ *    fexit on the lock functions) where the kernel allows tracing programs.
+ *
+ * The unwinder is included whole: its cookie path (ust_bpfu_take_cookie)
+ * runs only for kept events, and its maps are the running unwinder's
+ * (user space reuses their fds), so cookies and stacks are one sequence.
+ */
+#include "unwind.bpf.c"
+#include "lockheld_abi.h"
+#include "lockheld_kern.h"
+
+/* 0: no user stacks; 1: deferred (task_work); 2: immediate fallback. */
+const volatile __u32 ust_lh_stacks;
+/* The mmap_lock read trackers are attached. */
+const volatile bool ust_lh_mmap_track;
+/* lockheld_track.bpf.c fills ust_lh_held. */
+const volatile bool ust_lh_tracking;
+
+/* What the runtime's own rcu_read_lock() adds, set after ust_lh_calib. */
+volatile __s32 ust_lh_rcu_bias = 1;
+/* Calibration: the tid whose event to measure, and what it saw. */
+volatile __u32 ust_lh_calib_tid;
+volatile __s32 ust_lh_calib_rcu = -1000;
+volatile __s32 ust_lh_calib_trc = -1000;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UST_LH_MAX_PROGS);
+	__type(key, __u32);
+	__type(value, struct ust_lh_prog);
+} ust_lh_progs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);	/* resized by user space */
+} ust_lh_hits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct ust_lh_held_key);
+	__type(value, struct ust_lh_held_val);
+} ust_lh_held SEC(".maps");
+
+struct ust_lh_mmap_state {
+	__u64 mm;		/* the mm whose read holds are counted */
+	__s32 read;		/* mmap_read_lock()s held */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ust_lh_mmap_state);
+} ust_lh_mmap SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ust_lh_counters);
+} ust_lh_stats SEC(".maps");
+
+#define UST_LH_COUNT(field)						\
+	do {								\
+		__u32 __k = 0;						\
+		struct ust_lh_counters *__c;				\
+									\
+		__c = bpf_map_lookup_elem(&ust_lh_stats, &__k);		\
+		if (__c)						\
+			__sync_fetch_and_add(&__c->field, 1);		\
+	} while (0)
+
+struct ust_lh_run {
+	void *ctx;
+	struct ust_lh_prog *p;
+	__u64 me;		/* current, as a number */
+	__u32 tid;
+	__u32 pc;
+	__u32 mask;
+	__u32 verdict;		/* 0: running, else UST_LH_ACCEPT or UST_LH_REJECT */
+};
+
+static __always_inline bool ust_lh_read8(__u64 addr, __u64 *v)
+{
+	if (bpf_probe_read_kernel(v, sizeof(*v), (void *)addr)) {
+		UST_LH_COUNT(read_fail);
+		return false;
+	}
+	return true;
+}
+
+/* A write-locked rw_semaphore at @addr owned by @me. */
+static __always_inline bool ust_lh_rwsem_writer(__u64 addr, __u64 me)
+{
+	__u64 w;
+
+	if (!ust_lh_read8(addr + bpf_core_field_offset(struct rw_semaphore___lh, owner), &w))
+		return false;
+	return !(w & UST_LH_RWSEM_READER_OWNED) && (w & ~UST_LH_RWSEM_FLAGS) == me;
+}
+
+/*
+ * Is the lock at @addr owned by @me, as a mutex, an rt_mutex or a
+ * write-locked rwsem?  The address does not say which it is: each layout's
+ * owner word is read.  At the other layouts' owner offsets these locks keep
+ * small counters or list and tree pointers, never a task pointer, so only
+ * the right reading can equal current.
+ */
+static __always_inline bool ust_lh_owned(__u64 addr, __u64 me)
+{
+	__u64 w;
+
+	if (ust_lh_read8(addr + bpf_core_field_offset(struct mutex___lh, owner), &w) &&
+	    (w & ~UST_LH_MUTEX_FLAGS) == me)
+		return true;
+	if (ust_lh_rwsem_writer(addr, me))
+		return true;
+	if (bpf_core_type_exists(struct rt_mutex_base___lh) &&
+	    ust_lh_read8(addr + bpf_core_field_offset(struct rt_mutex_base___lh, owner), &w) &&
+	    (w & ~UST_LH_RTMUTEX_FLAGS) == me)
+		return true;
+	return false;
+}
+
+static __always_inline bool ust_lh_mmap_held(struct ust_lh_run *r, __u8 mode)
+{
+	struct task_struct___lh *t = (void *)r->me;
+	struct ust_lh_mmap_state *st;
+	__u64 mm = (__u64)BPF_CORE_READ(t, mm);
+
+	if (!mm)
+		return false;
+	if ((mode & UST_LH_M_WRITE) &&
+	    ust_lh_rwsem_writer(mm + bpf_core_field_offset(struct mm_struct___lh, mmap_lock), r->me))
+		return true;
+	if (!(mode & UST_LH_M_READ) || !ust_lh_mmap_track)
+		return false;
+	st = bpf_task_storage_get(&ust_lh_mmap, bpf_get_current_task_btf(), 0, 0);
+	return st && st->mm == mm && st->read > 0;
+}
+
+static __always_inline bool ust_lh_tracked(struct ust_lh_run *r, __u64 what, __u8 mode)
+{
+	struct ust_lh_held_key k = { .tid = r->tid, .what = what };
+	struct ust_lh_held_val *v;
+
+	if (!ust_lh_tracking)
+		return false;
+	v = bpf_map_lookup_elem(&ust_lh_held, &k);
+	if (!v)
+		return false;
+	return ((mode & UST_LH_M_READ) && v->read) || ((mode & UST_LH_M_WRITE) && v->write);
+}
+
+static __always_inline bool ust_lh_cmp(__u64 v, const struct ust_lh_insn *in)
+{
+	bool sgn = in->flags & UST_LH_F_SIGNED;
+	__s64 sv = (__s64)v, sa = (__s64)in->arg;
+
+	switch (in->cmp) {
+	case UST_LH_EQ:
+		return v == in->arg;
+	case UST_LH_NE:
+		return v != in->arg;
+	case UST_LH_LT:
+		return sgn ? sv < sa : v < in->arg;
+	case UST_LH_LE:
+		return sgn ? sv <= sa : v <= in->arg;
+	case UST_LH_GT:
+		return sgn ? sv > sa : v > in->arg;
+	case UST_LH_GE:
+		return sgn ? sv >= sa : v >= in->arg;
+	case UST_LH_BAND:
+		return (v & in->arg) != 0;
+	}
+	return false;
+}
+
+/*
+ * A field of the raw record.  The context is the record itself (its first
+ * 8 bytes, the common fields, hold the pt_regs pointer while the program
+ * runs), read through a helper because the offset is data.
+ */
+static __always_inline bool ust_lh_field(struct ust_lh_run *r, const struct ust_lh_insn *in)
+{
+	__u64 v = 0;
+	__u8 sz = in->size;
+
+	if (bpf_probe_read_kernel(&v, sizeof(v), (char *)r->ctx + in->off)) {
+		UST_LH_COUNT(read_fail);
+		return false;
+	}
+	/* Little-endian: the field is the low bytes; then sign-extend. */
+	if (sz == 1)
+		v = (in->flags & UST_LH_F_SIGNED) ? (__u64)(__s64)(__s8)v : (__u8)v;
+	else if (sz == 2)
+		v = (in->flags & UST_LH_F_SIGNED) ? (__u64)(__s64)(__s16)v : (__u16)v;
+	else if (sz == 4)
+		v = (in->flags & UST_LH_F_SIGNED) ? (__u64)(__s64)(__s32)v : (__u32)v;
+	return ust_lh_cmp(v, in);
+}
+
+static __always_inline bool ust_lh_eval(struct ust_lh_run *r, const struct ust_lh_insn *in)
+{
+	struct task_struct___lh *t = (void *)r->me;
+	__u8 mode = in->flags & UST_LH_M_ANY;
+
+	switch (in->op) {
+	case UST_LH_OP_OWNER:
+		if ((mode & UST_LH_M_WRITE) && ust_lh_owned(in->arg, r->me))
+			return true;
+		return ust_lh_tracked(r, in->arg, mode);
+	case UST_LH_OP_MMAP:
+		return ust_lh_mmap_held(r, mode);
+	case UST_LH_OP_RCU:
+		if (!bpf_core_field_exists(t->rcu_read_lock_nesting))
+			return false;
+		return BPF_CORE_READ(t, rcu_read_lock_nesting) - ust_lh_rcu_bias > 0;
+	case UST_LH_OP_RCU_TRACE:
+		if (!bpf_core_field_exists(t->trc_reader_nesting))
+			return false;
+		return BPF_CORE_READ(t, trc_reader_nesting) > 0;
+	case UST_LH_OP_TRACKED:
+		if (in->arg == UST_LH_WHAT_SIGLOCK) {
+			__u64 sh = (__u64)BPF_CORE_READ(t, sighand);
+
+			return sh && ust_lh_tracked(r, sh + bpf_core_field_offset(struct sighand_struct___lh, siglock), mode);
+		}
+		return ust_lh_tracked(r, in->arg, mode);
+	case UST_LH_OP_FIELD:
+		return ust_lh_field(r, in);
+	case UST_LH_OP_PID:
+		return ust_lh_cmp(r->tid, in);
+	}
+	UST_LH_COUNT(bad_prog);
+	return false;
+}
+
+/* One node; a bpf_loop() callback, so the verifier sees it once. */
+static long ust_lh_step(__u32 i __ust_unused, void *data)
+{
+	struct ust_lh_run *r = data;
+	const struct ust_lh_insn *in;
+	__u32 pc = r->pc;
+	__u8 next;
+	bool res;
+
+	if (pc >= UST_LH_MAX_INSNS) {
+		r->verdict = UST_LH_REJECT;
+		return 1;
+	}
+	in = &r->p->insn[pc];
+	res = ust_lh_eval(r, in);
+	if (in->op != UST_LH_OP_FIELD && in->op != UST_LH_OP_PID &&
+	    res == !(in->flags & UST_LH_F_NEGATED))
+		r->mask |= 1U << (in->leaf & (UST_LH_MAX_LEAVES - 1));
+	next = res ? in->t : in->f;
+	if (next == UST_LH_ACCEPT || next == UST_LH_REJECT) {
+		r->verdict = next;
+		return 1;
+	}
+	if (next <= pc) {	/* only forward: the compiler never emits this */
+		UST_LH_COUNT(bad_prog);
+		r->verdict = UST_LH_REJECT;
+		return 1;
+	}
+	r->pc = next;
+	return 0;
+}
+
+static __always_inline bool ust_lh_followed(__u64 id)
+{
+	__u32 tgid = id >> 32;
+
+	return !ust_filter_on || bpf_map_lookup_elem(&ust_bpfu_tgids, &tgid);
+}
+
+/* The user stack of a kept event, as the unwinder gives one. */
+static __always_inline __u64 ust_lh_cookie(void *ctx, __u64 id, __u32 cpu)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 cookie;
+
+	if (!ust_lh_stacks || (task->flags & PF_KTHREAD) || !task->mm)
+		return 0;
+	if (ust_lh_stacks == 1)
+		return ust_bpfu_take_cookie(ctx, task, id, cpu);
+	cookie = ust_bpfu_new_cookie(cpu);
+	if (cookie)
+		ust_bpfu_emit_immediate(ctx, task, id, cookie, 0);
+	return cookie;
+}
+
+static __attribute__((noinline)) int ust_lh_filter_body(void *ctx)
+{
+	struct ust_lh_run r = { .ctx = ctx };
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 slot = (__u32)bpf_get_attach_cookie(ctx);
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 ts = bpf_ktime_get_ns();
+	struct ust_lh_hit *hit;
+
+	UST_LH_COUNT(runs);
+	if (!ust_lh_followed(id))
+		return 0;
+	r.p = bpf_map_lookup_elem(&ust_lh_progs, &slot);
+	if (!r.p) {
+		UST_LH_COUNT(bad_prog);
+		return 0;
+	}
+	r.me = (__u64)bpf_get_current_task();
+	r.tid = (__u32)id;
+	if (r.p->nr)
+		bpf_loop(UST_LH_MAX_INSNS, ust_lh_step, &r, 0);
+	else
+		r.verdict = UST_LH_ACCEPT;
+	if (r.verdict != UST_LH_ACCEPT)
+		return 0;
+	UST_LH_COUNT(kept);
+	hit = bpf_ringbuf_reserve(&ust_lh_hits, sizeof(*hit), 0);
+	if (!hit) {
+		/* The sample is still kept: user space shows it without the match. */
+		UST_LH_COUNT(hit_drops);
+		return 1;
+	}
+	hit->ts = ts;
+	hit->cpu = cpu;
+	hit->tid = r.tid;
+	hit->mask = r.mask;
+	hit->slot = slot;
+	bpf_get_current_comm(hit->comm, sizeof(hit->comm));
+	hit->cookie = (r.p->flags & UST_LH_P_STACKS) ? ust_lh_cookie(ctx, id, cpu) : 0;
+	bpf_ringbuf_submit(hit, 0);
+	return 1;
+}
+
+SEC("tracepoint")
+int ust_lh_filter(void *ctx)
+{
+	return ust_lh_filter_body(ctx);
+}
+
+/*
+ * Read side of current->mm->mmap_lock: mmap_read_lock() and friends trace
+ * acquire_returned(mm, write=false, success) after taking it and released
+ * (mm, false) before letting go; a downgrade traces a read acquire.  Only
+ * the task's own mm counts: lock_held(mmap_lock) means current's.
+ */
+SEC("raw_tp/mmap_lock_acquire_returned")
+int ust_lh_mmap_acquired(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct___lh *t = (void *)bpf_get_current_task();
+	__u64 mm = ctx->args[0];
+	struct ust_lh_mmap_state *st;
+
+	if ((__u8)ctx->args[1] || !(__u8)ctx->args[2] || mm != (__u64)BPF_CORE_READ(t, mm))
+		return 0;
+	st = bpf_task_storage_get(&ust_lh_mmap, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		return 0;
+	if (st->mm != mm) {
+		st->mm = mm;
+		st->read = 0;
+	}
+	st->read++;
+	return 0;
+}
+
+SEC("raw_tp/mmap_lock_released")
+int ust_lh_mmap_released(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct ust_lh_mmap_state *st;
+
+	if ((__u8)ctx->args[1])
+		return 0;
+	st = bpf_task_storage_get(&ust_lh_mmap, bpf_get_current_task_btf(), 0, 0);
+	/* A hold taken before we attached ends here: never below zero. */
+	if (st && st->mm == ctx->args[0] && st->read > 0)
+		st->read--;
+	return 0;
+}
+
+/*
+ * Calibration: attached like the filter to an event the recorder itself
+ * causes outside any RCU read side (sys_enter_getppid), it sees only what
+ * the runtime holds.
+ */
+SEC("tracepoint")
+int ust_lh_calib(void *ctx __ust_unused)
+{
+	struct task_struct___lh *t = (void *)bpf_get_current_task();
+
+	if ((__u32)bpf_get_current_pid_tgid() != ust_lh_calib_tid)
+		return 0;
+	if (bpf_core_field_exists(t->rcu_read_lock_nesting))
+		ust_lh_calib_rcu = BPF_CORE_READ(t, rcu_read_lock_nesting);
+	if (bpf_core_field_exists(t->trc_reader_nesting))
+		ust_lh_calib_trc = BPF_CORE_READ(t, trc_reader_nesting);
+	return 1;	/* other perf users of the tracepoint keep their samples */
+}

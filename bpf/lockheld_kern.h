@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The kernel types lockheld*.bpf.c read, declared by hand as
+ * ust_bpfu_kern.h does (see there why: no vmlinux.h at build time).  The
+ * ___lh suffix keeps them apart from that header's declarations of the
+ * same structs; libbpf drops it when it matches names against the running
+ * kernel's BTF, so every field below is a CO-RE relocation.
+ */
+#ifndef UST_LH_KERN_H
+#define UST_LH_KERN_H
+
+#ifndef BPF_MAP_TYPE_ARRAY
+#define BPF_MAP_TYPE_ARRAY		2	/* UAPI */
+#endif
+
+typedef struct {
+	long counter;
+} atomic_long_t___lh;
+
+struct mutex___lh {
+	atomic_long_t___lh owner;	/* task_struct * | MUTEX_FLAGS (0x07) */
+} __attribute__((preserve_access_index));
+
+struct rw_semaphore___lh {
+	atomic_long_t___lh count;
+	atomic_long_t___lh owner;	/* writer, or last reader | RWSEM_READER_OWNED */
+} __attribute__((preserve_access_index));
+
+struct rt_mutex_base___lh {
+	struct task_struct *owner;	/* | RT_MUTEX_HAS_WAITERS (0x01) */
+} __attribute__((preserve_access_index));
+
+struct mm_struct___lh {
+	struct rw_semaphore___lh mmap_lock;
+} __attribute__((preserve_access_index));
+
+struct spinlock___lh {
+	int unused;			/* only addresses of spinlocks are used */
+};
+
+struct sighand_struct___lh {
+	struct spinlock___lh siglock;
+} __attribute__((preserve_access_index));
+
+struct task_struct___lh {
+	struct mm_struct___lh *mm;
+	struct sighand_struct___lh *sighand;
+	int rcu_read_lock_nesting;	/* CONFIG_PREEMPT_RCU */
+	int trc_reader_nesting;		/* CONFIG_TASKS_TRACE_RCU */
+} __attribute__((preserve_access_index));
+
+/* kernel/locking/mutex.h, rwsem.c, rtmutex_common.h */
+#define UST_LH_MUTEX_FLAGS		0x07ULL
+#define UST_LH_RWSEM_READER_OWNED	0x01ULL
+#define UST_LH_RWSEM_FLAGS		0x03ULL
+#define UST_LH_RTMUTEX_FLAGS		0x01ULL
+
+#endif /* UST_LH_KERN_H */

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Held-lock tracking for lock_held() specs that owner inspection cannot
+ * decide: lock types and flags (mutex, spinlock, rwsem:R, ...), slab caches
+ * (&dentry), read-held rwsems and the locks without an owner field
+ * (spinlocks, rwlocks, semaphores, SRCU), and the grace-period waits
+ * (rcu:W, srcu:W).
+ *
+ * fexit on each acquire function (after it succeeded), fentry on each
+ * release function: ust_lh_held counts, per task, each lock address, its
+ * type tag and, for slab specs, its kmem_cache, read and write apart; the
+ * filter (lockheld.bpf.c, same map by fd) looks them up.  Limits, as in the
+ * kernel series this follows: locks taken before the programs were
+ * attached are unknown until released and taken again; inlined lock
+ * functions (CONFIG_INLINE_SPIN_LOCK and friends) have no entry point, so
+ * user space (lib/lh_track.c) enables a family only when the kernel's BTF
+ * has its acquire functions and every release function.
+ *
+ * Every program is loaded only on demand: kernels that refuse tracing
+ * programs (EPERM before the verifier) never see them, and the specs that
+ * need them are refused before recording starts.
+ */
+#include "ust_bpfu_kern.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "lockheld_abi.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* BPF_PROG() passes ctx to every body; most do not need it. */
+#pragma clang diagnostic ignored "-Wunused-parameter"
+
+struct kmem_cache;
+
+/* Count slab caches too (a slab spec is in the filter). */
+const volatile bool ust_lh_track_slab;
+
+/* 6.13+: the cache an object belongs to; weak so older kernels load. */
+extern struct kmem_cache *bpf_get_kmem_cache(__u64 addr) __ksym __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct ust_lh_held_key);
+	__type(value, struct ust_lh_held_val);
+} ust_lh_held SEC(".maps");
+
+static __always_inline void ust_lh_count(__u32 tid, __u64 what, bool write, int delta)
+{
+	struct ust_lh_held_key k = { .tid = tid, .what = what };
+	struct ust_lh_held_val *v, zero = {};
+	__u32 *c;
+
+	v = bpf_map_lookup_elem(&ust_lh_held, &k);
+	if (!v) {
+		if (delta < 0)	/* taken before we attached */
+			return;
+		bpf_map_update_elem(&ust_lh_held, &k, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&ust_lh_held, &k);
+		if (!v)
+			return;
+	}
+	c = write ? &v->write : &v->read;
+	if (delta > 0)
+		__sync_fetch_and_add(c, 1);
+	else if (*c)
+		__sync_fetch_and_add(c, -1);
+	if (!v->read && !v->write)
+		bpf_map_delete_elem(&ust_lh_held, &k);
+}
+
+static __always_inline void ust_lh_note(void *lock, __u32 type, bool write, int delta)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	ust_lh_count(tid, (__u64)lock, write, delta);
+	ust_lh_count(tid, type, write, delta);
+	if (ust_lh_track_slab && bpf_get_kmem_cache) {
+		struct kmem_cache *s = bpf_get_kmem_cache((__u64)lock);
+
+		if (s)
+			ust_lh_count(tid, (__u64)s, write, delta);
+	}
+}
+
+/* Acquired unconditionally / when the return value says so / released. */
+#define UST_LH_ACQ(fn, type, write)						\
+	SEC("fexit/" #fn)							\
+	int BPF_PROG(ust_lh_x_##fn, void *lock)				\
+	{									\
+		ust_lh_note(lock, type, write, 1);				\
+		return 0;							\
+	}
+#define UST_LH_ACQ_IF(fn, type, write, ok)					\
+	SEC("fexit/" #fn)							\
+	int BPF_PROG(ust_lh_x_##fn, void *lock, long ret)			\
+	{									\
+		if ((int)ret == (ok))						\
+			ust_lh_note(lock, type, write, 1);			\
+		return 0;							\
+	}
+#define UST_LH_REL(fn, type, write)						\
+	SEC("fentry/" #fn)							\
+	int BPF_PROG(ust_lh_e_##fn, void *lock)				\
+	{									\
+		ust_lh_note(lock, type, write, -1);				\
+		return 0;							\
+	}
+
+/* mutex */
+UST_LH_ACQ(mutex_lock, UST_LH_T_MUTEX, true)
+UST_LH_ACQ(mutex_lock_io, UST_LH_T_MUTEX, true)
+UST_LH_ACQ_IF(mutex_lock_interruptible, UST_LH_T_MUTEX, true, 0)
+UST_LH_ACQ_IF(mutex_lock_killable, UST_LH_T_MUTEX, true, 0)
+UST_LH_ACQ_IF(mutex_trylock, UST_LH_T_MUTEX, true, 1)
+UST_LH_REL(mutex_unlock, UST_LH_T_MUTEX, true)
+
+/* rw_semaphore */
+UST_LH_ACQ(down_read, UST_LH_T_RWSEM, false)
+UST_LH_ACQ_IF(down_read_interruptible, UST_LH_T_RWSEM, false, 0)
+UST_LH_ACQ_IF(down_read_killable, UST_LH_T_RWSEM, false, 0)
+UST_LH_ACQ_IF(down_read_trylock, UST_LH_T_RWSEM, false, 1)
+UST_LH_ACQ(down_write, UST_LH_T_RWSEM, true)
+UST_LH_ACQ_IF(down_write_killable, UST_LH_T_RWSEM, true, 0)
+UST_LH_ACQ_IF(down_write_trylock, UST_LH_T_RWSEM, true, 1)
+UST_LH_REL(up_read, UST_LH_T_RWSEM, false)
+UST_LH_REL(up_write, UST_LH_T_RWSEM, true)
+
+SEC("fentry/downgrade_write")
+int BPF_PROG(ust_lh_e_downgrade_write, void *lock)
+{
+	ust_lh_note(lock, UST_LH_T_RWSEM, true, -1);
+	ust_lh_note(lock, UST_LH_T_RWSEM, false, 1);
+	return 0;
+}
+
+/* spinlock_t / raw_spinlock_t (out of line only) */
+UST_LH_ACQ(_raw_spin_lock, UST_LH_T_SPINLOCK, true)
+UST_LH_ACQ(_raw_spin_lock_irq, UST_LH_T_SPINLOCK, true)
+UST_LH_ACQ(_raw_spin_lock_bh, UST_LH_T_SPINLOCK, true)
+UST_LH_ACQ(_raw_spin_lock_irqsave, UST_LH_T_SPINLOCK, true)
+UST_LH_ACQ_IF(_raw_spin_trylock, UST_LH_T_SPINLOCK, true, 1)
+UST_LH_REL(_raw_spin_unlock, UST_LH_T_SPINLOCK, true)
+UST_LH_REL(_raw_spin_unlock_irq, UST_LH_T_SPINLOCK, true)
+UST_LH_REL(_raw_spin_unlock_bh, UST_LH_T_SPINLOCK, true)
+UST_LH_REL(_raw_spin_unlock_irqrestore, UST_LH_T_SPINLOCK, true)
+
+/* rwlock_t */
+UST_LH_ACQ(_raw_read_lock, UST_LH_T_RWLOCK, false)
+UST_LH_ACQ(_raw_read_lock_irq, UST_LH_T_RWLOCK, false)
+UST_LH_ACQ(_raw_read_lock_bh, UST_LH_T_RWLOCK, false)
+UST_LH_ACQ(_raw_read_lock_irqsave, UST_LH_T_RWLOCK, false)
+UST_LH_ACQ_IF(_raw_read_trylock, UST_LH_T_RWLOCK, false, 1)
+UST_LH_ACQ(_raw_write_lock, UST_LH_T_RWLOCK, true)
+UST_LH_ACQ(_raw_write_lock_irq, UST_LH_T_RWLOCK, true)
+UST_LH_ACQ(_raw_write_lock_bh, UST_LH_T_RWLOCK, true)
+UST_LH_ACQ(_raw_write_lock_irqsave, UST_LH_T_RWLOCK, true)
+UST_LH_ACQ_IF(_raw_write_trylock, UST_LH_T_RWLOCK, true, 1)
+UST_LH_REL(_raw_read_unlock, UST_LH_T_RWLOCK, false)
+UST_LH_REL(_raw_read_unlock_irq, UST_LH_T_RWLOCK, false)
+UST_LH_REL(_raw_read_unlock_bh, UST_LH_T_RWLOCK, false)
+UST_LH_REL(_raw_read_unlock_irqrestore, UST_LH_T_RWLOCK, false)
+UST_LH_REL(_raw_write_unlock, UST_LH_T_RWLOCK, true)
+UST_LH_REL(_raw_write_unlock_irq, UST_LH_T_RWLOCK, true)
+UST_LH_REL(_raw_write_unlock_bh, UST_LH_T_RWLOCK, true)
+UST_LH_REL(_raw_write_unlock_irqrestore, UST_LH_T_RWLOCK, true)
+
+/* rt_mutex */
+UST_LH_ACQ(rt_mutex_lock, UST_LH_T_RTMUTEX, true)
+UST_LH_ACQ_IF(rt_mutex_lock_interruptible, UST_LH_T_RTMUTEX, true, 0)
+UST_LH_ACQ_IF(rt_mutex_lock_killable, UST_LH_T_RTMUTEX, true, 0)
+UST_LH_ACQ_IF(rt_mutex_trylock, UST_LH_T_RTMUTEX, true, 1)
+UST_LH_REL(rt_mutex_unlock, UST_LH_T_RTMUTEX, true)
+
+/* percpu_rw_semaphore: the write side (the read fast path is inline) */
+UST_LH_ACQ(percpu_down_write, UST_LH_T_PERCPU_RWSEM, true)
+UST_LH_REL(percpu_up_write, UST_LH_T_PERCPU_RWSEM, true)
+
+/* semaphore: down_trylock() returns 0 on success */
+UST_LH_ACQ(down, UST_LH_T_SEMAPHORE, true)
+UST_LH_ACQ_IF(down_interruptible, UST_LH_T_SEMAPHORE, true, 0)
+UST_LH_ACQ_IF(down_killable, UST_LH_T_SEMAPHORE, true, 0)
+UST_LH_ACQ_IF(down_trylock, UST_LH_T_SEMAPHORE, true, 0)
+UST_LH_REL(up, UST_LH_T_SEMAPHORE, true)
+
+SEC("fexit/down_timeout")
+int BPF_PROG(ust_lh_x_down_timeout, void *lock, long timeout, long ret)
+{
+	if ((int)ret == 0)
+		ust_lh_note(lock, UST_LH_T_SEMAPHORE, true, 1);
+	return 0;
+}
+
+/* SRCU read side: the out-of-line entry points */
+UST_LH_ACQ(__srcu_read_lock, UST_LH_T_SRCU, false)
+UST_LH_REL(__srcu_read_unlock, UST_LH_T_SRCU, false)
+
+/* Grace-period waits: "held" while inside (rcu:W, srcu:W). */
+#define UST_LH_WAIT(fn, type, arg)						\
+	SEC("fentry/" #fn)							\
+	int BPF_PROG(ust_lh_e_##fn)						\
+	{									\
+		ust_lh_note((void *)(arg), type, true, 1);			\
+		return 0;							\
+	}									\
+	SEC("fexit/" #fn)							\
+	int BPF_PROG(ust_lh_x_##fn)						\
+	{									\
+		ust_lh_note((void *)(arg), type, true, -1);			\
+		return 0;							\
+	}
+
+UST_LH_WAIT(synchronize_rcu, UST_LH_T_RCU_GP, UST_LH_T_RCU_GP)
+UST_LH_WAIT(synchronize_rcu_expedited, UST_LH_T_RCU_GP, UST_LH_T_RCU_GP)
+UST_LH_WAIT(rcu_barrier, UST_LH_T_RCU_GP, UST_LH_T_RCU_GP)
+
+SEC("fentry/synchronize_srcu")
+int BPF_PROG(ust_lh_e_synchronize_srcu, void *ssp)
+{
+	ust_lh_note(ssp, UST_LH_T_SRCU_GP, true, 1);
+	return 0;
+}
+
+SEC("fexit/synchronize_srcu")
+int BPF_PROG(ust_lh_x_synchronize_srcu, void *ssp)
+{
+	ust_lh_note(ssp, UST_LH_T_SRCU_GP, true, -1);
+	return 0;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * ust_fold: folded stacks, the input of flame-graph tools
+ * (flamegraph.pl, inferno-flamegraph, speedscope):
+ *
+ *   comm;user frame (outermost);...;user frame (innermost);kernel frame_[k];... count
+ *
+ * One line per distinct stack, sorted.  The stacks are those of the
+ * samples in a trace (ustitch/sample records, each followed on its CPU by
+ * its ftrace/kernel_stack and user_unwind_cookie records): user frames
+ * from the stitched user stack, kernel frames named through the trace's
+ * kallsyms.  A sample whose user stack was lost shows "[user stack lost]"
+ * in place of its user frames, never another stack's.
+ */
+#ifndef USTITCH_FOLD_H
+#define USTITCH_FOLD_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct ust_fold;
+struct ust_scan;
+struct ust_res;
+struct ust_sym_cache;
+
+struct ust_fold *ust_fold_new(void);
+void ust_fold_free(struct ust_fold *f);
+/* Count @count more for @stack (copied).  0 or -1 (memory). */
+int ust_fold_add(struct ust_fold *f, const char *stack, unsigned long count);
+/* "stack count" lines, sorted by stack.  Returns the number of lines, -1 on a write error. */
+long ust_fold_print(const struct ust_fold *f, FILE *out);
+unsigned long ust_fold_total(const struct ust_fold *f);
+
+/* Frame names, as plugin_ustitch already holds them; NULL: built here. */
+struct ust_fold_names {
+	struct ust_res *res;
+	struct ust_sym_cache *sym;
+};
+
+/*
+ * Fold the samples of the trace.dat @path.  @scan: its first pass (the
+ * stitched user stacks); NULL: one is made here.  0, or -1 with @err.
+ */
+int ust_fold_file(struct ust_fold *f, const char *path, const struct ust_scan *scan,
+		  const struct ust_fold_names *names, char *err, size_t errlen);
+
+/*
+ * What `-O ustitch:folded=DEST` does at the end of a report: fold @path and
+ * print to stdout (DEST "1") or into the file DEST, with a one-line header
+ * on stdout saying where.  0 or -1 with @err.
+ */
+int ust_fold_report(const char *dest, const char *path, const struct ust_scan *scan,
+		    const struct ust_fold_names *names, char *err, size_t errlen);
+
+#endif

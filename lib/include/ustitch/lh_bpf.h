@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * ust_lh_bpf: load bpf/lockheld.bpf.c (and, where the kernel allows tracing
+ * programs, bpf/lockheld_track.bpf.c), give it each event's compiled filter
+ * and attach it to that event's perf tracepoint event.
+ *
+ * The filter program is attached through BPF_LINK_CREATE on the perf event
+ * fd: the same attachment as PERF_EVENT_IOC_SET_BPF (perf_event_set_bpf_prog
+ * in the kernel), plus a BPF cookie, which tells the one program which
+ * event's graph to walk (the record's common_type is not readable there).
+ * The attachment is to the tracepoint: one perf event of the event's
+ * per-CPU set carries it for every CPU, and while attached it filters every
+ * perf user of that tracepoint (ftrace is not affected).
+ */
+#ifndef USTITCH_LH_BPF_H
+#define USTITCH_LH_BPF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct ust_lh_bpf;
+struct ust_lh_compiled;
+struct ust_bpfu;
+
+struct ust_lh_bpf_opts {
+	/* Kept events get cookies from this unwinder's sequence (NULL: none). */
+	struct ust_bpfu *bpfu;
+	bool follow;		/* only followed tgids (ust_lh_bpf_follow) pass */
+	bool mmap_read;		/* count mmap_lock read holds (mmap_lock tracepoints) */
+	unsigned int families;	/* held-lock tracking families (UST_LH_FAM_*) */
+	bool track_slab;
+	size_t hits_bytes;	/* 0: 1 MiB */
+};
+
+/* One kept event's side record (bpf/lockheld_abi.h's ust_lh_hit). */
+struct ust_lh_hit_u {
+	uint64_t ts, cookie;
+	uint32_t cpu, tid, mask, slot;
+	char comm[16];
+};
+
+struct ust_lh_bpf_stats {
+	uint64_t runs, kept, hit_drops, bad_prog, read_fail;
+};
+
+struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, size_t errlen);
+/*
+ * Measure what the BPF runtime adds to current->rcu_read_lock_nesting by
+ * running the calibration program on an event of this thread outside any
+ * RCU section (syscalls:sys_enter_getppid), and subtract that from then on.
+ * Returns the bias, or -1 (the default of 1 stays).
+ */
+int ust_lh_bpf_calibrate(struct ust_lh_bpf *b, char *err, size_t errlen);
+int ust_lh_bpf_follow(struct ust_lh_bpf *b, pid_t tgid);
+/* Event @slot's graph (< UST_LH_MAX_PROGS); @stacks: kept events get cookies. */
+int ust_lh_bpf_set_prog(struct ust_lh_bpf *b, int slot, const struct ust_lh_compiled *c,
+			bool stacks);
+/* Attach the filter for @slot to the perf tracepoint event @perf_fd. */
+int ust_lh_bpf_attach(struct ust_lh_bpf *b, int slot, int perf_fd);
+/*
+ * The trackers that must run after the filter on a shared tracepoint
+ * (mmap_lock_released: the lock is still held when it fires): call once
+ * the filters are attached.
+ */
+int ust_lh_bpf_attach_late(struct ust_lh_bpf *b);
+/* Hand every waiting hit to @fn. Returns how many or a negative errno. */
+int ust_lh_bpf_hits(struct ust_lh_bpf *b, void (*fn)(const struct ust_lh_hit_u *h, void *ctx),
+		    void *ctx);
+int ust_lh_bpf_stats(struct ust_lh_bpf *b, struct ust_lh_bpf_stats *st);
+int ust_lh_bpf_rcu_bias(const struct ust_lh_bpf *b);
+void ust_lh_bpf_close(struct ust_lh_bpf *b);
+
+#endif

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * ust_lh_perf: one tracepoint recorded through perf, one event per CPU
+ * (pid -1: every task; the BPF filter chooses), each with its ring buffer,
+ * and the samples read back as (tid, time, cpu, kernel callchain, raw
+ * record).
+ *
+ * Written for lock_held() events while the general perf reader
+ * (lib/perf_ring.c, ust_perf_*) was being written concurrently: merge the
+ * ring walk into ust_perf_ring once both have settled.
+ */
+#ifndef USTITCH_LH_PERFREAD_H
+#define USTITCH_LH_PERFREAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ust_lh_ring {
+	void *map;
+	size_t map_len;
+	uint8_t *data;
+	uint64_t size;		/* data area, a power of two */
+	uint8_t *bounce;
+	size_t bounce_cap;
+	uint64_t head;		/* snapshot taken by ust_lh_ring_snapshot() */
+};
+
+struct ust_lh_perf {
+	int nr_cpus;
+	int *fds;		/* -1: CPU offline */
+	struct ust_lh_ring *rings;
+	bool callchain;
+	uint64_t samples, lost, bad;
+};
+
+struct ust_lh_sample {
+	uint32_t pid, tid;
+	uint64_t time;		/* CLOCK_MONOTONIC ns (use_clockid) */
+	uint32_t cpu;
+	uint64_t nr_ips;	/* kernel callchain, with perf's context markers (>= -4095) */
+	const uint64_t *ips;
+	const void *raw;	/* the ftrace record (common_type first) */
+	uint32_t raw_size;
+};
+
+/*
+ * Open @sys:@ev on every CPU, with the ftrace filter @filter (may be NULL)
+ * set by PERF_EVENT_IOC_SET_FILTER, disabled.  @pages per CPU (power of
+ * two).  0, or -1 with @err.
+ */
+int ust_lh_perf_open(struct ust_lh_perf *p, const char *sys, const char *ev, const char *filter,
+		     bool callchain, unsigned int pages, char *err, size_t errlen);
+/* The first open fd (to attach the BPF filter to the tracepoint), or -1. */
+int ust_lh_perf_fd(const struct ust_lh_perf *p);
+int ust_lh_perf_enable(struct ust_lh_perf *p, bool on);
+/* Fix each ring's readable end now: records written later wait for the next round. */
+void ust_lh_perf_snapshot(struct ust_lh_perf *p);
+/* Hand the samples of @cpu up to its snapshot to @fn; lost counts go to ->lost. */
+long ust_lh_perf_read(struct ust_lh_perf *p, int cpu,
+		      void (*fn)(const struct ust_lh_sample *s, void *ctx), void *ctx);
+void ust_lh_perf_close(struct ust_lh_perf *p);
+
+/* Parse one PERF_RECORD_SAMPLE body (after the header) of our layout. 0 or -1. */
+int ust_lh_perf_parse(const void *body, size_t len, bool callchain, struct ust_lh_sample *s);
+
+#endif

@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * ust_lh_bpf: the lock_held() filter object, loaded beside the unwinder.
+ *
+ * lockheld.bpf.c includes unwind.bpf.c, so its object has its own copy of
+ * the unwinder's maps.  With an unwinder running, every one of those maps
+ * is replaced by the unwinder's (bpf_map__reuse_fd) before loading: kept
+ * events take cookies from the same per-CPU counters and task storage, and
+ * their stacks come out of the same ring buffer, which the recorder
+ * already reads.  Only the filter's own programs are loaded.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <tracefs/tracefs.h>
+
+#include "ustitch/bpfu.h"
+#include "ustitch/lh.h"
+#include "ustitch/lh_bpf.h"
+#include "ustitch/lh_track.h"
+
+#ifdef UST_HAVE_BPF
+
+#include <linux/perf_event.h>
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+typedef __u32 u32;
+typedef __u64 u64;
+#include "ust_lh_skel.h"
+#include "ust_lh_track_skel.h"
+#include "lockheld_abi.h"
+
+_Static_assert(sizeof(struct ust_lh_hit_u) == sizeof(struct ust_lh_hit), "one hit layout");
+_Static_assert(sizeof(struct ust_lh_bpf_stats) == sizeof(struct ust_lh_counters), "one stats layout");
+
+#define MAX_LINKS 256
+
+struct ust_lh_bpf {
+	struct ust_lh_skel *skel;
+	struct ust_lh_track_skel *track;
+	struct ring_buffer *rb;
+	struct bpf_link *links[MAX_LINKS];
+	int nr_links;
+	bool mmap_read;
+	void (*fn)(const struct ust_lh_hit_u *h, void *ctx);
+	void *fn_ctx;
+};
+
+static int add_link(struct ust_lh_bpf *b, struct bpf_link *l)
+{
+	if (!l)
+		return -errno;
+	if (b->nr_links == MAX_LINKS) {
+		bpf_link__destroy(l);
+		return -ENOSPC;
+	}
+	b->links[b->nr_links++] = l;
+	return 0;
+}
+
+static int on_hit(void *ctx, void *data, size_t size)
+{
+	struct ust_lh_bpf *b = ctx;
+
+	if (size >= sizeof(struct ust_lh_hit_u) && b->fn)
+		b->fn(data, b->fn_ctx);
+	return 0;
+}
+
+static size_t pow2(size_t want, size_t dflt)
+{
+	size_t sz = 4096;
+
+	if (!want)
+		want = dflt;
+	while (sz < want && sz < ((size_t)1 << 30))
+		sz <<= 1;
+	return sz;
+}
+
+static bool btf_has_func(void *ctx, const char *f)
+{
+	return btf__find_by_name_kind(ctx, f, BTF_KIND_FUNC) >= 0;
+}
+
+/* The fentry/fexit trackers, sharing ust_lh_held with the filter. */
+static int open_track(struct ust_lh_bpf *b, const struct ust_lh_bpf_opts *o, char *err,
+		      size_t errlen)
+{
+	const char *names[512];
+	char buf[512][64];
+	struct bpf_program *p;
+	struct btf *btf = btf__load_vmlinux_btf();
+	int n, i, ret;
+
+	if (!btf || libbpf_get_error(btf)) {
+		snprintf(err, errlen, "held-lock tracking: no vmlinux BTF");
+		return -1;
+	}
+	n = ust_lh_track_progs(o->families, btf_has_func, btf, names, buf, 512);
+	btf__free(btf);
+	b->track = ust_lh_track_skel__open();
+	if (n < 0 || !b->track) {
+		snprintf(err, errlen, "held-lock tracking: cannot open its BPF object");
+		return -1;
+	}
+	bpf_object__for_each_program(p, b->track->obj)
+		bpf_program__set_autoload(p, false);
+	for (i = 0; i < n; i++) {
+		p = bpf_object__find_program_by_name(b->track->obj, names[i]);
+		if (p)
+			bpf_program__set_autoload(p, true);
+	}
+	b->track->rodata->ust_lh_track_slab = o->track_slab;
+	ret = bpf_map__reuse_fd(b->track->maps.ust_lh_held, bpf_map__fd(b->skel->maps.ust_lh_held));
+	if (!ret)
+		ret = ust_lh_track_skel__load(b->track);
+	if (ret) {
+		snprintf(err, errlen, "held-lock tracking: loading the fentry/fexit programs: %s",
+			 strerror(-ret));
+		return -1;
+	}
+	bpf_object__for_each_program(p, b->track->obj) {
+		if (!bpf_program__autoload(p))
+			continue;
+		ret = add_link(b, bpf_program__attach(p));
+		if (ret) {
+			snprintf(err, errlen, "held-lock tracking: attaching %s: %s",
+				 bpf_program__name(p), strerror(-ret));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, size_t errlen)
+{
+	struct ust_lh_bpf *b = calloc(1, sizeof(*b));
+	struct bpf_program *p;
+	struct bpf_map *m;
+	int ret;
+
+	if (!b) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	b->mmap_read = o->mmap_read;
+	b->skel = ust_lh_skel__open();
+	if (!b->skel) {
+		snprintf(err, errlen, "opening the lock_held() BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	/* The unwinder's programs came with its code: they stay unloaded. */
+	bpf_object__for_each_program(p, b->skel->obj)
+		bpf_program__set_autoload(p, false);
+	bpf_program__set_autoload(b->skel->progs.ust_lh_filter, true);
+	bpf_program__set_autoload(b->skel->progs.ust_lh_calib, true);
+	bpf_program__set_autoload(b->skel->progs.ust_lh_mmap_acquired, o->mmap_read);
+	bpf_program__set_autoload(b->skel->progs.ust_lh_mmap_released, o->mmap_read);
+	if (o->follow && !o->bpfu) {
+		/* No unwinder to follow children and clean up: our copies do. */
+		bpf_program__set_autoload(b->skel->progs.ust_bpfu_fork, true);
+		bpf_program__set_autoload(b->skel->progs.ust_bpfu_exit, true);
+	}
+	b->skel->rodata->ust_lh_stacks = !o->bpfu ? 0 : ust_bpfu_deferred(o->bpfu) ? 1 : 2;
+	b->skel->rodata->ust_lh_mmap_track = o->mmap_read;
+	b->skel->rodata->ust_lh_tracking = o->families != 0;
+	bpf_map__set_max_entries(b->skel->maps.ust_lh_hits, (__u32)pow2(o->hits_bytes, 1 << 20));
+	bpf_object__for_each_map(m, b->skel->obj) {
+		const char *name = bpf_map__name(m);
+		int fd;
+
+		if (strncmp(name, "ust_bpfu_", 9))
+			continue;
+		fd = o->bpfu ? ust_bpfu_map_fd(o->bpfu, name) : -1;
+		if (fd >= 0) {
+			ret = bpf_map__reuse_fd(m, fd);
+			if (ret) {
+				snprintf(err, errlen, "sharing the unwinder's map %s: %s", name,
+					 strerror(-ret));
+				goto fail;
+			}
+		} else if (bpf_map__type(m) == BPF_MAP_TYPE_RINGBUF) {
+			bpf_map__set_max_entries(m, 4096);	/* unused without stacks */
+		}
+	}
+	ret = ust_lh_skel__load(b->skel);
+	if (ret) {
+		snprintf(err, errlen, "loading the lock_held() BPF programs: %s", strerror(-ret));
+		goto fail;
+	}
+	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.ust_lh_hits), on_hit, b, NULL);
+	if (!b->rb) {
+		snprintf(err, errlen, "lock_held() ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	if (o->mmap_read) {
+		ret = add_link(b, bpf_program__attach_raw_tracepoint(b->skel->progs.ust_lh_mmap_acquired,
+								     "mmap_lock_acquire_returned"));
+		if (ret) {
+			snprintf(err, errlen, "attaching to mmap_lock_acquire_returned: %s", strerror(-ret));
+			goto fail;
+		}
+	}
+	if (o->follow && !o->bpfu) {
+		ret = add_link(b, bpf_program__attach_raw_tracepoint(b->skel->progs.ust_bpfu_fork,
+								     "sched_process_fork"));
+		if (!ret)
+			ret = add_link(b, bpf_program__attach_tracepoint(b->skel->progs.ust_bpfu_exit,
+									 "sched", "sched_process_exit"));
+		if (ret) {
+			snprintf(err, errlen, "attaching the process followers: %s", strerror(-ret));
+			goto fail;
+		}
+	}
+	if (o->families && open_track(b, o, err, errlen))
+		goto fail;
+	return b;
+fail:
+	ust_lh_bpf_close(b);
+	return NULL;
+}
+
+int ust_lh_bpf_attach_late(struct ust_lh_bpf *b)
+{
+	if (!b->mmap_read)
+		return 0;
+	return add_link(b, bpf_program__attach_raw_tracepoint(b->skel->progs.ust_lh_mmap_released,
+							      "mmap_lock_released"));
+}
+
+static int perf_tp_open(const char *sys, const char *ev, pid_t pid, int cpu)
+{
+	struct perf_event_attr a;
+	char path[512], buf[32];
+	FILE *f;
+	int id;
+
+	snprintf(path, sizeof(path), "%s/events/%s/%s/id", tracefs_tracing_dir(), sys, ev);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	id = fgets(buf, sizeof(buf), f) ? atoi(buf) : -1;
+	fclose(f);
+	if (id < 0)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.config = (__u64)id;
+	a.sample_period = 1;
+	a.sample_type = PERF_SAMPLE_RAW;
+	return (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+int ust_lh_bpf_calibrate(struct ust_lh_bpf *b, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_perf_event_opts, po);
+	struct bpf_link *l;
+	int fd, bias;
+
+	fd = perf_tp_open("syscalls", "sys_enter_getppid", 0, -1);
+	if (fd < 0) {
+		snprintf(err, errlen, "calibration: perf event on syscalls:sys_enter_getppid: %s",
+			 strerror(errno));
+		return -1;
+	}
+	b->skel->bss->ust_lh_calib_tid = (__u32)syscall(SYS_gettid);
+	l = bpf_program__attach_perf_event_opts(b->skel->progs.ust_lh_calib, fd, &po);
+	if (!l) {
+		snprintf(err, errlen, "calibration: attaching: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	syscall(SYS_getppid);
+	bpf_link__destroy(l);
+	close(fd);
+	bias = b->skel->data->ust_lh_calib_rcu;
+	if (bias < 0 || bias > 8) {
+		snprintf(err, errlen, "calibration: the program did not run (read %d)", bias);
+		return -1;
+	}
+	b->skel->data->ust_lh_rcu_bias = bias;
+	return bias;
+}
+
+int ust_lh_bpf_rcu_bias(const struct ust_lh_bpf *b)
+{
+	return b->skel->data->ust_lh_rcu_bias;
+}
+
+int ust_lh_bpf_follow(struct ust_lh_bpf *b, pid_t tgid)
+{
+	__u32 key = (__u32)tgid;
+	__u8 one = 1;
+	int ret;
+
+	ret = bpf_map__update_elem(b->skel->maps.ust_bpfu_tgids, &key, sizeof(key), &one,
+				   sizeof(one), BPF_ANY);
+	if (!ret)
+		b->skel->bss->ust_filter_on = 1;
+	return ret;
+}
+
+int ust_lh_bpf_set_prog(struct ust_lh_bpf *b, int slot, const struct ust_lh_compiled *c,
+			bool stacks)
+{
+	struct ust_lh_prog p;
+	__u32 key = (__u32)slot;
+
+	if (slot < 0 || slot >= UST_LH_MAX_PROGS || c->nr_insn > UST_LH_MAX_INSNS)
+		return -EINVAL;
+	memset(&p, 0, sizeof(p));
+	p.nr = (__u32)c->nr_insn;
+	p.flags = stacks ? UST_LH_P_STACKS : 0;
+	memcpy(p.insn, c->insn, (size_t)c->nr_insn * sizeof(p.insn[0]));
+	return bpf_map__update_elem(b->skel->maps.ust_lh_progs, &key, sizeof(key), &p, sizeof(p),
+				    BPF_ANY);
+}
+
+int ust_lh_bpf_attach(struct ust_lh_bpf *b, int slot, int perf_fd)
+{
+	LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = (__u64)slot);
+
+	return add_link(b, bpf_program__attach_perf_event_opts(b->skel->progs.ust_lh_filter,
+							       perf_fd, &po));
+}
+
+int ust_lh_bpf_hits(struct ust_lh_bpf *b, void (*fn)(const struct ust_lh_hit_u *h, void *ctx),
+		    void *ctx)
+{
+	int ret;
+
+	b->fn = fn;
+	b->fn_ctx = ctx;
+	ret = ring_buffer__consume(b->rb);
+	b->fn = NULL;
+	return ret;
+}
+
+int ust_lh_bpf_stats(struct ust_lh_bpf *b, struct ust_lh_bpf_stats *st)
+{
+	int ncpu = libbpf_num_possible_cpus(), ret, i;
+	struct ust_lh_counters *v;
+	__u32 key = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (ncpu <= 0)
+		return -EINVAL;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	ret = bpf_map__lookup_elem(b->skel->maps.ust_lh_stats, &key, sizeof(key), v,
+				   (size_t)ncpu * sizeof(*v), 0);
+	for (i = 0; !ret && i < ncpu; i++) {
+		st->runs += v[i].runs;
+		st->kept += v[i].kept;
+		st->hit_drops += v[i].hit_drops;
+		st->bad_prog += v[i].bad_prog;
+		st->read_fail += v[i].read_fail;
+	}
+	free(v);
+	return ret;
+}
+
+void ust_lh_bpf_close(struct ust_lh_bpf *b)
+{
+	int i;
+
+	if (!b)
+		return;
+	for (i = b->nr_links; i > 0; i--)
+		bpf_link__destroy(b->links[i - 1]);
+	ring_buffer__free(b->rb);
+	ust_lh_track_skel__destroy(b->track);
+	ust_lh_skel__destroy(b->skel);
+	free(b);
+}
+
+#else /* !UST_HAVE_BPF */
+
+struct ust_lh_bpf {
+	int unused;
+};
+
+struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, size_t errlen)
+{
+	(void)o;
+	snprintf(err, errlen, "ustitch was built without BPF support (libbpf, clang, bpftool)");
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+int ust_lh_bpf_calibrate(struct ust_lh_bpf *b, char *err, size_t errlen)
+{
+	(void)b, (void)err, (void)errlen;
+	return -1;
+}
+
+int ust_lh_bpf_rcu_bias(const struct ust_lh_bpf *b)
+{
+	(void)b;
+	return 1;
+}
+
+int ust_lh_bpf_follow(struct ust_lh_bpf *b, pid_t tgid)
+{
+	(void)b, (void)tgid;
+	return -EOPNOTSUPP;
+}
+
+int ust_lh_bpf_set_prog(struct ust_lh_bpf *b, int slot, const struct ust_lh_compiled *c,
+			bool stacks)
+{
+	(void)b, (void)slot, (void)c, (void)stacks;
+	return -EOPNOTSUPP;
+}
+
+int ust_lh_bpf_attach(struct ust_lh_bpf *b, int slot, int perf_fd)
+{
+	(void)b, (void)slot, (void)perf_fd;
+	return -EOPNOTSUPP;
+}
+
+int ust_lh_bpf_attach_late(struct ust_lh_bpf *b)
+{
+	(void)b;
+	return -EOPNOTSUPP;
+}
+
+int ust_lh_bpf_hits(struct ust_lh_bpf *b, void (*fn)(const struct ust_lh_hit_u *h, void *ctx),
+		    void *ctx)
+{
+	(void)b, (void)fn, (void)ctx;
+	return -EOPNOTSUPP;
+}
+
+int ust_lh_bpf_stats(struct ust_lh_bpf *b, struct ust_lh_bpf_stats *st)
+{
+	(void)b;
+	memset(st, 0, sizeof(*st));
+	return -EOPNOTSUPP;
+}
+
+void ust_lh_bpf_close(struct ust_lh_bpf *b)
+{
+	(void)b;
+}
+
+#endif /* UST_HAVE_BPF */

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * ust_lh_perf: perf tracepoint events per CPU and their samples, for
+ * lock_held() events.  To merge with ust_perf_ring (lib/perf_ring.c), which
+ * was written concurrently for the same ring protocol: the kernel publishes
+ * data_head after the record (acquire load here), the reader releases
+ * space by storing data_tail (release store).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+#include <tracefs/tracefs.h>
+
+#include "ustitch/lh_perfread.h"
+
+static int tp_id(const char *sys, const char *ev)
+{
+	char path[1024], buf[32];
+	FILE *f;
+	int id = -1;
+
+	snprintf(path, sizeof(path), "%s/events/%s/%s/id", tracefs_tracing_dir(), sys, ev);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f))
+		id = atoi(buf);
+	fclose(f);
+	return id;
+}
+
+static int ring_map(struct ust_lh_ring *r, int fd, unsigned int pages)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct perf_event_mmap_page *meta;
+
+	r->map_len = page * (pages + 1);
+	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		return -1;
+	}
+	meta = r->map;
+	r->data = (uint8_t *)r->map + (meta->data_offset ? meta->data_offset : page);
+	r->size = meta->data_size ? meta->data_size : page * pages;
+	return 0;
+}
+
+int ust_lh_perf_open(struct ust_lh_perf *p, const char *sys, const char *ev, const char *filter,
+		     bool callchain, unsigned int pages, char *err, size_t errlen)
+{
+	struct perf_event_attr a;
+	int id = tp_id(sys, ev), cpu, opened = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (id < 0) {
+		snprintf(err, errlen, "%s:%s: no such event", sys, ev);
+		return -1;
+	}
+	p->nr_cpus = (int)sysconf(_SC_NPROCESSORS_CONF);
+	p->callchain = callchain;
+	p->fds = malloc((size_t)p->nr_cpus * sizeof(*p->fds));
+	p->rings = calloc((size_t)p->nr_cpus, sizeof(*p->rings));
+	if (!p->fds || !p->rings) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (cpu = 0; cpu < p->nr_cpus; cpu++)
+		p->fds[cpu] = -1;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.config = (uint64_t)id;
+	a.sample_period = 1;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW |
+			(callchain ? PERF_SAMPLE_CALLCHAIN : 0);
+	a.exclude_callchain_user = 1;	/* user stacks come deferred, from the unwinder */
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;	/* = ftrace's "mono" = bpf_ktime_get_ns() */
+	a.disabled = 1;
+	a.watermark = 1;
+	a.wakeup_watermark = 4096 * pages / 4;
+	for (cpu = 0; cpu < p->nr_cpus; cpu++) {
+		p->fds[cpu] = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (p->fds[cpu] < 0) {
+			if (errno == ENODEV || errno == EINVAL)
+				continue;	/* offline CPU */
+			snprintf(err, errlen, "perf_event_open(%s:%s, CPU %d): %s", sys, ev, cpu,
+				 strerror(errno));
+			return -1;
+		}
+		if (filter && ioctl(p->fds[cpu], PERF_EVENT_IOC_SET_FILTER, filter)) {
+			snprintf(err, errlen, "filter rejected by the kernel for %s:%s: '%s'", sys, ev,
+				 filter);
+			return -1;
+		}
+		if (ring_map(&p->rings[cpu], p->fds[cpu], pages)) {
+			snprintf(err, errlen, "mapping the perf buffer of CPU %d: %s", cpu,
+				 strerror(errno));
+			return -1;
+		}
+		opened++;
+	}
+	if (!opened) {
+		snprintf(err, errlen, "perf_event_open(%s:%s): no CPU", sys, ev);
+		return -1;
+	}
+	return 0;
+}
+
+int ust_lh_perf_fd(const struct ust_lh_perf *p)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < p->nr_cpus; cpu++)
+		if (p->fds[cpu] >= 0)
+			return p->fds[cpu];
+	return -1;
+}
+
+int ust_lh_perf_enable(struct ust_lh_perf *p, bool on)
+{
+	int cpu, r = 0;
+
+	for (cpu = 0; cpu < p->nr_cpus; cpu++)
+		if (p->fds[cpu] >= 0 &&
+		    ioctl(p->fds[cpu], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0))
+			r = -1;
+	return r;
+}
+
+void ust_lh_perf_snapshot(struct ust_lh_perf *p)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < p->nr_cpus; cpu++) {
+		struct ust_lh_ring *r = &p->rings[cpu];
+
+		if (r->map)
+			r->head = __atomic_load_n(&((struct perf_event_mmap_page *)r->map)->data_head,
+						  __ATOMIC_ACQUIRE);
+	}
+}
+
+int ust_lh_perf_parse(const void *body, size_t len, bool callchain, struct ust_lh_sample *s)
+{
+	const uint8_t *b = body, *end = b + len;
+	uint64_t nr;
+	uint32_t raw;
+
+	memset(s, 0, sizeof(*s));
+	if (len < 24)
+		return -1;
+	memcpy(&s->pid, b, 4);
+	memcpy(&s->tid, b + 4, 4);
+	memcpy(&s->time, b + 8, 8);
+	memcpy(&s->cpu, b + 16, 4);
+	b += 24;
+	if (callchain) {
+		if (end - b < 8)
+			return -1;
+		memcpy(&nr, b, 8);
+		b += 8;
+		if (nr > (uint64_t)(end - b) / 8)
+			return -1;
+		s->nr_ips = nr;
+		s->ips = (const uint64_t *)b;	/* records are 8-byte aligned */
+		b += nr * 8;
+	}
+	if (end - b < 4)
+		return -1;
+	memcpy(&raw, b, 4);
+	b += 4;
+	if (raw > (uint64_t)(end - b) || raw < 8)
+		return -1;
+	s->raw = b;
+	s->raw_size = raw;
+	return 0;
+}
+
+long ust_lh_perf_read(struct ust_lh_perf *p, int cpu,
+		      void (*fn)(const struct ust_lh_sample *s, void *ctx), void *ctx)
+{
+	struct ust_lh_ring *r = &p->rings[cpu];
+	struct perf_event_mmap_page *meta = r->map;
+	uint64_t tail, head = r->head;
+	long n = 0;
+
+	if (!meta)
+		return 0;
+	tail = meta->data_tail;
+	if (head - tail > r->size) {	/* never: the kernel does not overwrite */
+		p->bad++;
+		__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+		return 0;
+	}
+	while (tail != head) {
+		uint64_t off = tail & (r->size - 1);
+		struct perf_event_header h;
+		const uint8_t *rec;
+		size_t first;
+
+		first = r->size - off < sizeof(h) ? (size_t)(r->size - off) : sizeof(h);
+		memcpy(&h, r->data + off, first);
+		memcpy((uint8_t *)&h + first, r->data, sizeof(h) - first);
+		if (h.size < sizeof(h) || (h.size & 7) || h.size > head - tail) {
+			p->bad++;
+			tail = head;
+			break;
+		}
+		if (off + h.size <= r->size) {
+			rec = r->data + off;
+		} else {
+			if (h.size > r->bounce_cap) {
+				void *nb = realloc(r->bounce, h.size);
+
+				if (!nb)
+					break;
+				r->bounce = nb;
+				r->bounce_cap = h.size;
+			}
+			first = (size_t)(r->size - off);
+			memcpy(r->bounce, r->data + off, first);
+			memcpy(r->bounce + first, r->data, h.size - first);
+			rec = r->bounce;
+		}
+		if (h.type == PERF_RECORD_SAMPLE) {
+			struct ust_lh_sample s;
+
+			if (!ust_lh_perf_parse(rec + sizeof(h), h.size - sizeof(h), p->callchain, &s)) {
+				p->samples++;
+				fn(&s, ctx);
+				n++;
+			} else {
+				p->bad++;
+			}
+		} else if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
+			uint64_t lost;
+
+			memcpy(&lost, rec + sizeof(h) + 8, 8);
+			p->lost += lost;
+		}
+		tail += h.size;
+	}
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}
+
+void ust_lh_perf_close(struct ust_lh_perf *p)
+{
+	int cpu;
+
+	for (cpu = 0; p->rings && cpu < p->nr_cpus; cpu++) {
+		if (p->rings[cpu].map)
+			munmap(p->rings[cpu].map, p->rings[cpu].map_len);
+		free(p->rings[cpu].bounce);
+	}
+	for (cpu = 0; p->fds && cpu < p->nr_cpus; cpu++)
+		if (p->fds[cpu] >= 0)
+			close(p->fds[cpu]);
+	free(p->fds);
+	free(p->rings);
+	memset(p, 0, sizeof(*p));
+}

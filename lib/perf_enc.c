@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * ust_perf_enc.  Offsets of ustitch/sample come from its format text in
+ * kernel-bits (the test suite checks them against libtraceevent's reading
+ * of it); kernel_stack's come from the running kernel's format, parsed by
+ * libtraceevent, because that event is the kernel's and not ours.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <traceevent/event-parse.h>
+
+#include "ustitch/abi.h"
+#include "ustitch/perf_enc.h"
+
+#define SMP_IP_OFF	8
+#define SMP_PERIOD_OFF	16
+#define SMP_EVENT_OFF	24
+#define SMP_MODE_OFF	28
+#define SMP_USTACK_OFF	29
+#define SMP_KFRAMES_OFF	30
+#define SMP_FIXED_SIZE	32
+
+/* The 8-byte common header of every ftrace record. */
+static void put_common(uint8_t *b, uint16_t type, int pid)
+{
+	int32_t p32 = pid;
+
+	memcpy(b, &type, 2);
+	b[2] = 0;
+	b[3] = 0;
+	memcpy(b + 4, &p32, 4);
+}
+
+int ust_perf_enc_sample(void *buf, size_t bufsize, const struct ust_perf_sample_rec *s)
+{
+	const char *ev = s->event ? s->event : "";
+	size_t elen = strlen(ev) + 1, total = SMP_FIXED_SIZE + elen;
+	uint8_t *b = buf;
+	uint32_t loc;
+	uint16_t kf = s->kernel_frames > 0xffff ? 0xffff : (uint16_t)s->kernel_frames;
+
+	if (total > bufsize || elen > 0xffff)
+		return -1;
+	memset(b, 0, SMP_FIXED_SIZE);
+	put_common(b, s->type, s->pid);
+	memcpy(b + SMP_IP_OFF, &s->ip, 8);
+	memcpy(b + SMP_PERIOD_OFF, &s->period, 8);
+	loc = UST_ABI_DATA_LOC(SMP_FIXED_SIZE, elen);
+	memcpy(b + SMP_EVENT_OFF, &loc, 4);
+	b[SMP_MODE_OFF] = (uint8_t)s->mode;
+	b[SMP_USTACK_OFF] = (uint8_t)s->ustack;
+	memcpy(b + SMP_KFRAMES_OFF, &kf, 2);
+	memcpy(b + SMP_FIXED_SIZE, ev, elen);
+	return (int)total;
+}
+
+int ust_perf_kstack_fmt_init(struct ust_perf_kstack_fmt *f, const char *text,
+			     char *err, size_t errlen)
+{
+	struct tep_handle *tep = tep_alloc();
+	struct tep_format_field *size, *caller;
+	struct tep_event *ev;
+	int ret = -1;
+
+	memset(f, 0, sizeof(*f));
+	if (!tep) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	tep_set_long_size(tep, 8);
+	if (tep_parse_event(tep, text, strlen(text), "ftrace") != TEP_ERRNO__SUCCESS ||
+	    !(ev = tep_find_event_by_name(tep, "ftrace", "kernel_stack"))) {
+		snprintf(err, errlen, "the ftrace/kernel_stack format does not parse");
+		goto out;
+	}
+	size = tep_find_field(ev, "size");
+	caller = tep_find_field(ev, "caller");
+	if (!size || size->size != 4 || !caller || !(caller->flags & TEP_FIELD_IS_ARRAY) ||
+	    caller->elementsize != 8 || caller->offset < size->offset + 4) {
+		snprintf(err, errlen, "ftrace/kernel_stack has no int size and unsigned long caller[]");
+		goto out;
+	}
+	if (ev->id <= 0 || ev->id > 0xffff) {
+		snprintf(err, errlen, "ftrace/kernel_stack has id %d", ev->id);
+		goto out;
+	}
+	f->type = (uint16_t)ev->id;
+	f->size_off = (unsigned int)size->offset;
+	f->caller_off = (unsigned int)caller->offset;
+	f->long_size = 8;
+	ret = 0;
+out:
+	tep_free(tep);
+	return ret;
+}
+
+/* As __ftrace_trace_stack() writes it: size entries, no terminator. */
+int ust_perf_enc_kstack(const struct ust_perf_kstack_fmt *f, void *buf, size_t bufsize,
+			int pid, const uint8_t *ips, unsigned int nr)
+{
+	size_t total = f->caller_off + (size_t)nr * 8;
+	uint8_t *b = buf;
+	int32_t n = (int32_t)nr;
+
+	if (total > bufsize || total > 0xffff)
+		return -1;
+	memset(b, 0, f->caller_off);
+	put_common(b, f->type, pid);
+	memcpy(b + f->size_off, &n, 4);
+	memcpy(b + f->caller_off, ips, (size_t)nr * 8);
+	return (int)total;
+}
+
+int ust_perf_enc_unwind_cookie(void *buf, size_t bufsize, uint16_t type, int pid,
+			       uint64_t cookie)
+{
+	uint8_t *b = buf;
+
+	if (bufsize < UST_ABI_COOKIE_OFF + 8)
+		return -1;
+	put_common(b, type, pid);
+	memcpy(b + UST_ABI_COOKIE_OFF, &cookie, 8);
+	return UST_ABI_COOKIE_OFF + 8;
+}
+
+/* trace_user_unwind_callback() of patch 9: stack[], inodes[], dev[]. */
+int ust_perf_enc_unwind_stack(void *buf, size_t bufsize, uint16_t type, int pid,
+			      uint64_t cookie, const struct ust_dec_frame *f, unsigned int nr)
+{
+	size_t total = UST_ABI_STACK_HDR_SIZE + (size_t)nr * (8 + 8 + 4);
+	uint32_t off = UST_ABI_STACK_HDR_SIZE, loc;
+	uint8_t *b = buf;
+	unsigned int i;
+
+	if (total > bufsize || total > 0xffff)
+		return -1;
+	memset(b, 0, UST_ABI_STACK_HDR_SIZE);
+	put_common(b, type, pid);
+	memcpy(b + UST_ABI_COOKIE_OFF, &cookie, 8);
+	loc = UST_ABI_DATA_LOC(off, nr * 8);
+	memcpy(b + UST_ABI_STACK_LOC_OFF, &loc, 4);
+	for (i = 0; i < nr; i++)
+		memcpy(b + off + i * 8, &f[i].off, 8);
+	off += nr * 8;
+	loc = UST_ABI_DATA_LOC(off, nr * 8);
+	memcpy(b + UST_ABI_INODES_LOC_OFF, &loc, 4);
+	for (i = 0; i < nr; i++)
+		memcpy(b + off + i * 8, &f[i].ino, 8);
+	off += nr * 8;
+	loc = UST_ABI_DATA_LOC(off, nr * 4);
+	memcpy(b + UST_ABI_DEV_LOC_OFF, &loc, 4);
+	for (i = 0; i < nr; i++)
+		memcpy(b + off + i * 4, &f[i].kdev, 4);
+	return (int)total;
+}

@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * ust_perf_stitch.  Everything is kept until finish(): a sample is printed
+ * before its user stack exists (that happens at the return to user space),
+ * so nothing can be decided while records still arrive.  finish() merges
+ * the streams by time with one stable sort on (time, kind, stream, arrival):
+ * within a stream arrival order is ring order, so this is the k-way merge.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ustitch/abi.h"
+#include "ustitch/hmap.h"
+#include "ustitch/perf_stitch.h"
+
+struct ust_perf_stitch {
+	struct ust_perf_item *items;
+	size_t nr, cap;
+	size_t *order;			/* indices in time order, after finish */
+	unsigned int ext_stream;	/* first stream id of BPF-made items */
+	bool expect_requests;
+	bool finished;
+	struct ust_perf_stitch_stats stats;
+	char last_error[160];
+};
+
+struct ust_perf_stitch *ust_perf_stitch_new(void)
+{
+	struct ust_perf_stitch *st = calloc(1, sizeof(*st));
+
+	if (st)
+		st->ext_stream = 1U << 30;
+	return st;
+}
+
+void ust_perf_stitch_free(struct ust_perf_stitch *st)
+{
+	size_t i;
+
+	if (!st)
+		return;
+	for (i = 0; i < st->nr; i++)
+		free(st->items[i].raw);
+	free(st->items);
+	free(st->order);
+	free(st);
+}
+
+void ust_perf_stitch_expect_requests(struct ust_perf_stitch *st, bool on)
+{
+	st->expect_requests = on;
+}
+
+const char *ust_perf_stitch_last_error(const struct ust_perf_stitch *st)
+{
+	return st->last_error;
+}
+
+const char *ust_perf_ustack_name(enum ust_perf_ustack u)
+{
+	switch (u) {
+	case UST_PERF_US_NONE:
+		return "none";
+	case UST_PERF_US_IMMEDIATE:
+		return "immediate";
+	case UST_PERF_US_DEFERRED:
+		return "deferred";
+	case UST_PERF_US_LOST:
+		return "lost";
+	case UST_PERF_US_UNFINISHED:
+		return "unfinished";
+	case UST_PERF_US_NO_COOKIE:
+		return "no-cookie";
+	}
+	return "?";
+}
+
+static struct ust_perf_item *new_item(struct ust_perf_stitch *st, enum ust_perf_item_kind kind,
+				      unsigned int stream, uint32_t cpu, uint64_t time)
+{
+	struct ust_perf_item *it;
+
+	if (st->finished)
+		return NULL;
+	if (st->nr == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 1024;
+		void *n = realloc(st->items, cap * sizeof(*st->items));
+
+		if (!n)
+			return NULL;
+		st->items = n;
+		st->cap = cap;
+	}
+	it = &st->items[st->nr];
+	memset(it, 0, sizeof(*it));
+	it->kind = kind;
+	it->stream = stream;
+	it->seq = st->nr++;
+	it->cpu = cpu;
+	it->time = time;
+	it->next_same_key = -1;
+	it->stack_idx = -1;
+	it->sample_idx = -1;
+	return it;
+}
+
+int ust_perf_stitch_add_record(struct ust_perf_stitch *st, unsigned int stream, uint32_t cpu,
+			       const struct ust_perf_layout *l, const void *rec, size_t size)
+{
+	struct ust_perf_event ev;
+	struct ust_perf_item *it;
+	enum ust_perf_item_kind kind;
+	char what[160];
+	void *copy;
+	int r;
+
+	st->stats.records++;
+	copy = malloc(size ? size : 1);
+	if (!copy)
+		return -1;
+	memcpy(copy, rec, size);
+	r = ust_perf_parse(l, copy, size, &ev, what, sizeof(what));
+	if (r < 0) {
+		st->stats.bad_records++;
+		memcpy(st->last_error, what, sizeof(what));
+		free(copy);
+		return 0;
+	}
+	switch (ev.type) {
+	case PERF_RECORD_SAMPLE:
+		kind = UST_PERF_ITEM_SAMPLE;
+		break;
+	case UST_ABI_PERF_RECORD_CALLCHAIN_DEFERRED:
+		kind = UST_PERF_ITEM_DEFERRED;
+		break;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		kind = UST_PERF_ITEM_LOST;
+		break;
+	default:
+		kind = UST_PERF_ITEM_OTHER;
+		st->stats.other_records++;
+		break;
+	}
+	it = new_item(st, kind, stream, (ev.id.has & UST_PERF_ID_CPU) ? ev.id.cpu : cpu, ev.id.time);
+	if (!it) {
+		free(copy);
+		return -1;
+	}
+	it->raw = copy;
+	it->ev = ev;
+	it->pid = ev.id.pid;
+	it->tid = ev.id.tid;
+	if (kind == UST_PERF_ITEM_SAMPLE && ev.u.sample.has_chain &&
+	    ev.u.sample.chain.user_kind == UST_PERF_USER_DEFERRED) {
+		it->has_cookie = true;
+		it->cookie = ev.u.sample.chain.cookie;
+	} else if (kind == UST_PERF_ITEM_DEFERRED) {
+		it->cookie = ev.u.deferred.cookie;
+	} else if (kind == UST_PERF_ITEM_LOST) {
+		it->lost = ev.u.lost.lost;
+	}
+	return 0;
+}
+
+int ust_perf_stitch_add_request(struct ust_perf_stitch *st, uint32_t cpu, uint64_t time,
+				uint32_t pid, uint32_t tid, uint64_t ip, uint64_t period,
+				uint64_t cookie, bool dropped_before)
+{
+	struct ust_perf_item *it = new_item(st, UST_PERF_ITEM_REQUEST, st->ext_stream + cpu, cpu,
+					    time);
+
+	if (!it)
+		return -1;
+	it->pid = pid;
+	it->tid = tid;
+	it->ip = ip;
+	it->period = period;
+	it->cookie = cookie;
+	it->has_cookie = true;
+	it->dropped_before = dropped_before;
+	return 0;
+}
+
+int ust_perf_stitch_add_stack(struct ust_perf_stitch *st, uint32_t cpu, uint64_t time,
+			      uint32_t pid, uint32_t tid, uint64_t cookie,
+			      const void *blob, size_t len)
+{
+	void *copy = malloc(len ? len : 1);
+	struct ust_perf_item *it;
+
+	if (!copy)
+		return -1;
+	memcpy(copy, blob, len);
+	it = new_item(st, UST_PERF_ITEM_DEFERRED, st->ext_stream + cpu, cpu, time);
+	if (!it) {
+		free(copy);
+		return -1;
+	}
+	it->raw = copy;
+	it->blob = copy;
+	it->blob_len = len;
+	it->pid = pid;
+	it->tid = tid;
+	it->cookie = cookie;
+	return 0;
+}
+
+int ust_perf_stitch_add_lost(struct ust_perf_stitch *st, uint32_t cpu, uint64_t time,
+			     uint64_t count)
+{
+	struct ust_perf_item *it = new_item(st, UST_PERF_ITEM_LOST, st->ext_stream + cpu, cpu,
+					    time);
+
+	if (!it)
+		return -1;
+	it->lost = count;
+	return 0;
+}
+
+/* qsort() is not stable: arrival order breaks every tie explicitly. */
+static const struct ust_perf_item *sort_base;
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct ust_perf_item *x = &sort_base[*(const size_t *)a];
+	const struct ust_perf_item *y = &sort_base[*(const size_t *)b];
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	/* A BPF request is made before perf stamps its sample: same time,
+	 * request first.  Mappings before the samples that may use them. */
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static uint64_t key_of(uint32_t tid, uint64_t cookie)
+{
+	return ust_hmap_mix(cookie ^ ust_hmap_mix((uint64_t)tid + 1));
+}
+
+/* One CPU's samples and requests, in time order. */
+struct cpu_seq {
+	uint32_t cpu;
+	long *idx;
+	size_t nr, cap;
+};
+
+static struct cpu_seq *cpu_seq(struct cpu_seq **v, size_t *nr, uint32_t cpu)
+{
+	size_t i;
+	void *n;
+
+	for (i = 0; i < *nr; i++)
+		if ((*v)[i].cpu == cpu)
+			return &(*v)[i];
+	n = realloc(*v, (*nr + 1) * sizeof(**v));
+	if (!n)
+		return NULL;
+	*v = n;
+	(*v)[*nr] = (struct cpu_seq){ .cpu = cpu };
+	return &(*v)[(*nr)++];
+}
+
+static bool same_event(const struct ust_perf_item *r, const struct ust_perf_item *s)
+{
+	return r->kind == UST_PERF_ITEM_REQUEST && r->sample_idx < 0 && r->tid == s->tid &&
+	       r->ip == s->ev.u.sample.ip && r->period == s->ev.u.sample.period;
+}
+
+/*
+ * Give each sample the BPF request made for it.  Both come from one run of
+ * the overflow handler, which nothing else on that CPU interrupts: in the
+ * CPU's merged sequence a sample and its request are neighbours.  Whether
+ * the request comes just before or just after the sample depends on where
+ * the kernel stamps the sample (6.18: before the program runs); the side
+ * is read from the trace itself, as the one where neighbours agree (task,
+ * ip, period).  A sample whose request the BPF side dropped has none: the
+ * next request on its CPU says a drop happened (dropped_before) and the
+ * sample is given up rather than guessed.
+ */
+static int match_requests(struct ust_perf_stitch *st)
+{
+	struct cpu_seq *cs = NULL;
+	size_t ncs = 0, i, k;
+	unsigned long pred = 0, succ = 0;
+	int ret = -1;
+
+	for (i = 0; i < st->nr; i++) {
+		long idx = (long)st->order[i];
+		struct ust_perf_item *it = &st->items[idx];
+		struct cpu_seq *c;
+
+		if (it->kind == UST_PERF_ITEM_REQUEST)
+			st->stats.requests++;
+		else if (it->kind != UST_PERF_ITEM_SAMPLE || it->has_cookie)
+			continue;
+		c = cpu_seq(&cs, &ncs, it->cpu);
+		if (!c)
+			goto out;
+		if (c->nr == c->cap) {
+			size_t cap = c->cap ? c->cap * 2 : 256;
+			void *n = realloc(c->idx, cap * sizeof(*c->idx));
+
+			if (!n)
+				goto out;
+			c->idx = n;
+			c->cap = cap;
+		}
+		c->idx[c->nr++] = idx;
+	}
+	/* Which side agrees. */
+	for (k = 0; k < ncs; k++) {
+		const struct cpu_seq *c = &cs[k];
+
+		for (i = 0; i < c->nr; i++) {
+			const struct ust_perf_item *s = &st->items[c->idx[i]];
+
+			if (s->kind != UST_PERF_ITEM_SAMPLE)
+				continue;
+			if (i > 0 && same_event(&st->items[c->idx[i - 1]], s))
+				pred++;
+			if (i + 1 < c->nr && same_event(&st->items[c->idx[i + 1]], s))
+				succ++;
+		}
+	}
+	for (k = 0; k < ncs; k++) {
+		const struct cpu_seq *c = &cs[k];
+
+		for (i = 0; i < c->nr; i++) {
+			struct ust_perf_item *s = &st->items[c->idx[i]];
+			struct ust_perf_item *r = NULL, *next_req = NULL;
+			size_t j;
+
+			if (s->kind != UST_PERF_ITEM_SAMPLE)
+				continue;
+			for (j = i + 1; j < c->nr && !next_req; j++)
+				if (st->items[c->idx[j]].kind == UST_PERF_ITEM_REQUEST)
+					next_req = &st->items[c->idx[j]];
+			if (succ > pred && i + 1 < c->nr)
+				r = &st->items[c->idx[i + 1]];
+			else if (succ <= pred && i > 0)
+				r = &st->items[c->idx[i - 1]];
+			if (!r || !same_event(r, s))
+				continue;
+			if (next_req && next_req->dropped_before) {
+				/* Its own request may be the dropped one. */
+				st->stats.requests_ambiguous++;
+				continue;
+			}
+			r->sample_idx = c->idx[i];
+			s->has_cookie = true;
+			s->cookie = r->cookie;
+			st->stats.requests_matched++;
+		}
+	}
+	ret = 0;
+out:
+	for (k = 0; k < ncs; k++)
+		free(cs[k].idx);
+	free(cs);
+	return ret;
+}
+
+static int resolve(struct ust_perf_stitch *st)
+{
+	struct ust_hmap by_key;
+	uint64_t max_lost = 0;
+	bool any_lost = false;
+	size_t i;
+
+	ust_hmap_init(&by_key);
+	for (i = 0; i < st->nr; i++) {
+		long idx = (long)st->order[i];
+		struct ust_perf_item *it = &st->items[idx];
+		uint64_t first;
+
+		if (it->kind == UST_PERF_ITEM_LOST) {
+			st->stats.lost_marks++;
+			st->stats.lost_count += it->lost;
+			if (!any_lost || it->time > max_lost)
+				max_lost = it->time;
+			any_lost = true;
+			continue;
+		}
+		if (it->kind != UST_PERF_ITEM_DEFERRED)
+			continue;
+		st->stats.deferred++;
+		if (!ust_hmap_get(&by_key, key_of(it->tid, it->cookie), &first)) {
+			if (ust_hmap_put(&by_key, key_of(it->tid, it->cookie), (uint64_t)idx)) {
+				ust_hmap_fini(&by_key);
+				return -1;
+			}
+			continue;
+		}
+		/* Chain it (time order): the first arrival answers. */
+		while (st->items[first].next_same_key >= 0)
+			first = (uint64_t)st->items[first].next_same_key;
+		st->items[first].next_same_key = idx;
+	}
+	for (i = 0; i < st->nr; i++) {
+		struct ust_perf_item *it = &st->items[st->order[i]];
+		const struct ust_perf_chain *ch = &it->ev.u.sample.chain;
+		uint64_t j;
+		long k;
+
+		if (it->kind != UST_PERF_ITEM_SAMPLE)
+			continue;
+		st->stats.samples++;
+		if (it->ustack == UST_PERF_US_NO_COOKIE)
+			continue;
+		if (!it->has_cookie) {
+			if (it->ev.u.sample.has_chain && ch->user_kind == UST_PERF_USER_IMMEDIATE)
+				it->ustack = UST_PERF_US_IMMEDIATE;
+			else if (st->expect_requests && it->tid)
+				it->ustack = UST_PERF_US_NO_COOKIE;
+			else
+				it->ustack = UST_PERF_US_NONE;
+			continue;
+		}
+		st->stats.with_cookie++;
+		k = -1;
+		if (ust_hmap_get(&by_key, key_of(it->tid, it->cookie), &j))
+			for (k = (long)j; k >= 0; k = st->items[k].next_same_key)
+				if (st->items[k].tid == it->tid && st->items[k].cookie == it->cookie)
+					break;
+		if (k >= 0) {
+			it->ustack = UST_PERF_US_DEFERRED;
+			it->stack_idx = k;
+			st->items[k].served++;
+		} else {
+			/* Lost records may have held the stack: say so, never guess. */
+			it->ustack = any_lost && max_lost >= it->time ? UST_PERF_US_LOST :
+									UST_PERF_US_UNFINISHED;
+		}
+	}
+	ust_hmap_fini(&by_key);
+	return 0;
+}
+
+int ust_perf_stitch_finish(struct ust_perf_stitch *st, struct ust_perf_stitch_stats *stats)
+{
+	size_t i;
+
+	if (st->finished)
+		return -1;
+	st->order = malloc((st->nr ? st->nr : 1) * sizeof(*st->order));
+	if (!st->order)
+		return -1;
+	for (i = 0; i < st->nr; i++)
+		st->order[i] = i;
+	sort_base = st->items;
+	qsort(st->order, st->nr, sizeof(*st->order), cmp_order);
+	sort_base = NULL;
+	st->finished = true;
+	if (match_requests(st) || resolve(st))
+		return -1;
+	/* Indices to pointers: the array no longer moves. */
+	for (i = 0; i < st->nr; i++) {
+		struct ust_perf_item *it = &st->items[i];
+
+		if (it->stack_idx >= 0)
+			it->stack = &st->items[it->stack_idx];
+		if (it->sample_idx >= 0)
+			it->sample = &st->items[it->sample_idx];
+		switch (it->kind) {
+		case UST_PERF_ITEM_SAMPLE:
+			switch (it->ustack) {
+			case UST_PERF_US_DEFERRED:
+				st->stats.deferred_ok++;
+				break;
+			case UST_PERF_US_IMMEDIATE:
+				st->stats.immediate++;
+				break;
+			case UST_PERF_US_LOST:
+				st->stats.lost++;
+				break;
+			case UST_PERF_US_UNFINISHED:
+				st->stats.unfinished++;
+				break;
+			case UST_PERF_US_NO_COOKIE:
+				st->stats.no_cookie++;
+				break;
+			case UST_PERF_US_NONE:
+				st->stats.no_user++;
+				break;
+			}
+			break;
+		case UST_PERF_ITEM_DEFERRED:
+			if (!it->served)
+				st->stats.orphan_deferred++;
+			break;
+		default:
+			break;
+		}
+		if (it->kind == UST_PERF_ITEM_DEFERRED && it->next_same_key >= 0)
+			st->stats.dup_deferred++;
+	}
+	if (stats)
+		*stats = st->stats;
+	return 0;
+}
+
+size_t ust_perf_stitch_count(const struct ust_perf_stitch *st)
+{
+	return st->finished ? st->nr : 0;
+}
+
+const struct ust_perf_item *ust_perf_stitch_at(const struct ust_perf_stitch *st, size_t i)
+{
+	return st->finished && i < st->nr ? &st->items[st->order[i]] : NULL;
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * babeltrace2 plugin "ustitch": sink.ustitch.text prints a trace in the
+ * style of sink.text.pretty, with each event's user stack (context
+ * $app.ustitch:stack_id, stitched to its ustitch:stack event) printed
+ * under it and the held locks ($app.ustitch:locks) named.
+ *
+ *   ust_bt2_plugin.c   component class, parameters, message loop
+ *   ust_bt2_queue.c    lookahead: events wait for a stack that follows
+ *   ust_bt2_pretty.c   sink.text.pretty-style event lines
+ *   ust_bt2_stacks.c   stack ids -> frames, objects, lock names
+ *   ust_bt2_datasym.c  data symbols (lock variables) of an ELF file
+ *
+ * Symbolizing and rendering of frames are libustitch's (ust_sym,
+ * ust_res, ust_render): frames arrive as (file offset, inode, dev), like
+ * the kernel's, and ustitch:object events feed ust_res its mappings.
+ */
+#ifndef USTITCH_BT2_H
+#define USTITCH_BT2_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ustitch/decode.h"
+#include "ustitch/hmap.h"
+#include "ustitch/render.h"
+#include "ustitch/resolve.h"
+#include "ustitch/strbuf.h"
+#include "ustitch/sym.h"
+
+/* --- ust_bt2_datasym.c ------------------------------------------------ */
+
+struct ust_bt2_datasym;
+
+struct ust_bt2_datasym *ust_bt2_datasym_new(void);
+void ust_bt2_datasym_free(struct ust_bt2_datasym *d);
+/*
+ * The data object (STT_OBJECT, STT_COMMON) of ELF file @path that
+ * covers link-time address @vaddr.  Files are opened once; returns the
+ * name (owned by @d) and fills @off, or NULL.
+ */
+const char *ust_bt2_datasym_lookup(struct ust_bt2_datasym *d, const char *path,
+				   uint64_t vaddr, uint64_t *off);
+
+/* --- ust_bt2_stacks.c -------------------------------------------------- */
+
+struct ust_bt2_stack {
+	int pid;
+	unsigned int nr;
+	struct ust_dec_frame *frames;
+};
+
+struct ust_bt2_obj {
+	int pid;
+	uint64_t base, lo, hi;
+	uint64_t ino;
+	uint32_t kdev;
+};
+
+struct ust_bt2_stacks {
+	struct ust_hmap ids;		/* stack id -> index + 1 */
+	struct ust_bt2_stack *v;
+	size_t nr, cap;
+	struct ust_bt2_obj *objs;
+	size_t nr_objs, cap_objs;
+	struct ust_hmap obj_keys;	/* (pid, base, ino) seen */
+	struct ust_res *res;
+	struct ust_sym_cache *sym;
+	struct ust_render rnd;
+	struct ust_bt2_datasym *dsym;
+};
+
+struct ust_bt2_opts {
+	bool symbols;
+	bool lines;
+	unsigned int max_frames;
+	const char *const *debug_dirs;
+	int nr_debug_dirs;
+};
+
+int ust_bt2_stacks_init(struct ust_bt2_stacks *s, const struct ust_bt2_opts *o);
+void ust_bt2_stacks_fini(struct ust_bt2_stacks *s);
+/* A ustitch:stack event; a later duplicate (re-emission) is ignored. */
+int ust_bt2_stacks_add(struct ust_bt2_stacks *s, uint64_t id, int pid, const uint64_t *off,
+		       const uint64_t *ino, const uint32_t *kdev, unsigned int nr);
+const struct ust_bt2_stack *ust_bt2_stacks_find(const struct ust_bt2_stacks *s, uint64_t id);
+/* A ustitch:object event. */
+int ust_bt2_objs_add(struct ust_bt2_stacks *s, int pid, uint64_t base, uint64_t lo,
+		     uint64_t hi, uint32_t kdev, uint64_t ino, const char *path,
+		     const uint8_t *bid, size_t bid_len);
+/* Whether an object known for @pid (any pid when @pid < 0) holds @addr. */
+bool ust_bt2_objs_cover(const struct ust_bt2_stacks *s, int pid, uint64_t addr);
+/* "\n=> ..." per frame. */
+void ust_bt2_render_stack(struct ust_bt2_stacks *s, const struct ust_bt2_stack *st,
+			  struct ust_sb *out);
+/* "symbol+0xoff (object)", "object+0xvaddr" or "0xaddr". */
+void ust_bt2_name_addr(struct ust_bt2_stacks *s, int pid, uint64_t addr, struct ust_sb *out);
+
+/* --- ust_bt2_queue.c --------------------------------------------------- */
+
+struct bt_message;
+
+/* A message waiting to be printed, in arrival order. */
+struct ust_bt2_item {
+	const struct bt_message *msg;	/* owned reference */
+	int64_t deadline;		/* print by then (trace time), ready or not */
+	bool timed;			/* deadline is meaningful */
+	uint64_t stack_id;		/* waits for this stack (0: does not) */
+	bool lock_wait;			/* waits for the objects of its locks */
+};
+
+struct ust_bt2_queue {
+	struct ust_bt2_item *v;
+	size_t cap, head, len;		/* ring */
+};
+
+void ust_bt2_queue_init(struct ust_bt2_queue *q);
+void ust_bt2_queue_fini(struct ust_bt2_queue *q);	/* drops what is left */
+int ust_bt2_queue_push(struct ust_bt2_queue *q, const struct ust_bt2_item *it);
+struct ust_bt2_item *ust_bt2_queue_head(struct ust_bt2_queue *q);
+void ust_bt2_queue_pop(struct ust_bt2_queue *q);
+
+/* --- ust_bt2_pretty.c -------------------------------------------------- */
+
+struct bt_field;
+struct bt_clock_snapshot;
+
+enum ust_bt2_hook_ret {
+	UST_BT2_MEMBER_DEFAULT,		/* print it as sink.text.pretty does */
+	UST_BT2_MEMBER_SKIP,		/* leave it out */
+	UST_BT2_MEMBER_DONE,		/* the hook wrote "name = value" */
+};
+
+/* Called for each structure member; may write into @out. */
+typedef enum ust_bt2_hook_ret (*ust_bt2_member_hook)(void *data, const char *name,
+						     const struct bt_field *f,
+						     struct ust_sb *out);
+
+/* A field as sink.text.pretty prints it. */
+void ust_bt2_pretty_field(const struct bt_field *f, struct ust_sb *out);
+/* "{ a = 1, b = 2 }", members filtered through @hook (may be NULL). */
+void ust_bt2_pretty_struct(const struct bt_field *f, ust_bt2_member_hook hook, void *data,
+			   struct ust_sb *out);
+
+struct ust_bt2_clock {
+	bool gmt;
+	bool have_last;
+	int64_t last_ns;
+};
+
+/* "[hh:mm:ss.nnnnnnnnn] (+s.nnnnnnnnn) ", delta to the previous call. */
+void ust_bt2_pretty_time(struct ust_bt2_clock *c, const struct bt_clock_snapshot *cs,
+			 struct ust_sb *out);
+
+#endif

@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * sink.ustitch.text: the trace as sink.text.pretty prints it, plus, under
+ * each event that has the $app.ustitch:stack_id context, its user stack,
+ * symbolized; $app.ustitch:locks is printed as the locks' names.
+ *
+ *   babeltrace2 --plugin-path=DIR TRACE -c sink.ustitch.text [-p PARAMS]
+ *
+ * ustitch:stack and ustitch:object events feed the tables (and print as
+ * a one-line summary / as usual); every other event prints as it comes,
+ * except that one whose stack has not been seen yet waits for it in the
+ * lookahead queue (ust_bt2_queue.c).
+ */
+#include <babeltrace2/babeltrace.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ust_bt2.h"
+
+#define MAX_DEBUG_DIRS		16
+#define LOCK_WINDOW_NS		10000000LL	/* objects follow their event within µs */
+#define CTX_PREFIX		"_app_ustitch_"
+
+enum ec_kind { EC_OTHER = 1, EC_STACK, EC_OBJECT };
+
+struct text {
+	bt_message_iterator *it;
+	struct ust_bt2_stacks st;
+	struct ust_bt2_queue q;
+	struct ust_bt2_clock clk;
+	struct ust_sb line;
+	struct ust_hmap ec_kinds;	/* event class pointer -> enum ec_kind */
+	int64_t now;			/* latest event time seen */
+	bool have_now;
+	/* parameters */
+	int64_t lookahead_ns;
+	uint64_t max_pending;
+	char *debug_dirs[MAX_DEBUG_DIRS];
+	int nr_debug_dirs;
+	uint64_t missing;
+};
+
+/* --- small field helpers ----------------------------------------------- */
+
+static const bt_field *member(const bt_field *st, const char *name)
+{
+	if (!st || bt_field_get_class_type(st) != BT_FIELD_CLASS_TYPE_STRUCTURE)
+		return NULL;
+	return bt_field_structure_borrow_member_field_by_name_const(st, name);
+}
+
+static bool as_u64(const bt_field *f, uint64_t *v)
+{
+	bt_field_class_type t;
+
+	if (!f)
+		return false;
+	t = bt_field_get_class_type(f);
+	if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_VARIANT))
+		return as_u64(bt_field_variant_borrow_selected_option_field_const(f), v);
+	if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER))
+		*v = bt_field_integer_unsigned_get_value(f);
+	else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER))
+		*v = (uint64_t)bt_field_integer_signed_get_value(f);
+	else
+		return false;
+	return true;
+}
+
+/* An app context's value: NULL for the "_none" option. */
+static const bt_field *ctx_value(const bt_field *f)
+{
+	const bt_field *v;
+
+	if (!f || !bt_field_class_type_is(bt_field_get_class_type(f), BT_FIELD_CLASS_TYPE_VARIANT))
+		return f;
+	v = bt_field_variant_borrow_selected_option_field_const(f);
+	return bt_field_get_class_type(v) == BT_FIELD_CLASS_TYPE_STRUCTURE ? NULL : v;
+}
+
+static const char *ctx_string(const bt_field *f)
+{
+	const bt_field *v = ctx_value(f);
+
+	return v && bt_field_get_class_type(v) == BT_FIELD_CLASS_TYPE_STRING ?
+	       bt_field_string_get_value(v) : NULL;
+}
+
+static bool u64_array(const bt_field *f, uint64_t *out, uint64_t n)
+{
+	uint64_t i;
+
+	if (!f || !bt_field_class_type_is(bt_field_get_class_type(f), BT_FIELD_CLASS_TYPE_ARRAY) ||
+	    bt_field_array_get_length(f) != n)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!as_u64(bt_field_array_borrow_element_field_by_index_const(f, i), &out[i]))
+			return false;
+	return true;
+}
+
+/* --- per-event facts --------------------------------------------------- */
+
+struct evinfo {
+	struct text *t;
+	const bt_field *ctx;
+	bool has_stack_ctx;
+	uint64_t stack_id;		/* 0: none or no frame */
+	bool stack_none;
+	int pid;			/* vpid context, or -1 */
+	const char *locks;		/* NULL: no value */
+	bool has_depth;
+};
+
+static void event_info(struct text *t, const bt_event *ev, struct evinfo *e)
+{
+	const bt_field *f;
+	uint64_t v;
+
+	memset(e, 0, sizeof(*e));
+	e->t = t;
+	e->pid = -1;
+	e->ctx = bt_event_borrow_common_context_field_const(ev);
+	if (!e->ctx)
+		return;
+	if (as_u64(member(e->ctx, "vpid"), &v))
+		e->pid = (int)v;
+	f = member(e->ctx, CTX_PREFIX "stack_id");
+	if (f) {
+		e->has_stack_ctx = true;
+		e->stack_none = !ctx_value(f);
+		if (!e->stack_none)
+			as_u64(f, &e->stack_id);
+	}
+	e->locks = ctx_string(member(e->ctx, CTX_PREFIX "locks"));
+	e->has_depth = ctx_value(member(e->ctx, CTX_PREFIX "lock_depth")) != NULL;
+}
+
+/* Calls @fn for each lock of a $app.ustitch:locks text; "..." gives 0. */
+static bool each_lock(const char *s, bool (*fn)(void *, uint64_t, bool), void *data)
+{
+	while (s && *s) {
+		char *end;
+		uint64_t a;
+
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		if (!strncmp(s, "...", 3)) {
+			if (!fn(data, 0, true))
+				return false;
+			s += 3;
+			continue;
+		}
+		a = strtoull(s, &end, 16);
+		if (end == s)
+			break;
+		if (!fn(data, a, false))
+			return false;
+		s = end;
+	}
+	return true;
+}
+
+static bool lock_covered(void *data, uint64_t addr, bool more)
+{
+	struct evinfo *e = data;
+
+	return more || ust_bt2_objs_cover(&e->t->st, e->pid, addr);
+}
+
+static bool lock_name(void *data, uint64_t addr, bool more)
+{
+	void **a = data;
+	struct evinfo *e = a[0];
+	struct ust_sb *out = a[1];
+
+	ust_sb_puts(out, out->len && ust_sb_str(out)[out->len - 1] != '[' ? ", " : " ");
+	if (more)
+		ust_sb_puts(out, "...");
+	else
+		ust_bt2_name_addr(&e->t->st, e->pid, addr, out);
+	return true;
+}
+
+/* --- printing ---------------------------------------------------------- */
+
+static enum ust_bt2_hook_ret packet_hook(void *data, const char *name, const bt_field *f,
+					 struct ust_sb *out)
+{
+	static const char *const hidden[] = {
+		"timestamp_begin", "timestamp_end", "content_size", "packet_size",
+		"packet_seq_num", "events_discarded",
+	};
+	size_t i;
+
+	(void)data;
+	(void)f;
+	(void)out;
+	for (i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++)
+		if (!strcmp(name, hidden[i]))
+			return UST_BT2_MEMBER_SKIP;
+	return UST_BT2_MEMBER_DEFAULT;
+}
+
+static enum ust_bt2_hook_ret ctx_hook(void *data, const char *name, const bt_field *f,
+				      struct ust_sb *out)
+{
+	struct evinfo *e = data;
+	const char *k;
+	size_t len;
+
+	if (strncmp(name, CTX_PREFIX, sizeof(CTX_PREFIX) - 1))
+		return UST_BT2_MEMBER_DEFAULT;
+	k = name + sizeof(CTX_PREFIX) - 1;
+	len = strlen(k);
+	if (len > 4 && !strcmp(k + len - 4, "_tag"))
+		return UST_BT2_MEMBER_SKIP;	/* the variant's selector */
+	if (!strcmp(k, "stack_id")) {
+		if (e->stack_none)
+			ust_sb_printf(out, "%s = _none", name);
+		else
+			ust_sb_printf(out, "%s = 0x%" PRIx64, name, e->stack_id);
+	} else if (!strcmp(k, "lock_depth")) {
+		uint64_t v;
+
+		if (ctx_value(f) && as_u64(f, &v))
+			ust_sb_printf(out, "%s = %" PRId64, name, (int64_t)v);
+		else
+			ust_sb_printf(out, "%s = _none", name);
+	} else if (!strcmp(k, "locks")) {
+		void *a[2] = { e, out };
+
+		if (!e->locks && !e->has_depth) {
+			ust_sb_printf(out, "%s = _none", name);
+			return UST_BT2_MEMBER_DONE;
+		}
+		ust_sb_printf(out, "%s = [", name);
+		each_lock(e->locks, lock_name, a);
+		ust_sb_puts(out, " ]");
+	} else {
+		return UST_BT2_MEMBER_DEFAULT;
+	}
+	return UST_BT2_MEMBER_DONE;
+}
+
+static void stack_summary(const bt_field *payload, struct ust_sb *out)
+{
+	uint64_t id = 0, pid = 0;
+	const bt_field *offs = member(payload, "offsets");
+
+	as_u64(member(payload, "stack_id"), &id);
+	as_u64(member(payload, "pid"), &pid);
+	ust_sb_printf(out, "{ stack_id = 0x%" PRIx64 ", pid = %" PRId64 ", frames = %" PRIu64 " }",
+		      id, (int64_t)pid, offs ? bt_field_array_get_length(offs) : 0);
+}
+
+static enum ec_kind kind_of(struct text *t, const bt_event_class *ec)
+{
+	uint64_t k;
+	const char *name;
+
+	if (ust_hmap_get(&t->ec_kinds, (uint64_t)(uintptr_t)ec, &k))
+		return (enum ec_kind)k;
+	name = bt_event_class_get_name(ec);
+	k = EC_OTHER;
+	if (name && !strcmp(name, "ustitch:stack"))
+		k = EC_STACK;
+	else if (name && !strcmp(name, "ustitch:object"))
+		k = EC_OBJECT;
+	ust_hmap_put(&t->ec_kinds, (uint64_t)(uintptr_t)ec, k);
+	return (enum ec_kind)k;
+}
+
+static void print_event(struct text *t, const bt_message *msg)
+{
+	const bt_event *ev = bt_message_event_borrow_event_const(msg);
+	const bt_event_class *ec = bt_event_borrow_class_const(ev);
+	const bt_packet *pkt = bt_event_borrow_packet_const(ev);
+	const bt_trace *tr = bt_stream_borrow_trace_const(bt_event_borrow_stream_const(ev));
+	const bt_value *host = bt_trace_borrow_environment_entry_value_by_name_const(tr, "hostname");
+	const bt_field *pctx = pkt ? bt_packet_borrow_context_field_const(pkt) : NULL;
+	const bt_field *sctx = bt_event_borrow_specific_context_field_const(ev);
+	const bt_field *payload = bt_event_borrow_payload_field_const(ev);
+	struct ust_sb *out = &t->line;
+	bool sep = false;
+	struct evinfo e;
+
+	event_info(t, ev, &e);
+	ust_sb_reset(out);
+	ust_bt2_pretty_time(&t->clk,
+			    bt_message_event_borrow_stream_class_default_clock_class_const(msg) ?
+			    bt_message_event_borrow_default_clock_snapshot_const(msg) : NULL, out);
+	if (host && bt_value_is_string(host))
+		ust_sb_printf(out, "%s ", bt_value_string_get(host));
+	ust_sb_printf(out, "%s: ", bt_event_class_get_name(ec));
+	if (pctx) {
+		ust_bt2_pretty_struct(pctx, packet_hook, NULL, out);
+		sep = true;
+	}
+	if (e.ctx) {
+		ust_sb_puts(out, sep ? ", " : "");
+		ust_bt2_pretty_struct(e.ctx, ctx_hook, &e, out);
+		sep = true;
+	}
+	if (sctx) {
+		ust_sb_puts(out, sep ? ", " : "");
+		ust_bt2_pretty_struct(sctx, NULL, NULL, out);
+		sep = true;
+	}
+	if (payload) {
+		ust_sb_puts(out, sep ? ", " : "");
+		if (kind_of(t, ec) == EC_STACK)
+			stack_summary(payload, out);
+		else
+			ust_bt2_pretty_struct(payload, NULL, NULL, out);
+	}
+	if (e.has_stack_ctx && !e.stack_none) {
+		const struct ust_bt2_stack *st = e.stack_id ? ust_bt2_stacks_find(&t->st, e.stack_id) : NULL;
+
+		if (st) {
+			ust_bt2_render_stack(&t->st, st, out);
+		} else if (!e.stack_id) {
+			ust_sb_puts(out, "\n[ustitch: no user stack: no frame record at the tracepoint]");
+		} else {
+			t->missing++;
+			ust_sb_printf(out, "\n[ustitch: stack 0x%" PRIx64 " is not in this trace: "
+				      "its ustitch:stack event was lost, disabled, or recorded "
+				      "before the trace began]", e.stack_id);
+		}
+	}
+	ust_sb_puts(out, "\n");
+	fputs(ust_sb_str(out), stdout);
+}
+
+static void print_message(struct text *t, const bt_message *msg)
+{
+	uint64_t n;
+
+	switch (bt_message_get_type(msg)) {
+	case BT_MESSAGE_TYPE_EVENT:
+		print_event(t, msg);
+		break;
+	case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
+		if (bt_message_discarded_events_get_count(msg, &n) ==
+		    BT_PROPERTY_AVAILABILITY_AVAILABLE)
+			fprintf(stderr, "WARNING: The tracer discarded %" PRIu64 " events.\n", n);
+		else
+			fprintf(stderr, "WARNING: The tracer discarded events.\n");
+		break;
+	default:
+		break;
+	}
+}
+
+/* --- intake: tables, then the queue ------------------------------------- */
+
+static int take_stack(struct text *t, const bt_field *p)
+{
+	const bt_field *offs = member(p, "offsets"), *inos = member(p, "inodes"),
+		       *devs = member(p, "devs");
+	uint64_t id, pid, n, i, *o = NULL, *in = NULL, *d64 = NULL;
+	uint32_t *d = NULL;
+	int ret = 0;
+
+	if (!as_u64(member(p, "stack_id"), &id) || !as_u64(member(p, "pid"), &pid) || !offs)
+		return 0;
+	n = bt_field_array_get_length(offs);
+	o = calloc(n + 1, sizeof(*o));
+	in = calloc(n + 1, sizeof(*in));
+	d64 = calloc(n + 1, sizeof(*d64));
+	d = calloc(n + 1, sizeof(*d));
+	if (!o || !in || !d64 || !d) {
+		ret = -1;
+	} else if (u64_array(offs, o, n) && u64_array(inos, in, n) && u64_array(devs, d64, n)) {
+		for (i = 0; i < n; i++)
+			d[i] = (uint32_t)d64[i];
+		ret = ust_bt2_stacks_add(&t->st, id, (int)pid, o, in, d, (unsigned int)n);
+	}
+	free(o);
+	free(in);
+	free(d64);
+	free(d);
+	return ret;
+}
+
+static int take_object(struct text *t, const bt_field *p)
+{
+	uint64_t pid, base, lo, hi, dev, ino, n, i;
+	const bt_field *path = member(p, "path"), *bidf = member(p, "build_id");
+	uint8_t bid[64];
+
+	if (!as_u64(member(p, "pid"), &pid) || !as_u64(member(p, "base"), &base) ||
+	    !as_u64(member(p, "lo"), &lo) || !as_u64(member(p, "hi"), &hi) ||
+	    !as_u64(member(p, "dev"), &dev) || !as_u64(member(p, "ino"), &ino) || !path ||
+	    bt_field_get_class_type(path) != BT_FIELD_CLASS_TYPE_STRING)
+		return 0;
+	n = bidf ? bt_field_array_get_length(bidf) : 0;
+	if (n > sizeof(bid))
+		n = 0;
+	for (i = 0; i < n; i++) {
+		uint64_t b = 0;
+
+		as_u64(bt_field_array_borrow_element_field_by_index_const(bidf, i), &b);
+		bid[i] = (uint8_t)b;
+	}
+	return ust_bt2_objs_add(&t->st, (int)pid, base, lo, hi, (uint32_t)dev, ino,
+				bt_field_string_get_value(path), n ? bid : NULL, n);
+}
+
+static bool ready(struct text *t, const struct ust_bt2_item *it)
+{
+	struct evinfo e;
+
+	if (it->stack_id && !ust_bt2_stacks_find(&t->st, it->stack_id))
+		return false;
+	if (it->lock_wait) {
+		event_info(t, bt_message_event_borrow_event_const(it->msg), &e);
+		return each_lock(e.locks, lock_covered, &e);
+	}
+	return true;
+}
+
+static void drain(struct text *t, bool all)
+{
+	struct ust_bt2_item *h;
+
+	while ((h = ust_bt2_queue_head(&t->q))) {
+		if (!all && t->q.len <= t->max_pending && !ready(t, h) &&
+		    !(h->timed && t->have_now && t->now > h->deadline))
+			break;
+		print_message(t, h->msg);
+		ust_bt2_queue_pop(&t->q);
+	}
+}
+
+static int take(struct text *t, const bt_message *msg)
+{
+	struct ust_bt2_item it = { .msg = msg };
+
+	if (bt_message_get_type(msg) == BT_MESSAGE_TYPE_EVENT) {
+		const bt_event *ev = bt_message_event_borrow_event_const(msg);
+		const bt_field *p = bt_event_borrow_payload_field_const(ev);
+		enum ec_kind k = kind_of(t, bt_event_borrow_class_const(ev));
+		struct evinfo e;
+		int64_t ns;
+
+		if ((k == EC_STACK && take_stack(t, p)) || (k == EC_OBJECT && take_object(t, p)))
+			return -1;
+		if (bt_message_event_borrow_stream_class_default_clock_class_const(msg) &&
+		    bt_clock_snapshot_get_ns_from_origin(
+			    bt_message_event_borrow_default_clock_snapshot_const(msg), &ns) ==
+			    BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
+			t->now = ns;
+			t->have_now = true;
+			it.timed = true;
+		}
+		event_info(t, ev, &e);
+		if (e.stack_id && !ust_bt2_stacks_find(&t->st, e.stack_id)) {
+			it.stack_id = e.stack_id;
+			it.deadline = t->now + t->lookahead_ns;
+		} else if (e.locks && !each_lock(e.locks, lock_covered, &e)) {
+			it.lock_wait = true;
+			it.deadline = t->now + LOCK_WINDOW_NS;
+		}
+	}
+	if (ust_bt2_queue_push(&t->q, &it))
+		return -1;
+	drain(t, false);
+	return 0;
+}
+
+/* --- component class methods -------------------------------------------- */
+
+static bool param_bool(const bt_value *params, const char *name, bool def)
+{
+	const bt_value *v = bt_value_map_borrow_entry_value_const(params, name);
+
+	return v && bt_value_is_bool(v) ? bt_value_bool_get(v) : def;
+}
+
+static int64_t param_int(const bt_value *params, const char *name, int64_t def)
+{
+	const bt_value *v = bt_value_map_borrow_entry_value_const(params, name);
+
+	if (v && bt_value_is_signed_integer(v))
+		return bt_value_integer_signed_get(v);
+	if (v && bt_value_is_unsigned_integer(v))
+		return (int64_t)bt_value_integer_unsigned_get(v);
+	return def;
+}
+
+static void text_destroy(struct text *t)
+{
+	int i;
+
+	if (!t)
+		return;
+	ust_bt2_queue_fini(&t->q);
+	ust_bt2_stacks_fini(&t->st);
+	ust_hmap_fini(&t->ec_kinds);
+	ust_sb_fini(&t->line);
+	bt_message_iterator_put_ref(t->it);
+	for (i = 0; i < t->nr_debug_dirs; i++)
+		free(t->debug_dirs[i]);
+	free(t);
+}
+
+static bt_component_class_initialize_method_status
+text_init(bt_self_component_sink *self, bt_self_component_sink_configuration *config,
+	  const bt_value *params, void *init_data)
+{
+	struct text *t = calloc(1, sizeof(*t));
+	struct ust_bt2_opts o = { 0 };
+	const bt_value *dirs;
+
+	(void)config;
+	(void)init_data;
+	if (!t)
+		return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
+	ust_sb_init(&t->line);
+	ust_hmap_init(&t->ec_kinds);
+	ust_bt2_queue_init(&t->q);
+	o.symbols = param_bool(params, "symbols", true);
+	o.lines = param_bool(params, "lines", false);
+	o.max_frames = (unsigned int)param_int(params, "max-frames", 0);
+	t->lookahead_ns = param_int(params, "lookahead-ns", 1000000000LL);
+	t->max_pending = (uint64_t)param_int(params, "max-pending", 1000000);
+	t->clk.gmt = param_bool(params, "clock-gmt", false);
+	dirs = bt_value_map_borrow_entry_value_const(params, "debug-dirs");
+	if (dirs && bt_value_is_string(dirs)) {
+		const char *s = bt_value_string_get(dirs);
+
+		while (*s && t->nr_debug_dirs < MAX_DEBUG_DIRS) {
+			size_t n = strcspn(s, ":");
+
+			if (n)
+				t->debug_dirs[t->nr_debug_dirs++] = strndup(s, n);
+			s += n + (s[n] == ':');
+		}
+	}
+	o.debug_dirs = (const char *const *)t->debug_dirs;
+	o.nr_debug_dirs = t->nr_debug_dirs;
+	if (ust_bt2_stacks_init(&t->st, &o) ||
+	    bt_self_component_sink_add_input_port(self, "in", NULL, NULL) !=
+		    BT_SELF_COMPONENT_ADD_PORT_STATUS_OK) {
+		text_destroy(t);
+		return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
+	}
+	bt_self_component_set_data(bt_self_component_sink_as_self_component(self), t);
+	return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_OK;
+}
+
+static void text_finalize(bt_self_component_sink *self)
+{
+	struct text *t = bt_self_component_get_data(bt_self_component_sink_as_self_component(self));
+
+	if (t) {
+		drain(t, true);
+		fflush(stdout);
+	}
+	text_destroy(t);
+}
+
+static bt_component_class_sink_graph_is_configured_method_status
+text_configured(bt_self_component_sink *self)
+{
+	struct text *t = bt_self_component_get_data(bt_self_component_sink_as_self_component(self));
+
+	if (bt_message_iterator_create_from_sink_component(self,
+			bt_self_component_sink_borrow_input_port_by_name(self, "in"), &t->it) !=
+	    BT_MESSAGE_ITERATOR_CREATE_FROM_SINK_COMPONENT_STATUS_OK)
+		return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_ERROR;
+	return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_OK;
+}
+
+static bt_component_class_sink_consume_method_status text_consume(bt_self_component_sink *self)
+{
+	struct text *t = bt_self_component_get_data(bt_self_component_sink_as_self_component(self));
+	bt_message_array_const msgs;
+	uint64_t n, i;
+
+	switch (bt_message_iterator_next(t->it, &msgs, &n)) {
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
+		break;
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
+		drain(t, true);
+		if (t->missing)
+			fprintf(stderr, "ustitch: %" PRIu64 " event%s referenced a stack missing "
+				"from the trace\n", t->missing, t->missing == 1 ? "" : "s");
+		fflush(stdout);
+		bt_message_iterator_put_ref(t->it);
+		t->it = NULL;
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_END;
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_AGAIN;
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
+	default:
+		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+	}
+	for (i = 0; i < n; i++) {
+		if (take(t, msgs[i])) {
+			for (; i < n; i++)
+				bt_message_put_ref(msgs[i]);
+			return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
+		}
+	}
+	return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+}
+
+BT_PLUGIN_MODULE();
+BT_PLUGIN(ustitch);
+BT_PLUGIN_DESCRIPTION("ustitch: stitched, symbolized user stacks and held locks of LTTng-UST events");
+BT_PLUGIN_AUTHOR("ustitch");
+BT_PLUGIN_LICENSE("LGPL-2.1");
+BT_PLUGIN_SINK_COMPONENT_CLASS(text, text_consume);
+BT_PLUGIN_SINK_COMPONENT_CLASS_INITIALIZE_METHOD(text, text_init);
+BT_PLUGIN_SINK_COMPONENT_CLASS_FINALIZE_METHOD(text, text_finalize);
+BT_PLUGIN_SINK_COMPONENT_CLASS_GRAPH_IS_CONFIGURED_METHOD(text, text_configured);
+BT_PLUGIN_SINK_COMPONENT_CLASS_DESCRIPTION(text,
+	"Pretty-print messages like sink.text.pretty, with the user stack of each "
+	"event that has $app.ustitch:stack_id and the names of its held locks");
+BT_PLUGIN_SINK_COMPONENT_CLASS_HELP(text,
+	"Parameters: symbols=BOOL (yes), lines=BOOL (no), max-frames=N (0: all), "
+	"debug-dirs=DIR:DIR, lookahead-ns=N (1000000000), max-pending=N (1000000), "
+	"clock-gmt=BOOL (no)");

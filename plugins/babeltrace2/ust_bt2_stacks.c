@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * What the trace told us about stacks and objects, and how they print.
+ *
+ * Stacks are kept for the whole trace: each distinct stack is emitted
+ * once, possibly long before an event that uses its id.  A stack id is
+ * unique in the trace (the provider salts it per process), so it is the
+ * only key.  Objects are kept per process (pid, address range): frames
+ * do not need them (they carry file offsets, inode and dev, which
+ * ust_res maps to the object's path and build-id), but lock addresses
+ * are plain addresses of that process.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ust_bt2.h"
+
+int ust_bt2_stacks_init(struct ust_bt2_stacks *s, const struct ust_bt2_opts *o)
+{
+	struct ust_sym_opts so = { o->debug_dirs, o->nr_debug_dirs };
+
+	memset(s, 0, sizeof(*s));
+	ust_hmap_init(&s->ids);
+	ust_hmap_init(&s->obj_keys);
+	s->res = ust_res_new(NULL);
+	s->sym = ust_sym_cache_new(&so);
+	s->dsym = ust_bt2_datasym_new();
+	if (!s->res || !s->sym || !s->dsym)
+		return -1;
+	s->rnd.opts.symbols = o->symbols;
+	s->rnd.opts.lines = o->lines;
+	s->rnd.opts.max_frames = o->max_frames;
+	s->rnd.res = s->res;
+	s->rnd.sym = s->sym;
+	return 0;
+}
+
+void ust_bt2_stacks_fini(struct ust_bt2_stacks *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr; i++)
+		free(s->v[i].frames);
+	free(s->v);
+	free(s->objs);
+	ust_hmap_fini(&s->ids);
+	ust_hmap_fini(&s->obj_keys);
+	ust_res_free(s->res);
+	ust_sym_cache_free(s->sym);
+	ust_bt2_datasym_free(s->dsym);
+	memset(s, 0, sizeof(*s));
+}
+
+int ust_bt2_stacks_add(struct ust_bt2_stacks *s, uint64_t id, int pid, const uint64_t *off,
+		       const uint64_t *ino, const uint32_t *kdev, unsigned int nr)
+{
+	struct ust_bt2_stack *st;
+	uint64_t have;
+	unsigned int i;
+
+	if (ust_hmap_get(&s->ids, id, &have))
+		return 0;
+	if (s->nr == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 256;
+		struct ust_bt2_stack *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	st = &s->v[s->nr];
+	st->pid = pid;
+	st->nr = nr;
+	st->frames = calloc(nr ? nr : 1, sizeof(*st->frames));
+	if (!st->frames)
+		return -1;
+	for (i = 0; i < nr; i++) {
+		st->frames[i].off = off[i];
+		st->frames[i].ino = ino[i];
+		st->frames[i].kdev = kdev[i];
+	}
+	if (ust_hmap_put(&s->ids, id, s->nr + 1)) {
+		free(st->frames);
+		return -1;
+	}
+	s->nr++;
+	return 0;
+}
+
+const struct ust_bt2_stack *ust_bt2_stacks_find(const struct ust_bt2_stacks *s, uint64_t id)
+{
+	uint64_t idx;
+
+	return ust_hmap_get(&s->ids, id, &idx) ? &s->v[idx - 1] : NULL;
+}
+
+int ust_bt2_objs_add(struct ust_bt2_stacks *s, int pid, uint64_t base, uint64_t lo,
+		     uint64_t hi, uint32_t kdev, uint64_t ino, const char *path,
+		     const uint8_t *bid, size_t bid_len)
+{
+	uint64_t key = ust_hmap_mix(ust_hmap_mix((uint64_t)(uint32_t)pid << 32 ^ kdev) ^ base) ^ ino;
+	struct ust_bt2_obj *o;
+	uint64_t have;
+
+	if (ust_hmap_get(&s->obj_keys, key, &have))
+		return 0;
+	if (ino && ust_res_add_mapping(s->res, kdev, ino, path, bid, bid_len))
+		return -1;
+	if (s->nr_objs == s->cap_objs) {
+		size_t cap = s->cap_objs ? 2 * s->cap_objs : 64;
+		struct ust_bt2_obj *v = realloc(s->objs, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->objs = v;
+		s->cap_objs = cap;
+	}
+	o = &s->objs[s->nr_objs++];
+	o->pid = pid;
+	o->base = base;
+	o->lo = lo;
+	o->hi = hi;
+	o->kdev = kdev;
+	o->ino = ino;
+	return ust_hmap_put(&s->obj_keys, key, 1);
+}
+
+/* The newest object of @pid (any pid when < 0) covering @addr. */
+static const struct ust_bt2_obj *find_obj(const struct ust_bt2_stacks *s, int pid, uint64_t addr)
+{
+	size_t i;
+
+	for (i = s->nr_objs; i-- > 0;) {
+		const struct ust_bt2_obj *o = &s->objs[i];
+
+		if ((pid < 0 || o->pid == pid) && addr >= o->lo && addr < o->hi)
+			return o;
+	}
+	return NULL;
+}
+
+bool ust_bt2_objs_cover(const struct ust_bt2_stacks *s, int pid, uint64_t addr)
+{
+	return find_obj(s, pid, addr) != NULL;
+}
+
+void ust_bt2_render_stack(struct ust_bt2_stacks *s, const struct ust_bt2_stack *st,
+			  struct ust_sb *out)
+{
+	ust_render_frames(&s->rnd, st->frames, st->nr, true, out);
+}
+
+void ust_bt2_name_addr(struct ust_bt2_stacks *s, int pid, uint64_t addr, struct ust_sb *out)
+{
+	const struct ust_bt2_obj *o = find_obj(s, pid, addr);
+	struct ust_res_hit hit = { 0 };
+	const char *name = NULL, *obj;
+	uint64_t off = 0;
+
+	if (!o || !o->ino || ust_res_lookup(s->res, o->kdev, o->ino, &hit) || !hit.path) {
+		ust_sb_printf(out, "0x%" PRIx64, addr);
+		return;
+	}
+	obj = strrchr(hit.path, '/');
+	obj = obj ? obj + 1 : hit.path;
+	if (s->rnd.opts.symbols)
+		name = ust_bt2_datasym_lookup(s->dsym, hit.path, addr - o->base, &off);
+	if (!name)
+		ust_sb_printf(out, "0x%" PRIx64 " (%s+0x%" PRIx64 ")", addr, obj, addr - o->base);
+	else if (off)
+		ust_sb_printf(out, "%s+0x%" PRIx64 " (%s)", name, off, obj);
+	else
+		ust_sb_printf(out, "%s (%s)", name, obj);
+}

@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * ustitch record: events filtered with lock_held().
+ *
+ *   tracepoint --perf (per CPU, ftrace part of -f: SET_FILTER)-->
+ *     BPF filter (lockheld.bpf.c: the lock part; kept: a hit with the
+ *     matched locks and the user-stack cookie) --> perf sample
+ *   sample + hit --> "ustitch" buffer: the event's own record, then
+ *     ustitch/lock_match, ftrace/kernel_stack (-O stacktrace) and
+ *     ftrace/user_unwind_cookie (-O userstacktrace_delay), one timestamp
+ *
+ * The raw sample is the same bytes an ftrace record has (perf fixes the
+ * common fields), so trace-cmd report prints it with the event's format.
+ * Perf's clock is CLOCK_MONOTONIC, ftrace's "mono": the file has one time.
+ *
+ * Pairing a sample with its hit: the program runs on the sample's CPU just
+ * before perf writes it, in the same context.  The hit is the latest one
+ * of that CPU, task and event not later than the sample: an event in an
+ * interrupt between the two nests completely, so "latest" is its own.
+ * Perf rings are read only up to a head taken before the hits are drained,
+ * so a sample's hit is always in hand.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tracefs/tracefs.h>
+
+#include "ustitch/bpfu.h"
+#include "ustitch/capture.h"
+#include "ustitch/encode.h"
+#include "ustitch/hmap.h"
+#include "ustitch/lh.h"
+#include "ustitch/lh_bpf.h"
+#include "ustitch/lh_perfread.h"
+#include "ustitch/probe.h"
+#include "ustitch/strbuf.h"
+#include "ustitch/tdw.h"
+#include "rec.h"
+#include "rec_lockheld.h"
+
+#define PFX "ustitch record: "
+#define LH_MAX_EVENTS	64	/* UST_LH_MAX_PROGS */
+#define LH_PAGES	128	/* perf buffer per CPU: 512 KiB */
+#define LH_HIT_AGE_NS	2000000000ULL	/* a hit this much older than its CPU's samples is stale */
+
+struct lh_event {
+	char *system, *event, *filter;
+	bool stacktrace;		/* -O stacktrace in its buffer */
+	bool stacks;			/* -O userstacktrace_delay in its buffer */
+	struct ust_lh_expr expr;
+	struct ust_lh_compiled comp;
+	struct ust_lh_perf perf;
+	bool perf_open;
+	unsigned long kept, no_hit;
+};
+
+struct lh_hitvec {
+	struct ust_lh_hit_u *v;
+	size_t nr, cap;
+};
+
+struct lh_src {
+	struct lh_event ev[LH_MAX_EVENTS];
+	int nr_ev;
+	struct ust_lh_bpf *bpf;
+	struct rec_ctx *c;
+	uint16_t match_id;
+	int kstack_id;
+	struct lh_hitvec *pending;	/* per CPU */
+	int nr_cpus;
+	struct ust_hmap comm_seen;	/* tid -> index in comms */
+	struct { int tid; char comm[16]; } *comms;
+	size_t nr_comms, cap_comms;
+	unsigned long stale_hits, spool_err;
+	unsigned char buf[65536 + 4096] __attribute__((aligned(8)));
+};
+
+__attribute__((format(printf, 1, 2)))
+static int say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PFX, stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
+static bool buf_has_opt(const struct rec_buffer *b, const char *opt)
+{
+	int i;
+
+	for (i = 0; i < b->nr_opts; i++)
+		if (!strcmp(b->opts[i], opt))
+			return true;
+	return false;
+}
+
+/* ---- claiming the events (validation time: nothing is touched) ------ */
+
+static int claim_one(struct lh_src *s, struct rec_buffer *b, const struct rec_event *re)
+{
+	struct lh_event *e;
+	struct ust_lh_format fmt;
+	char err[768], *text;
+	int r;
+
+	if (s->nr_ev == LH_MAX_EVENTS)
+		return say("more than %d events with lock_held() filters", LH_MAX_EVENTS);
+	e = &s->ev[s->nr_ev];
+	memset(e, 0, sizeof(*e));
+	e->system = strdup(re->system);
+	e->event = strdup(re->event);
+	e->filter = strdup(re->filter);
+	e->stacktrace = buf_has_opt(b, "stacktrace");
+	e->stacks = b->deferred;
+	s->nr_ev++;
+	if (ust_lh_parse(re->filter, &e->expr, err, sizeof(err)))
+		return say("%s:%s: -f '%s': %s", re->system, re->event, re->filter, err);
+	if (ust_lh_resolve(&e->expr, ust_lh_env_live(), err, sizeof(err)))
+		return say("%s:%s: -f '%s': %s", re->system, re->event, re->filter, err);
+	text = ust_cap_read_format(re->system, re->event);
+	if (!text || ust_lh_format_parse(text, &fmt)) {
+		free(text);
+		return say("%s:%s: cannot read its format", re->system, re->event);
+	}
+	free(text);
+	/* With user stacks, BPF also decides the ftrace part: no cookie for
+	 * an event the kernel's filter would then drop. */
+	r = ust_lh_compile(&e->expr, &fmt, e->stacks, &e->comp, err, sizeof(err));
+	ust_lh_format_free(&fmt);
+	if (r)
+		return say("%s:%s: -f '%s': %s", re->system, re->event, re->filter, err);
+	return 0;
+}
+
+static const struct rec_source_ops lh_ops;
+
+int rec_lockheld_claim(struct rec_opts *o)
+{
+	struct rec_source *src;
+	struct lh_src *s;
+	bool stacks = false;
+	int b, i, k;
+
+	s = calloc(1, sizeof(*s));
+	src = calloc(1, sizeof(*src));
+	if (!s || !src) {
+		free(s);
+		free(src);
+		return say("out of memory");
+	}
+	src->ops = &lh_ops;
+	src->priv = s;
+	for (b = 0; b < o->nr_bufs; b++) {
+		struct rec_buffer *buf = &o->bufs[b];
+
+		for (i = 0, k = 0; i < buf->nr_ev; i++) {
+			struct rec_event *re = &buf->ev[i];
+
+			if (!ust_lh_mentions(re->filter)) {
+				buf->ev[k++] = *re;
+				continue;
+			}
+			if (claim_one(s, buf, re))
+				goto fail;
+			stacks |= buf->deferred;
+			free(re->system);
+			free(re->event);
+			free(re->filter);
+		}
+		buf->nr_ev = k;
+	}
+	if (!s->nr_ev) {
+		lh_ops.free(src);
+		if (o->lockheld)
+			return say("-p lockheld: no -f filter uses lock_held()");
+		return 0;
+	}
+	if (!ust_bpfu_built()) {
+		say("lock_held() filters need BPF: ustitch was built without it (libbpf, clang, bpftool)");
+		goto fail;
+	}
+	if (o->clock_given && strcmp(o->clock, "mono")) {
+		say("-C %s: lock_held() events are recorded by perf with CLOCK_MONOTONIC: use -C mono", o->clock);
+		goto fail;
+	}
+	o->clock = "mono";
+	if (stacks && ust_bpfu_native_available()) {
+		say("lock_held() with -O userstacktrace_delay on a kernel with native deferred stacks: not supported yet (record those events without userstacktrace_delay)");
+		goto fail;
+	}
+	rec_add_source(o, src);
+	return 0;
+fail:
+	lh_ops.free(src);
+	return -1;
+}
+
+/* ---- recording -------------------------------------------------------- */
+
+/* From the format text: the ftrace system's events have no id file. */
+static int read_id(const char *sys, const char *ev)
+{
+	char *text = ust_cap_read_format(sys, ev), *p;
+	int id = -1;
+
+	if (text && (p = strstr(text, "\nID: ")))
+		id = atoi(p + 5);
+	free(text);
+	return id;
+}
+
+static void on_hit(const struct ust_lh_hit_u *h, void *ctx)
+{
+	struct lh_src *s = ctx;
+	struct lh_hitvec *v;
+	uint64_t idx;
+
+	if ((int)h->cpu >= s->nr_cpus)
+		return;
+	v = &s->pending[h->cpu];
+	if (v->nr == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 64;
+		void *n = realloc(v->v, cap * sizeof(*v->v));
+
+		if (!n)
+			return;
+		v->v = n;
+		v->cap = cap;
+	}
+	v->v[v->nr++] = *h;
+	if (ust_hmap_get(&s->comm_seen, h->tid, &idx)) {
+		/* The latest name: a command is "ustitch" until its exec. */
+		memcpy(s->comms[idx].comm, h->comm, 15);
+	} else {
+		void *n = s->nr_comms == s->cap_comms ?
+			  realloc(s->comms, (s->cap_comms ? s->cap_comms * 2 : 64) * sizeof(*s->comms)) :
+			  s->comms;
+
+		if (!n)
+			return;
+		if (s->nr_comms == s->cap_comms)
+			s->cap_comms = s->cap_comms ? s->cap_comms * 2 : 64;
+		s->comms = n;
+		s->comms[s->nr_comms].tid = (int)h->tid;
+		memcpy(s->comms[s->nr_comms].comm, h->comm, 16);
+		s->comms[s->nr_comms].comm[15] = '\0';
+		ust_hmap_put(&s->comm_seen, h->tid, s->nr_comms);
+		s->nr_comms++;
+	}
+}
+
+/* The hit of this sample, taken out of the CPU's pending ones, or false. */
+static bool take_hit(struct lh_src *s, const struct ust_lh_sample *sm, int slot,
+		     struct ust_lh_hit_u *out)
+{
+	struct lh_hitvec *v;
+	size_t i, k;
+	bool found = false;
+
+	if ((int)sm->cpu >= s->nr_cpus)
+		return false;
+	v = &s->pending[sm->cpu];
+	for (i = v->nr; i > 0; i--) {
+		const struct ust_lh_hit_u *h = &v->v[i - 1];
+
+		if (h->tid == sm->tid && (int)h->slot == slot && h->ts <= sm->time) {
+			*out = *h;
+			memmove(&v->v[i - 1], &v->v[i], (v->nr - i) * sizeof(*v->v));
+			v->nr--;
+			found = true;
+			break;
+		}
+	}
+	/* Hits whose sample never came (ftrace part false, perf lost it). */
+	for (i = 0, k = 0; i < v->nr; i++) {
+		if (v->v[i].ts + LH_HIT_AGE_NS < sm->time) {
+			s->stale_hits++;
+			continue;
+		}
+		v->v[k++] = v->v[i];
+	}
+	v->nr = k;
+	return found;
+}
+
+static void put_common(unsigned char *b, uint16_t type, const unsigned char *raw, uint32_t pid)
+{
+	memcpy(b, &type, 2);
+	b[2] = raw[2];		/* the event's flags and preempt count */
+	b[3] = raw[3];
+	memcpy(b + 4, &pid, 4);
+}
+
+static void spool(struct lh_src *s, unsigned int cpu, uint64_t ts, const void *d, size_t len)
+{
+	if (rec_spool_add(s->c->spool, cpu, ts, d, len))
+		s->spool_err++;
+}
+
+struct lh_read {
+	struct lh_src *s;
+	struct lh_event *e;
+	int slot;
+};
+
+static void on_sample(const struct ust_lh_sample *sm, void *ctx)
+{
+	struct lh_read *rd = ctx;
+	struct lh_src *s = rd->s;
+	struct lh_event *e = rd->e;
+	const unsigned char *raw = sm->raw;
+	unsigned char *b = s->buf;
+	struct ust_lh_hit_u hit;
+	bool have = take_hit(s, sm, rd->slot, &hit);
+	uint64_t i, n;
+
+	e->kept++;
+	spool(s, sm->cpu, sm->time, raw, sm->raw_size);
+	if (!have) {
+		e->no_hit++;
+	} else if (hit.mask) {
+		struct ust_sb sb;
+		uint32_t len, loc;
+		int l;
+
+		ust_sb_init(&sb);
+		for (l = 0; l < e->comp.nr_leaves && l < 32; l++) {
+			if (!(hit.mask & (1U << l)))
+				continue;
+			ust_sb_printf(&sb, "%s%s%s", sb.len ? ", " : "",
+				      e->comp.leaf_negated[l] ? "!" : "", e->comp.leaf_text[l]);
+		}
+		len = (uint32_t)sb.len + 1;
+		if (!sb.oom && 16 + len <= sizeof(s->buf)) {
+			put_common(b, s->match_id, raw, sm->tid);
+			memcpy(b + 8, &hit.mask, 4);
+			loc = 16 | (len << 16);
+			memcpy(b + 12, &loc, 4);
+			memcpy(b + 16, ust_sb_str(&sb), len);
+			spool(s, sm->cpu, sm->time, b, 16 + len);
+		}
+		ust_sb_fini(&sb);
+	}
+	if (e->stacktrace && s->kstack_id >= 0) {
+		/* ftrace's kernel_stack: int size (entries), then the addresses. */
+		int32_t nr;
+
+		for (i = 0, n = 0; i < sm->nr_ips && 16 + 8 * (n + 1) <= sizeof(s->buf); i++) {
+			uint64_t ip = sm->ips[i];
+
+			if (ip >= (uint64_t)-4095)	/* PERF_CONTEXT_* markers */
+				continue;
+			memcpy(b + 16 + 8 * n, &ip, 8);
+			n++;
+		}
+		put_common(b, (uint16_t)s->kstack_id, raw, sm->tid);
+		nr = (int32_t)n;
+		memcpy(b + 8, &nr, 4);
+		memset(b + 12, 0, 4);
+		spool(s, sm->cpu, sm->time, b, 16 + 8 * n);
+	}
+	if (have && hit.cookie) {
+		put_common(b, s->c->cookie_id, raw, sm->tid);
+		memcpy(b + 8, &hit.cookie, 8);
+		spool(s, sm->cpu, sm->time, b, 16);
+	}
+}
+
+static int lh_poll(struct rec_source *src, struct rec_ctx *c)
+{
+	struct lh_src *s = src->priv;
+	int i, cpu;
+
+	(void)c;
+	for (i = 0; i < s->nr_ev; i++)
+		ust_lh_perf_snapshot(&s->ev[i].perf);
+	if (ust_lh_bpf_hits(s->bpf, on_hit, s) < 0)
+		return -1;
+	for (i = 0; i < s->nr_ev; i++) {
+		struct lh_read rd = { .s = s, .e = &s->ev[i], .slot = i };
+
+		for (cpu = 0; cpu < s->ev[i].perf.nr_cpus; cpu++)
+			ust_lh_perf_read(&s->ev[i].perf, cpu, on_sample, &rd);
+	}
+	return s->spool_err ? -1 : 0;
+}
+
+static int lh_start(struct rec_source *src, struct rec_ctx *c, char *err, size_t errlen)
+{
+	struct lh_src *s = src->priv;
+	struct ust_lh_bpf_opts bo = { 0 };
+	bool rcu = false, stacks = false;
+	char *text;
+	int i, id;
+
+	s->c = c;
+	s->nr_cpus = (int)sysconf(_SC_NPROCESSORS_CONF);
+	s->pending = calloc((size_t)s->nr_cpus, sizeof(*s->pending));
+	if (!s->pending) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	ust_hmap_init(&s->comm_seen);
+	for (i = 0; i < s->nr_ev; i++) {
+		const struct ust_lh_compiled *cp = &s->ev[i].comp;
+
+		bo.mmap_read |= cp->mmap_read;
+		bo.families |= cp->families;
+		stacks |= s->ev[i].stacks;
+		rcu |= cp->rcu;
+	}
+	bo.bpfu = stacks ? c->bpfu : NULL;
+	bo.follow = c->child > 0 || c->o->nr_pids > 0;
+	s->bpf = ust_lh_bpf_open(&bo, err, errlen);
+	if (!s->bpf)
+		return -1;
+	if (rcu) {
+		char why[256];
+
+		if (ust_lh_bpf_calibrate(s->bpf, why, sizeof(why)) < 0)
+			fprintf(stderr, PFX "lock_held(rcu): %s; assuming the BPF runtime holds 1\n", why);
+	}
+	if (c->child > 0 && ust_lh_bpf_follow(s->bpf, c->child)) {
+		snprintf(err, errlen, "cannot follow the command: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < c->o->nr_pids; i++)
+		if (ust_lh_bpf_follow(s->bpf, c->o->pids[i])) {
+			snprintf(err, errlen, "cannot follow pid %d", (int)c->o->pids[i]);
+			return -1;
+		}
+	s->kstack_id = read_id("ftrace", "kernel_stack");
+	id = rec_ctx_new_id(c);
+	text = id < 0 ? NULL : ust_enc_format_with_id("ustitch/lock_match", id);
+	if (!text || rec_ctx_add_format(c, "ustitch", text)) {
+		free(text);
+		snprintf(err, errlen, "no event id left for ustitch/lock_match");
+		return -1;
+	}
+	free(text);
+	s->match_id = (uint16_t)id;
+	for (i = 0; i < s->nr_ev; i++) {
+		struct lh_event *e = &s->ev[i];
+		char perr[512];
+		int r;
+
+		text = ust_cap_read_format(e->system, e->event);
+		if (!text || rec_ctx_add_format(c, e->system, text)) {
+			free(text);
+			snprintf(err, errlen, "%s:%s: cannot read its format", e->system, e->event);
+			return -1;
+		}
+		free(text);
+		r = ust_lh_bpf_set_prog(s->bpf, i, &e->comp, e->stacks);
+		if (r) {
+			snprintf(err, errlen, "%s:%s: loading its filter: %s", e->system, e->event,
+				 strerror(-r));
+			return -1;
+		}
+		e->perf_open = true;
+		if (ust_lh_perf_open(&e->perf, e->system, e->event, e->comp.ftrace, e->stacktrace,
+				     LH_PAGES, perr, sizeof(perr))) {
+			snprintf(err, errlen, "%s", perr);
+			return -1;
+		}
+		r = ust_lh_bpf_attach(s->bpf, i, ust_lh_perf_fd(&e->perf));
+		if (r) {
+			snprintf(err, errlen, "%s:%s: attaching the BPF filter: %s%s", e->system,
+				 e->event, strerror(-r),
+				 r == -EEXIST ? " (another BPF program filters this tracepoint's perf events)" : "");
+			return -1;
+		}
+	}
+	if (ust_lh_bpf_attach_late(s->bpf)) {
+		snprintf(err, errlen, "attaching to mmap_lock_released: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < s->nr_ev; i++)
+		ust_lh_perf_enable(&s->ev[i].perf, true);
+	/* Measured on 6.18: the filter's verdict is every perf user's. */
+	fprintf(stderr, PFX "note: while recording, the lock_held() BPF filter also drops the samples other perf users (perf record, ...) take of");
+	for (i = 0; i < s->nr_ev; i++)
+		fprintf(stderr, "%s %s:%s", i ? "," : "", s->ev[i].system, s->ev[i].event);
+	fprintf(stderr, "; ftrace is not affected\n");
+	return 0;
+}
+
+static void lh_stop(struct rec_source *src, struct rec_ctx *c)
+{
+	struct lh_src *s = src->priv;
+	struct ust_tdw *w;
+	size_t i;
+	int k;
+
+	for (k = 0; k < s->nr_ev; k++)
+		if (s->ev[k].perf_open)
+			ust_lh_perf_enable(&s->ev[k].perf, false);
+	if (s->bpf)
+		lh_poll(src, c);
+	w = c->cap ? ust_cap_writer(c->cap) : NULL;
+	for (i = 0; w && i < s->nr_comms; i++)
+		ust_tdw_add_cmdline(w, s->comms[i].tid, s->comms[i].comm);
+}
+
+static void lh_summary(struct rec_source *src, FILE *out)
+{
+	struct lh_src *s = src->priv;
+	struct ust_lh_bpf_stats st;
+	unsigned long kept = 0, lost = 0, no_hit = 0;
+	int i;
+
+	if (!s->bpf)
+		return;
+	ust_lh_bpf_stats(s->bpf, &st);
+	for (i = 0; i < s->nr_ev; i++) {
+		kept += s->ev[i].kept;
+		lost += s->ev[i].perf.lost;
+		no_hit += s->ev[i].no_hit;
+	}
+	fprintf(out, PFX "lock_held(): %lu events kept of %llu filtered",
+		kept, (unsigned long long)st.runs);
+	if (lost)
+		fprintf(out, ", %lu lost (perf buffer full)", lost);
+	if (no_hit)
+		fprintf(out, ", %lu without their lock match (BPF ring buffer full)", no_hit);
+	fputc('\n', out);
+}
+
+static void lh_free(struct rec_source *src)
+{
+	struct lh_src *s = src->priv;
+	int i;
+
+	if (s) {
+		ust_lh_bpf_close(s->bpf);
+		for (i = 0; i < s->nr_ev; i++) {
+			if (s->ev[i].perf_open)
+				ust_lh_perf_close(&s->ev[i].perf);
+			ust_lh_compiled_free(&s->ev[i].comp);
+			ust_lh_expr_free(&s->ev[i].expr);
+			free(s->ev[i].system);
+			free(s->ev[i].event);
+			free(s->ev[i].filter);
+		}
+		for (i = 0; s->pending && i < s->nr_cpus; i++)
+			free(s->pending[i].v);
+		free(s->pending);
+		free(s->comms);
+		ust_hmap_fini(&s->comm_seen);
+		free(s);
+	}
+	free(src);
+}
+
+static const struct rec_source_ops lh_ops = {
+	.name = "lock_held()",
+	.start = lh_start,
+	.poll = lh_poll,
+	.stop = lh_stop,
+	.summary = lh_summary,
+	.free = lh_free,
+};

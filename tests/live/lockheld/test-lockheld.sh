@@ -1,0 +1,187 @@
+#!/bin/bash
+# Live tests of lock_held() filters in `ustitch record` (root, tracefs,
+# BPF).  The workload (lh-prog.c) runs phases whose lock state is known
+# independently of the mechanisms under test: page faults under the VMA
+# lock vs. MADV_POPULATE_WRITE under mmap_read_lock(), mmap()/munmap()
+# under mmap_write_lock(), a signal sent by kill() (under rcu_read_lock())
+# vs. one raised by a fault.  Each run records the same event twice: in the
+# main buffer through ftrace, unfiltered (the reference), and through perf
+# with the lock_held() filter (the "ustitch" buffer); per phase, the
+# filtered count must equal the reference count of the events for which
+# the predicate is true, and be 0 where it is false.
+#
+# usage: test-lockheld.sh mmap|rcu|fields|address|stacks|refusals
+set -u
+[ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
+[ -d /sys/kernel/tracing/instances ] || { echo "skip: no tracefs"; exit 77; }
+work=$(mktemp -d /tmp/ustitch-lh.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+here=$(dirname "$0")
+fails=0
+ok() { echo "ok - $*"; }
+bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
+expect_eq() { [ "$2" = "$3" ] && ok "$1: $2" || bad "$1: got '$2', expected '$3'"; }
+expect_ge() { [ "$2" -ge "$3" ] && ok "$1: $2 >= $3" || bad "$1: got $2, expected at least $3"; }
+
+PAGES=64
+ROUNDS=8
+
+# rec OUT EVENT FILTER [extra args]: reference and filtered copies of EVENT.
+rec() {
+	local out=$1 ev=$2 filter=$3; shift 3
+	"$UST_USTITCH" record -q -o "$work/$out.dat" -e syscalls:sys_enter_getppid "$@" \
+		-e "$ev" -B lh -e "$ev" -f "$filter" -- "$UST_LH_PROG" $PAGES \
+		2>"$work/$out.log" || { bad "record -f '$filter': $(cat "$work/$out.log")"; return 1; }
+	trace-cmd report -N "$work/$out.dat" >"$work/$out.txt" 2>/dev/null
+}
+
+# count OUT EVENT BUF PHASE [KEY=VALUE-regex]: lines of the workload.
+count() {
+	local kv=${5:-}
+	awk -v EV="$2" -v KEY="${kv%%=*}" -f "$here/phases.awk" "$work/$1.txt" |
+		awk -v b="$3" -v p="$4" -v kv="$kv" '
+			{ split($2, k, ":"); if ($1 != b || k[1] != p) next
+			  if (kv != "" && k[2] !~ kv) next; n += $3 }
+			END { print n + 0 }'
+}
+
+# write_held OUT PHASE: acquire_returned events of the reference at which
+# the lock is write-held: write=true, and the downgrades
+# (mmap_write_downgrade() traces a read acquire, then downgrades: no
+# start_locking before it).
+write_held() {
+	awk -v P="$2" '$1 ~ /^lh-prog-/ && $4 == "sys_enter_getppid:" { phase++; next }
+		$1 !~ /^lh-prog-/ || phase != P { next }
+		$4 == "mmap_lock_start_locking:" { prev = "start"; next }
+		$4 == "mmap_lock_acquire_returned:" {
+			if ($7 == "write=true" || prev == "acquired") n++
+			prev = "acquired"
+		}
+		END { print n + 0 }' "$work/$1.txt"
+}
+
+mmap() {
+	local ev=kmem:mm_page_alloc e=mm_page_alloc
+	rec held "$ev" 'lock_held(mmap_lock)' || return
+	expect_ge "reference: page allocations in phase A (VMA lock)" "$(count held $e ft 1)" $PAGES
+	expect_ge "reference: page allocations in phase B (mmap_read_lock)" "$(count held $e ft 2)" $PAGES
+	expect_eq "lock_held(mmap_lock), phase A" "$(count held $e lh 1)" 0
+	expect_eq "lock_held(mmap_lock), phase B" "$(count held $e lh 2)" "$(count held $e ft 2)"
+	rec notheld "$ev" '!lock_held(mmap_lock)' || return
+	expect_eq "!lock_held(mmap_lock), phase A" "$(count notheld $e lh 1)" "$(count notheld $e ft 1)"
+	expect_eq "!lock_held(mmap_lock), phase B" "$(count notheld $e lh 2)" 0
+	rec read "$ev" 'lock_held_read(mmap_lock)' || return
+	expect_eq "lock_held_read(mmap_lock), phase A" "$(count read $e lh 1)" 0
+	expect_eq "lock_held_read(mmap_lock), phase B" "$(count read $e lh 2)" "$(count read $e ft 2)"
+	rec write "$ev" 'lock_held(mmap_lock:W)' || return
+	expect_eq "lock_held(mmap_lock:W), phase A" "$(count write $e lh 1)" 0
+	expect_eq "lock_held(mmap_lock:W), phase B" "$(count write $e lh 2)" 0
+	# The mmap_lock events themselves say how the lock is held (write=).
+	"$UST_USTITCH" record -q -o "$work/ev.dat" -e syscalls:sys_enter_getppid -e mmap_lock \
+		-B lh -e mmap_lock:mmap_lock_start_locking -f 'lock_held(mmap_lock)' \
+		-e mmap_lock:mmap_lock_acquire_returned -f 'lock_held_write(mmap_lock)' \
+		-e mmap_lock:mmap_lock_released -f 'lock_held(mmap_lock:R)' \
+		-- "$UST_LH_PROG" $PAGES 2>"$work/ev.log" || { bad "record mmap_lock: $(cat "$work/ev.log")"; return; }
+	trace-cmd report -N "$work/ev.dat" >"$work/ev.txt" 2>/dev/null
+	local p ft lh
+	for p in 1 2 3 4; do
+		expect_eq "start_locking with lock_held(mmap_lock), phase $p" \
+			"$(count ev mmap_lock_start_locking lh $p)" 0
+		ft=$(write_held ev $p)
+		lh=$(count ev mmap_lock_acquire_returned lh $p)
+		expect_eq "acquire_returned with lock_held_write(mmap_lock), phase $p (write-held)" "$lh" "$ft"
+		ft=$(count ev mmap_lock_released ft $p write=false)
+		lh=$(count ev mmap_lock_released lh $p)
+		expect_eq "released with lock_held(mmap_lock:R), phase $p (= write=false)" "$lh" "$ft"
+	done
+	expect_ge "write holds in phase C" "$(count ev mmap_lock_acquire_returned ft 3 write=true)" $((ROUNDS * 2))
+	expect_ge "read holds in phase B" "$(count ev mmap_lock_released ft 2 write=false)" 1
+}
+
+rcu() {
+	local ev=signal:signal_generate e=signal_generate
+	rec rcu "$ev" 'lock_held(rcu)' || return
+	expect_eq "reference: kill() signals" "$(count rcu $e ft 4 sig=10)" $ROUNDS
+	expect_eq "reference: fault signals" "$(count rcu $e ft 4 sig=11)" $ROUNDS
+	expect_eq "lock_held(rcu): kill()" "$(count rcu $e lh 4 sig=10)" $ROUNDS
+	expect_eq "lock_held(rcu): fault" "$(count rcu $e lh 4 sig=11)" 0
+	rec notrcu "$ev" '!lock_held(rcu:R)' || return
+	expect_eq "!lock_held(rcu:R): kill()" "$(count notrcu $e lh 4 sig=10)" 0
+	expect_eq "!lock_held(rcu:R): fault" "$(count notrcu $e lh 4 sig=11)" $ROUNDS
+	# rcu-trace: none of these events is in a Tasks Trace RCU section.
+	rec trc "$ev" 'lock_held(rcu-trace)' || return
+	expect_eq "lock_held(rcu-trace)" "$(count trc $e lh 4)" 0
+	rec notrc "$ev" '!lock_held(rcu-trace)' || return
+	expect_eq "!lock_held(rcu-trace)" "$(count notrc $e lh 4)" $((ROUNDS * 2))
+}
+
+fields() {
+	local ev=signal:signal_generate e=signal_generate
+	# Split: "sig == 11" stays an ftrace filter on the perf event.
+	rec and "$ev" 'sig == 10 && lock_held(rcu)' || return
+	expect_eq "sig == 10 && lock_held(rcu): kill()" "$(count and $e lh 4 sig=10)" $ROUNDS
+	rec and2 "$ev" 'sig == 11 && lock_held(rcu)' || return
+	expect_eq "sig == 11 && lock_held(rcu)" "$(count and2 $e lh 4)" 0
+	# Not splittable: BPF reads sig from the raw record.
+	rec or "$ev" 'sig == 11 || lock_held_read(rcu)' || return
+	expect_eq "sig == 11 || lock_held_read(rcu): kill()" "$(count or $e lh 4 sig=10)" $ROUNDS
+	expect_eq "sig == 11 || lock_held_read(rcu): fault" "$(count or $e lh 4 sig=11)" $ROUNDS
+	rec or2 "$ev" '(sig == 12 || !lock_held(rcu)) && sig != 17' || return
+	expect_eq "(sig == 12 || !lock_held(rcu)) && sig != 17" \
+		"$(count or2 $e lh 4 sig=11)/$(count or2 $e lh 4 sig=10)/$(count or2 $e lh 5)" "$ROUNDS/0/0"
+	# A field term and a lock in one event: gfp_flags & __GFP_ZERO (0x100).
+	rec gfp kmem:mm_page_alloc 'gfp_flags & 0x100 && lock_held(mmap_lock)' || return
+	expect_eq "gfp_flags & 0x100 && lock_held(mmap_lock), phase B" \
+		"$(count gfp mm_page_alloc lh 2)" "$(count gfp mm_page_alloc ft 2 gfp_flags=.*__GFP_ZERO)"
+	expect_eq "gfp_flags & 0x100 && lock_held(mmap_lock), phase A" "$(count gfp mm_page_alloc lh 1)" 0
+}
+
+stacks() {
+	# -p lockheld as with trace-cmd: only events under the lock, each
+	# with its lock, kernel stack and deferred user stack.
+	"$UST_USTITCH" record -q -p lockheld -o "$work/st.dat" -O stacktrace -O userstacktrace_delay \
+		-e kmem:mm_page_alloc -f 'lock_held(mmap_lock)' -- "$UST_LH_PROG" $PAGES \
+		2>"$work/st.log" || { bad "record: $(cat "$work/st.log")"; return; }
+	env HOME="$work" TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" \
+		${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} trace-cmd report "$work/st.dat" \
+		>"$work/st.txt" 2>&1
+	local n
+	n=$(grep -c ' mm_page_alloc: ' "$work/st.txt")
+	expect_ge "events kept" "$n" $PAGES
+	expect_eq "each with its lock" "$(grep -c ' lock_match: *\[lock_held(mmap_lock)\]' "$work/st.txt")" "$n"
+	expect_eq "each with its kernel stack" "$(grep -c ' kernel_stack: ' "$work/st.txt")" "$n"
+	expect_eq "each with its user stack" \
+		"$(grep -c ' user_unwind_cookie: .*<user stack unwind, [0-9]* frames*>' "$work/st.txt")" "$n"
+	expect_ge "user stacks through madvise() in main()" \
+		"$(grep -A8 ' user_unwind_cookie: ' "$work/st.txt" | grep -c '=> main+')" $PAGES
+	expect_ge "kernel stacks through madvise_populate" \
+		"$(grep -c '=> madvise' "$work/st.txt")" $PAGES
+	expect_eq "no plugin error" "$(grep -c '\[ustitch:' "$work/st.txt")" 0
+	grep -q 'note: while recording, the lock_held() BPF filter also drops the samples other perf users' \
+		"$work/st.log" && ok "warned about other perf users" || bad "no warning: $(cat "$work/st.log")"
+}
+
+refusals() {
+	local before after tracing kall
+	before=$(ls /sys/kernel/tracing/instances)
+	tracing=$("$UST_USTITCH" probe | grep '^bpf-tracing-progs: no' || true)
+	kall=$(zcat /proc/config.gz 2>/dev/null | grep -c '^CONFIG_KALLSYMS_ALL=y' || true)
+	while IFS=$'\t' read -r need filter msg; do
+		[ -z "$filter" ] && continue
+		[ "$need" = notracing ] && [ -z "$tracing" ] && { echo "skip: $filter (tracing programs load here)"; continue; }
+		[ "$need" = nokallsymsall ] && [ "$kall" != 0 ] && { echo "skip: $filter (kallsyms has data)"; continue; }
+		out=$(cd "$work" && "$UST_USTITCH" record -e kmem:mm_page_alloc -f "$filter" -- true 2>&1); rc=$?
+		[ $rc -eq 2 ] && [ "$out" = "$msg" ] && ok "refused: $filter" ||
+			bad "$filter: status $rc, said '$out', expected '$msg'"
+		[ ! -e "$work/trace.dat" ] || { bad "$filter left a trace.dat"; rm -f "$work/trace.dat"; }
+	done <"$here/refusals.txt"
+	out=$(cd "$work" && "$UST_USTITCH" record -p lockheld -e kmem:mm_page_alloc -- true 2>&1); rc=$?
+	expect_eq "-p lockheld without lock_held()" "$rc: $out" "2: ustitch record: -p lockheld: no -f filter uses lock_held()"
+	after=$(ls /sys/kernel/tracing/instances)
+	[ "$before" = "$after" ] && ok "tracefs unchanged" || bad "tracefs changed"
+	[ "$(bpftool prog show 2>/dev/null | grep -c 'name ust_lh_' || true)" = 0 ] &&
+		ok "no BPF program left" || bad "BPF programs left"
+}
+
+"$1"
+[ $fails -eq 0 ]

@@ -1,0 +1,113 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1
+#
+# The LTTng flow end to end, on a private lttng-sessiond:
+#   basic    every event of ust-lttng-app's known call chains shows its
+#            exact frames and exact held locks (expected/basic.txt); each
+#            stack is carried once; same stack, same id
+#   filter   --filter '$app.ustitch:lock_depth > 0' keeps exactly the
+#            events taken under a lock
+#   late     provider dlopen()ed after tracing started: no value before,
+#            values after (expected/late.txt)
+#   missing  no provider: every ustitch context has no value, in
+#            sink.text.pretty's output and in ours (expected/missing.txt)
+#   pretty   for events without our contexts, sink.ustitch.text prints
+#            exactly what sink.text.pretty prints
+set -u
+. "$(dirname "$0")/lttng-env.sh"
+EXPECTED=$(dirname "$0")/expected
+CTX=(-t vpid -t '$app.ustitch:stack_id' -t '$app.ustitch:lock_depth' -t '$app.ustitch:locks')
+
+# Machine- and build-dependent parts out: time, host, cpu, pids, ids,
+# function offsets (gcc and clang lay code out differently), heap
+# addresses, and the ustitch:object lines (inodes, load addresses).
+normalize() {
+	grep -v ' ustitch:object: ' |
+	sed -E -e 's/^\[[^]]*\] \([^)]*\) [^ ]+ //' \
+		-e 's/cpu_id = [0-9]+/cpu_id = C/' \
+		-e 's/(vpid|pid) = [0-9]+/\1 = PID/g' \
+		-e 's/stack_id = 0x[0-9a-f]+/stack_id = 0xID/g' \
+		-e 's/\+0x[0-9a-f]+ \(/+OFF (/' \
+		-e 's/locks = \[ 0x[0-9a-f]+ \]/locks = [ 0xHEAP ]/'
+}
+
+check() {	# NAME FILE: FILE must match expected/NAME.txt
+	if ! diff -u "$EXPECTED/$1.txt" "$2"; then
+		fail "$1: output differs from expected/$1.txt (above)"
+	fi
+	echo "ok: $1"
+}
+
+# --- basic ---------------------------------------------------------------
+session basic
+lt enable-event -u 'ustlt:*,ustitch:*'
+lt add-context -u "${CTX[@]}"
+lt start
+run_app basic || fail "ust-lttng-app basic exited with $?"
+lt stop
+lt destroy basic
+bt2 "$UST_TMP/basic" -c sink.ustitch.text >"$UST_TMP/basic.out" 2>"$UST_TMP/basic.err" ||
+	fail "babeltrace2: $(cat "$UST_TMP/basic.err")"
+normalize <"$UST_TMP/basic.out" >"$UST_TMP/basic.norm"
+check basic "$UST_TMP/basic.norm"
+
+# Same stack, same id: the three tag-6 events share one id, and every id
+# is carried by exactly one ustitch:stack event.
+ids6=$(grep -E 'tag = 6,' "$UST_TMP/basic.out" | grep -oE 'stack_id = 0x[0-9a-f]+' | sort -u | wc -l)
+[[ $ids6 == 1 ]] || fail "the repeated stack got $ids6 ids"
+dups=$(grep ' ustitch:stack: ' "$UST_TMP/basic.out" | grep -oE 'stack_id = 0x[0-9a-f]+' | sort | uniq -d)
+[[ -z "$dups" ]] || fail "stacks emitted more than once: $dups"
+used=$(grep ' ustlt:work: ' "$UST_TMP/basic.out" | grep -oE 'stack_id = 0x[0-9a-f]+' | sort -u)
+have=$(grep ' ustitch:stack: ' "$UST_TMP/basic.out" | grep -oE 'stack_id = 0x[0-9a-f]+' | sort -u)
+[[ "$used" == "$have" ]] || fail "stack ids used and carried differ"
+echo "ok: one id per stack, one ustitch:stack per id"
+nm --defined-only "$UST_LTTNG_APP" >"$UST_TMP/nm"
+objdump -d --no-show-raw-insn "$UST_LTTNG_APP" >"$UST_TMP/dis"
+n=$(awk -v obj="$(basename "$UST_LTTNG_APP")" -f "$(dirname "$0")/check-callsites.awk" \
+	"$UST_TMP/nm" "$UST_TMP/dis" "$UST_TMP/basic.out") || fail "frames: $n"
+echo "ok: $n frames, each right after the call of the frame above"
+
+# --- filter --------------------------------------------------------------
+session filter
+lt enable-event -u 'ustlt:work' --filter '$app.ustitch:lock_depth > 0'
+lt add-context -u -t '$app.ustitch:lock_depth'
+lt start
+run_app basic || fail "ust-lttng-app basic exited with $?"
+lt stop
+lt destroy filter
+tags=$(bt2 "$UST_TMP/filter" | grep -oE 'tag = [0-9]+' | tr '\n' ' ')
+[[ "$tags" == "tag = 2 tag = 3 tag = 4 tag = 8 tag = 9 " ]] ||
+	fail "filter kept: '$tags', expected tags 2 3 4 8 9"
+echo "ok: filter"
+
+# --- late ----------------------------------------------------------------
+session late
+lt enable-event -u 'ustlt:*,ustitch:*'
+lt add-context -u "${CTX[@]}"
+lt start
+run_app --no-provider late "$UST_LTTNG_PROVIDER" || fail "ust-lttng-app late exited with $?"
+lt stop
+lt destroy late
+bt2 "$UST_TMP/late" -c sink.ustitch.text | normalize >"$UST_TMP/late.norm"
+check late "$UST_TMP/late.norm"
+
+# --- missing -------------------------------------------------------------
+session missing
+lt enable-event -u 'ustlt:work'
+lt add-context -u "${CTX[@]}"
+lt start
+run_app --no-provider basic || fail "ust-lttng-app basic exited with $?"
+lt stop
+lt destroy missing
+n=$(bt2 "$UST_TMP/missing" | grep -c '_app_ustitch_stack_id_tag = ( "_none" : container = 0 ), _app_ustitch_stack_id = { { } }, _app_ustitch_lock_depth_tag = ( "_none" : container = 0 ), _app_ustitch_lock_depth = { { } }, _app_ustitch_locks_tag = ( "_none" : container = 0 ), _app_ustitch_locks = { { } }')
+[[ $n == 11 ]] || fail "sink.text.pretty: $n of 11 events show no value"
+bt2 "$UST_TMP/missing" -c sink.ustitch.text | normalize >"$UST_TMP/missing.norm"
+check missing "$UST_TMP/missing.norm"
+
+# --- pretty --------------------------------------------------------------
+bt2 "$UST_TMP/filter" >"$UST_TMP/p1"
+bt2 "$UST_TMP/filter" -c sink.ustitch.text >"$UST_TMP/p2"
+[[ -s "$UST_TMP/p1" ]] && cmp -s "$UST_TMP/p1" "$UST_TMP/p2" ||
+	fail "sink.ustitch.text differs from sink.text.pretty: $(diff "$UST_TMP/p1" "$UST_TMP/p2" | head -5)"
+echo "ok: pretty"
+exit 0
