@@ -6,6 +6,7 @@
  * the streams by time with one stable sort on (time, kind, stream, arrival):
  * within a stream arrival order is ring order, so this is the k-way merge.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -344,8 +345,16 @@ static int match_requests(struct ust_perf_stitch *st)
 				r = &st->items[c->idx[i + 1]];
 			else if (succ <= pred && i > 0)
 				r = &st->items[c->idx[i - 1]];
-			if (!r || !same_event(r, s))
+			if (!r || !same_event(r, s)) {
+				if (getenv("UST_DBG")) {
+					for (size_t q = i >= 3 ? i - 3 : 0; q < c->nr && q <= i + 3; q++) {
+						const struct ust_perf_item *x = &st->items[c->idx[q]];
+						fprintf(stderr, "%s %s cpu=%u t=%llu tid=%u ip=%llx per=%llu m=%ld\n", q == i ? "=>" : "  ", x->kind == UST_PERF_ITEM_SAMPLE ? "S" : "R", x->cpu, (unsigned long long)x->time, x->tid, (unsigned long long)(x->kind == UST_PERF_ITEM_SAMPLE ? x->ev.u.sample.ip : x->ip), (unsigned long long)(x->kind == UST_PERF_ITEM_SAMPLE ? x->ev.u.sample.period : x->period), x->sample_idx);
+					}
+					fprintf(stderr, "--\n");
+				}
 				continue;
+			}
 			if (next_req && next_req->dropped_before) {
 				/* Its own request may be the dropped one. */
 				st->stats.requests_ambiguous++;

@@ -165,7 +165,8 @@ static void scan_record(struct ust_scan *sc, const struct ust_dec_layout *lay,
 			add_mapping(sc, &m);
 	} else if (id != kstack_id) {
 		/* kernel_stack sits between an event and its cookie: skip it. */
-		note_event(evs, rec->ts, rec->offset, pid, id, buf);
+		if (sc->cross_buffer)
+			note_event(evs, rec->ts, rec->offset, pid, id, buf);
 		last->id = id;
 		last->pid = pid;
 		last->off = rec->offset;
@@ -290,6 +291,17 @@ int ust_scan_file(struct ust_scan *sc, const char *path, char *err, size_t errle
 	}
 	sc->nr_bufs = n + 1;
 	sc->buf_names[0] = strdup("");
+	/*
+	 * Only BPF-made cookies sit in another buffer than their events, and
+	 * only in one named "ustitch": without it, keeping every event's
+	 * reference would cost 24 bytes an event for nothing.
+	 */
+	for (i = 0; i < n; i++) {
+		const char *name = tracecmd_buffer_instance_name(h, i);
+
+		if (name && !strcmp(name, "ustitch"))
+			sc->cross_buffer = true;
+	}
 	scan_handle(sc, h, 0, &evs, &nr_evs);
 	for (i = 0; i < n; i++) {
 		struct tracecmd_input *ih = tracecmd_buffer_instance_handle(h, i);

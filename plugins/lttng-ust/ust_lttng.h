@@ -33,13 +33,27 @@
 /* Compiler barrier: a signal handler on this thread sees stores in order. */
 #define ust_lttng_barrier() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
+#define UST_LTTNG_PROMISES	4	/* nesting levels (signal handlers) */
+
+/*
+ * The length get_size() promised for the locks text of the event whose
+ * probe context is pctx.  A signal handler's event may come between an
+ * event's get_size() and record(); it has its own probe context, so
+ * each level finds its own promise.
+ */
+struct ust_lttng_promise {
+	const void *pctx;
+	size_t len;
+};
+
 struct ust_lttng_thread {
 	uintptr_t stack_hi;	/* frames live below this; 0 = unknown */
 	uintptr_t wrap_fp;	/* frame of our thread-start wrapper, or 0 */
 	unsigned int busy;	/* inside our callbacks: nested events get none */
 	unsigned int nr_locks;	/* held, all of them */
 	uintptr_t locks[UST_LTTNG_MAX_LOCKS];	/* outermost first */
-	size_t locks_len;	/* string length promised by get_size */
+	unsigned int next_promise;
+	struct ust_lttng_promise promise[UST_LTTNG_PROMISES];
 };
 
 extern UST_LTTNG_TLS struct ust_lttng_thread ust_lttng_self;

@@ -30,8 +30,12 @@
 
 enum kind { K_NONE, K_STACK_ID, K_LOCK_DEPTH, K_LOCKS };
 
-/* Text handed to a filter: it must outlive get_value(). */
-static UST_LTTNG_TLS char filter_text[LOCKS_TEXT];
+/*
+ * Text handed to a filter: it must outlive get_value().  A signal
+ * handler's filter may rewrite it under an outer one; the last byte is
+ * never written, so a reader always finds a terminator.
+ */
+static UST_LTTNG_TLS char filter_text[LOCKS_TEXT + 1];
 
 static struct ust_lttng_registered *registered;
 
@@ -74,12 +78,44 @@ static uint64_t stack_id_now(struct lttng_ust_probe_ctx *pctx, uintptr_t *pc, in
 	return *nr ? ust_lttng_stack_id(pc, *nr) : 0;
 }
 
+static size_t locks_len(const struct ust_lttng_thread *t, char *buf, size_t size)
+{
+	size_t len = ust_lttng_locks_text(t, buf, size);
+
+	return len < size ? len : size - 1;
+}
+
+static void promise(struct ust_lttng_thread *t, const void *pctx, size_t len)
+{
+	unsigned int i = t->next_promise++ % UST_LTTNG_PROMISES;
+
+	t->promise[i].pctx = NULL;
+	ust_lttng_barrier();
+	t->promise[i].len = len;
+	ust_lttng_barrier();
+	t->promise[i].pctx = pctx;
+}
+
+/* The promise of this event, newest first; else what get_size() would say. */
+static size_t promised(const struct ust_lttng_thread *t, const void *pctx, char *buf, size_t size)
+{
+	unsigned int i, n = t->next_promise;
+
+	for (i = 0; i < UST_LTTNG_PROMISES; i++) {
+		const struct ust_lttng_promise *p = &t->promise[(n - 1 - i) % UST_LTTNG_PROMISES];
+
+		if (pctx && p->pctx == pctx)
+			return p->len;
+	}
+	return locks_len(t, buf, size);
+}
+
 static size_t get_size(void *app_ctx, struct lttng_ust_probe_ctx *pctx, size_t offset)
 {
 	struct ust_lttng_thread *t = &ust_lttng_self;
 	char buf[LOCKS_TEXT];
+	size_t len;
 
-	(void)pctx;
 	if (t->busy)
 		return tagged_size(offset, 1, 0);
 	switch (kind_of(app_ctx)) {
@@ -89,12 +125,11 @@ static size_t get_size(void *app_ctx, struct lttng_ust_probe_ctx *pctx, size_t o
 		return tagged_size(offset, lttng_ust_rb_alignof(int32_t), sizeof(int32_t));
 	case K_LOCKS:
 		/* record() writes exactly this many bytes, whatever happens between. */
-		t->locks_len = ust_lttng_locks_text(t, buf, sizeof(buf));
-		if (t->locks_len >= sizeof(buf))
-			t->locks_len = sizeof(buf) - 1;
-		if (!t->locks_len)	/* no lock held: no value, see record_locks() */
+		len = locks_len(t, buf, sizeof(buf));
+		promise(t, pctx, len);
+		if (!len)	/* no lock held: no value, see record_locks() */
 			return tagged_size(offset, 1, 0);
-		return tagged_size(offset, 1, t->locks_len + 1);
+		return tagged_size(offset, 1, len + 1);
 	default:
 		return tagged_size(offset, 1, 0);
 	}
@@ -115,11 +150,12 @@ static void record_stack_id(struct lttng_ust_probe_ctx *pctx, struct lttng_ust_r
 	chan->ops->event_write(ctx, &id, sizeof(id), lttng_ust_rb_alignof(uint64_t));
 }
 
-static void record_locks(struct ust_lttng_thread *t, struct lttng_ust_ring_buffer_ctx *ctx,
-			 struct lttng_ust_channel_buffer *chan)
+static void record_locks(struct ust_lttng_thread *t, struct lttng_ust_probe_ctx *pctx,
+			 struct lttng_ust_ring_buffer_ctx *ctx, struct lttng_ust_channel_buffer *chan)
 {
 	char buf[LOCKS_TEXT];
-	size_t len = ust_lttng_locks_text(t, buf, sizeof(buf)), want = t->locks_len;
+	size_t want = promised(t, pctx, buf, sizeof(buf));
+	size_t len = locks_len(t, buf, sizeof(buf));
 	unsigned int i, n = t->nr_locks < UST_LTTNG_MAX_LOCKS ? t->nr_locks : UST_LTTNG_MAX_LOCKS;
 
 	/*
@@ -131,7 +167,7 @@ static void record_locks(struct ust_lttng_thread *t, struct lttng_ust_ring_buffe
 		put_tag(ctx, chan, UST_LTTNG_DYN_NONE);
 		return;
 	}
-	for (; len < want; len++)	/* the list shrank since get_size() */
+	for (; len < want; len++)	/* the list changed since get_size() */
 		buf[len] = ' ';
 	buf[want] = '\0';
 	put_tag(ctx, chan, UST_LTTNG_DYN_STRING);
@@ -163,7 +199,7 @@ static void record(void *app_ctx, struct lttng_ust_probe_ctx *pctx,
 		chan->ops->event_write(ctx, &depth, sizeof(depth), lttng_ust_rb_alignof(int32_t));
 		break;
 	case K_LOCKS:
-		record_locks(t, ctx, chan);
+		record_locks(t, pctx, ctx, chan);
 		break;
 	default:
 		put_tag(ctx, chan, UST_LTTNG_DYN_NONE);
@@ -195,7 +231,7 @@ static void get_value(void *app_ctx, struct lttng_ust_probe_ctx *pctx,
 		v->u.s64 = t->nr_locks;
 		break;
 	case K_LOCKS:
-		ust_lttng_locks_text(t, filter_text, sizeof(filter_text));
+		ust_lttng_locks_text(t, filter_text, sizeof(filter_text) - 1);
 		v->sel = UST_LTTNG_DYN_STRING;
 		v->u.str = filter_text;
 		break;

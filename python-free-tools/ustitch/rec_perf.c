@@ -957,6 +957,9 @@ static void perf_summary(struct rec_source *s, FILE *out)
 		fprintf(out, PFX "perf: %lu user stacks written for %lu stitched samples: %.2f samples per unwind\n",
 			unwinds - st->immediate, st->deferred_ok,
 			unwinds > st->immediate ? (double)st->deferred_ok / (double)(unwinds - st->immediate) : 0.0);
+	if (p->bpfu)
+		fprintf(out, PFX "perf: BPF: %lu sample cookies, %lu paired with their sample, %lu given up (a record was dropped beside them)\n",
+			st->requests, st->requests_matched, st->requests_ambiguous);
 	if (p->bpfu && !ust_bpfu_get_stats(p->bpfu, &bs) && (bs.late || bs.stale || bs.sched_fail))
 		fprintf(out, PFX "perf: BPF: %" PRIu64 " stacks unwound in a later entry, %" PRIu64 " cookies left without a stack, %" PRIu64 " task_works refused\n",
 			bs.late, bs.stale, bs.sched_fail);

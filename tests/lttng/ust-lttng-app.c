@@ -156,6 +156,7 @@ static int late(const char *provider)
 /* --- stress ------------------------------------------------------------ */
 
 static volatile sig_atomic_t stop_signals;
+static int workers_done;
 static pthread_t stress_threads[64];
 static int nr_stress_threads;
 
@@ -198,6 +199,7 @@ NOINLINE static void *lt_stress_thread(void *p)
 
 	for (int i = 0; i < a->iters; i++)
 		lt_stress_step(&a->seed, i);
+	__atomic_add_fetch(&workers_done, 1, __ATOMIC_SEQ_CST);
 	return NULL;
 }
 
@@ -247,10 +249,14 @@ static int stress(int threads, int iters)
 
 		lt_stress_step(&seed, i);
 	}
-	for (int i = 0; i < nr_stress_threads; i++)
-		pthread_join(stress_threads[i], NULL);
+	/* Stop the signals before any worker is joined: a joined thread's
+	 * id must not be signalled any more. */
+	while (__atomic_load_n(&workers_done, __ATOMIC_SEQ_CST) < nr_stress_threads)
+		usleep(1000);
 	stop_signals = 1;
 	pthread_join(sig, NULL);
+	for (int i = 0; i < nr_stress_threads; i++)
+		pthread_join(stress_threads[i], NULL);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #ifndef USTITCH_SCAN_H
 #define USTITCH_SCAN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -34,6 +35,7 @@ struct ust_scan {
 	unsigned long nr_maps, cap_maps;
 	char **buf_names;		/* [0] = "" (top), then instances */
 	int nr_bufs;
+	bool cross_buffer;		/* a "ustitch" buffer: match requests across buffers */
 	unsigned long records;
 	double seconds;			/* wall time of the pass */
 	dev_t dev;			/* identity of the scanned file */

@@ -1,0 +1,31 @@
+# `trace-cmd report` with plugin_ustitch -> one line per ustitch/sample:
+#   MODE TID CPU USER_STACK user;frames;innermost;first kernel;frames;innermost;first
+# MODE is "user" or "kernel" (where the sample hit), USER_STACK the
+# sample's own field (deferred, immediate, lost, none); frames are bare
+# function names; "-" when there are none, "LOST" when the plugin says the
+# stack never arrived.
+function flush() {
+	if (on)
+		print mode, tid, cpu, ustack, (uf == "" ? "-" : uf), (kf == "" ? "-" : kf)
+	on = 0; uf = ""; kf = ""; sect = ""
+}
+/ sample: / {
+	flush(); on = 1; sect = "s"
+	for (i = 1; i <= NF; i++) {
+		if ($i ~ /^\[[0-9]+\]$/) { cpu = $i; gsub(/[][]/, "", cpu); t = $(i - 1); sub(/^.*-/, "", t); tid = t }
+		if ($i ~ /^user_stack=/) ustack = substr($i, 12)
+	}
+	mode = $(NF - 1)
+	next
+}
+/ kernel_stack: / { if (on) sect = "k"; next }
+/ user_unwind_cookie: / { if (on) sect = "u"; next }
+/^=> / {
+	f = $2; sub(/\+0x[0-9a-f]+$/, "", f)
+	if (sect == "k") kf = kf (kf == "" ? "" : ";") f
+	else if (sect == "u") uf = uf (uf == "" ? "" : ";") f
+	next
+}
+/^\[ustitch: / { if (on && sect == "u") uf = "LOST"; next }
+/: [a-z_]+: / { flush() }
+END { flush() }

@@ -1,0 +1,121 @@
+#!/bin/bash
+# Live tests of `ustitch record -e cpu-clock -g` on this kernel (root,
+# tracefs, perf, BPF).  perf-prog spins in known call chains: the report's
+# samples must carry them whole and in order, or say that the stack was
+# lost, never show another one.
+# usage: test-perf.sh deferred|fp|lost|badcmd
+set -u
+[ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
+[ -d /sys/kernel/tracing/instances ] || { echo "skip: no tracefs"; exit 77; }
+work=$(mktemp -d /tmp/ustitch-perf.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+here=$(dirname "$0")
+fails=0
+ok() { echo "ok - $*"; }
+bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
+expect_eq() { [ "$2" = "$3" ] && ok "$1: $2" || bad "$1: got '$2', expected '$3'"; }
+# at_least NAME GOT MIN
+at_least() { [ "$2" -ge "$3" ] && ok "$1: $2 (>= $3)" || bad "$1: got $2, expected at least $3"; }
+
+report() {	# report FILE [options] -> plugin output
+	local f=$1; shift
+	env HOME="$work" TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" \
+		${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} trace-cmd report "$@" "$f" 2>&1
+}
+
+MAIN="perf_c;perf_b;perf_a;main"
+THR="perf_c;thr_a;thr_main;start_thread"
+CHILD="perf_c;child_y;child_x;main"
+
+# record NAME [ustitch options] -- prog args: trace, report, samples, summary
+record() {
+	local name=$1; shift
+	"$UST_USTITCH" record -o "$work/$name.dat" "$@" 2>"$work/$name.log" ||
+		{ bad "$name: ustitch record failed: $(cat "$work/$name.log")"; return 1; }
+	cat "$work/$name.log"
+	report "$work/$name.dat" -O ustitch:folded="$work/$name.folded" >"$work/$name.report"
+	awk -f "$here/samples.awk" "$work/$name.report" >"$work/$name.samples"
+}
+
+# The user-mode samples in perf_c: every one of the three chains, whole,
+# innermost first; any other stack for perf_c is a wrong one.
+check_chains() {
+	local name=$1 min=$2 s="$work/$1.samples"
+	at_least "$name: main thread samples with $MAIN" "$(grep -c " $MAIN;" "$s")" "$min"
+	at_least "$name: thread samples with $THR" "$(grep -c " $THR" "$s")" "$min"
+	at_least "$name: child process samples with $CHILD" "$(grep -c " $CHILD;" "$s")" "$min"
+	expect_eq "$name: samples in perf_c with another stack" \
+		"$(awk '$1 == "user" && $5 ~ /^perf_c;/' "$s" | grep -v -e " $MAIN;" -e " $THR" -e " $CHILD;" | wc -l)" 0
+	local cpus
+	cpus=$(grep " $MAIN;\| $THR\| $CHILD;" "$s" | awk '{ print $3 }' | sort -u | wc -l)
+	if [ "$(nproc)" -gt 1 ]; then
+		[ "$cpus" -gt 1 ] && ok "$name: samples on $cpus CPUs" || bad "$name: samples on $cpus CPU only"
+	fi
+}
+
+deferred() {
+	record deferred -e cpu-clock -F 999 -g -- "$UST_PERF_PROG" 400 150 tf || return
+	local s="$work/deferred.samples" n stitched
+	n=$(wc -l <"$s")
+	stitched=$(awk '$4 == "deferred" && $5 != "LOST" && $5 != "-"' "$s" | wc -l)
+	echo "samples: $n, with a stitched user stack: $stitched"
+	grep "samples per unwind" "$work/deferred.log" | sed 's/^ustitch record: perf: /events\/unwind: /'
+	at_least "deferred: samples" "$n" 500
+	at_least "deferred: stitched user stacks (98%)" "$stitched" $((n * 98 / 100))
+	check_chains deferred 150
+	# Samples in the kernel (read of /dev/zero): kernel frames, then the
+	# user stack of the same kernel entry.
+	at_least "deferred: kernel samples in read() with their user stack" \
+		"$(awk '$1 == "kernel" && $6 ~ /read_zero|vfs_read/ && $5 ~ /perf_k;main;/' "$s" | wc -l)" 50
+	# The kernel_stack lines are trace-cmd's own (its kernel_stack handler).
+	grep -q "kernel_stack:         <stack trace >" "$work/deferred.report" &&
+		ok "deferred: trace-cmd prints the kernel stacks" || bad "deferred: no trace-cmd kernel stack"
+	# Without plugins the samples still print natively.
+	report "$work/deferred.dat" -N | grep -q "sample: .*cpu-clock ip=.* period=[0-9]* user user_stack=deferred" &&
+		ok "deferred: samples print without the plugin" || bad "deferred: no native sample line"
+	# Folded stacks, for flame graphs: comm, user frames, kernel frames.
+	at_least "deferred: folded $MAIN line count" \
+		"$(awk -v c="perf-prog;__libc_start_call_main;main;perf_a;perf_b;perf_c" '$1 == c { print $2 }' \
+			"$work/deferred.folded" | head -1)" 150
+	[ $fails -eq 0 ] || { echo "--- samples:"; head -50 "$s"; }
+}
+
+fp() {
+	record fp -e cpu-clock -F 999 -g --call-graph fp -- "$UST_PERF_PROG" 300 0 tf || return
+	local s="$work/fp.samples"
+	expect_eq "fp: samples without an immediate user stack" \
+		"$(awk '$4 != "immediate"' "$s" | wc -l)" 0
+	check_chains fp 100
+}
+
+# A one-page perf ring at 10 kHz: records are lost.  Samples whose stacks
+# went with them say so; none shows another entry's stack.
+lost() {
+	USTITCH_PERF_PAGES=1 record lost -e cpu-clock -F 10000 -g -- "$UST_PERF_PROG" 300 300 tf || return
+	local s="$work/lost.samples"
+	grep -q "records lost" "$work/lost.log" && ok "lost: perf records were lost" ||
+		echo "note: no perf records lost this time"
+	check_chains lost 50
+	expect_eq "lost: kernel samples in read() with a foreign user stack" \
+		"$(awk '$1 == "kernel" && $6 ~ /read_zero/ && $5 != "LOST" && $5 != "-" && $5 !~ /perf_k;main;/' "$s" | wc -l)" 0
+	expect_eq "lost: samples marked lost that show a stack" \
+		"$(awk '$4 == "lost" && $5 != "LOST" && $5 != "-"' "$s" | wc -l)" 0
+}
+
+badcmd() {
+	local before after out rc
+	before=$(ls /sys/kernel/tracing/instances)
+	while IFS='|' read -r args msg; do
+		[ -z "$args" ] && continue
+		# shellcheck disable=SC2086
+		out=$(cd "$work" && "$UST_USTITCH" record $args 2>&1); rc=$?
+		[ $rc -eq 2 ] && [[ "$out" == $msg ]] && ok "record $args" ||
+			bad "record $args: status $rc, said '$out', expected '$msg'"
+		[ ! -e "$work/trace.dat" ] || { bad "record $args left a trace.dat"; rm -f "$work/trace.dat"; }
+	done <"$here/badcmd.txt"
+	after=$(ls /sys/kernel/tracing/instances)
+	[ "$before" = "$after" ] && ok "tracefs unchanged" || bad "tracefs changed"
+}
+
+"$1"
+[ $fails -eq 0 ]
