@@ -6,7 +6,6 @@
  * the streams by time with one stable sort on (time, kind, stream, arrival):
  * within a stream arrival order is ring order, so this is the k-way merge.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,9 +278,12 @@ static bool same_event(const struct ust_perf_item *r, const struct ust_perf_item
  * the request comes just before or just after the sample depends on where
  * the kernel stamps the sample (6.18: before the program runs); the side
  * is read from the trace itself, as the one where neighbours agree (task,
- * ip, period).  A sample whose request the BPF side dropped has none: the
- * next request on its CPU says a drop happened (dropped_before) and the
- * sample is given up rather than guessed.
+ * ip, period), and the other side is tried next.  That never takes another
+ * sample's request: a sample's own request is either its neighbour on one
+ * side, or missing, and a missing one (ring full, no task storage) makes
+ * the next request on the CPU say so (dropped_before): the sample is then
+ * given up rather than guessed.  (A program that cannot run, e.g. nested
+ * in another BPF program, makes perf drop the sample itself.)
  */
 static int match_requests(struct ust_perf_stitch *st)
 {
@@ -333,7 +335,7 @@ static int match_requests(struct ust_perf_stitch *st)
 
 		for (i = 0; i < c->nr; i++) {
 			struct ust_perf_item *s = &st->items[c->idx[i]];
-			struct ust_perf_item *r = NULL, *next_req = NULL;
+			struct ust_perf_item *r, *next_req = NULL, *before, *after;
 			size_t j;
 
 			if (s->kind != UST_PERF_ITEM_SAMPLE)
@@ -341,20 +343,16 @@ static int match_requests(struct ust_perf_stitch *st)
 			for (j = i + 1; j < c->nr && !next_req; j++)
 				if (st->items[c->idx[j]].kind == UST_PERF_ITEM_REQUEST)
 					next_req = &st->items[c->idx[j]];
-			if (succ > pred && i + 1 < c->nr)
-				r = &st->items[c->idx[i + 1]];
-			else if (succ <= pred && i > 0)
-				r = &st->items[c->idx[i - 1]];
-			if (!r || !same_event(r, s)) {
-				if (getenv("UST_DBG")) {
-					for (size_t q = i >= 3 ? i - 3 : 0; q < c->nr && q <= i + 3; q++) {
-						const struct ust_perf_item *x = &st->items[c->idx[q]];
-						fprintf(stderr, "%s %s cpu=%u t=%llu tid=%u ip=%llx per=%llu m=%ld\n", q == i ? "=>" : "  ", x->kind == UST_PERF_ITEM_SAMPLE ? "S" : "R", x->cpu, (unsigned long long)x->time, x->tid, (unsigned long long)(x->kind == UST_PERF_ITEM_SAMPLE ? x->ev.u.sample.ip : x->ip), (unsigned long long)(x->kind == UST_PERF_ITEM_SAMPLE ? x->ev.u.sample.period : x->period), x->sample_idx);
-					}
-					fprintf(stderr, "--\n");
-				}
+			/* The usual side first, then the other: the stamp moves
+			 * (6.18 stamps the first sample after lost records late). */
+			after = i + 1 < c->nr ? &st->items[c->idx[i + 1]] : NULL;
+			before = i > 0 ? &st->items[c->idx[i - 1]] : NULL;
+			if (succ > pred)
+				r = after && same_event(after, s) ? after : before;
+			else
+				r = before && same_event(before, s) ? before : after;
+			if (!r || !same_event(r, s))
 				continue;
-			}
 			if (next_req && next_req->dropped_before) {
 				/* Its own request may be the dropped one. */
 				st->stats.requests_ambiguous++;

@@ -17,7 +17,8 @@ report() {	# report FILE -> plugin output
 		${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} trace-cmd report "$1" 2>&1
 }
 instances() { ls /sys/kernel/tracing/instances | grep '^ustitch-' || true; }
-our_progs() { bpftool prog show 2>/dev/null | grep -c 'name ust_bpfu' || true; }
+# BPF programs still held by recorder @1 (other tests may run their own).
+our_progs() { bpftool prog show 2>/dev/null | grep -c "ustitch($1)" || true; }
 
 chain() {
 	local rounds=2 prog=$UST_REC_PROG base
@@ -89,7 +90,7 @@ signals() {
 		trace-cmd dump -v "$work/$sig.dat" 2>&1 | grep -q "is a valid trace-cmd file" &&
 			ok "SIG$sig: valid trace.dat" || bad "SIG$sig: trace.dat not valid: $(cat "$work/$sig.log")"
 		expect_eq "SIG$sig: instances left" "$(instances | grep -c "ustitch-$pid" || true)" 0
-		expect_eq "SIG$sig: BPF programs left" "$(our_progs)" 0
+		expect_eq "SIG$sig: BPF programs left" "$(our_progs $pid)" 0
 	done
 	"$UST_USTITCH" record -o "$work/kill.dat" -e sched:sched_switch -O userstacktrace_delay \
 		>"$work/kill.log" 2>&1 &
@@ -98,7 +99,7 @@ signals() {
 	kill -KILL $pid
 	wait $pid 2>/dev/null
 	sleep 0.2
-	expect_eq "SIGKILL: BPF programs left" "$(our_progs)" 0
+	expect_eq "SIGKILL: BPF programs left" "$(our_progs $pid)" 0
 	expect_eq "SIGKILL: its instance stays until the next run" "$(instances | grep -c "ustitch-$pid" || true)" 1
 	"$UST_USTITCH" record -o "$work/next.dat" -e sched:sched_switch -- true 2>"$work/next.log"
 	grep -q "removed 1 stale ustitch instance" "$work/next.log" && ok "next run removed the stale instance" ||
