@@ -71,11 +71,14 @@ static bool kallsyms_no_data(void)
 static bool live_slab(void *ctx, const char *name)
 {
 	char path[512], line[512];
-	size_t n = strlen(name);
 	bool found = false;
+	size_t n;
 	FILE *f;
 
 	(void)ctx;
+	if (!name || !name[0])
+		return false;
+	n = strlen(name);
 	snprintf(path, sizeof(path), "/sys/kernel/slab/%s", name);
 	if (!strchr(name, '/') && !access(path, F_OK))
 		return true;

@@ -23,7 +23,7 @@
 #include "ustitch/resolve.h"
 #include "res_internal.h"
 
-#define MAX_DEPTH	32
+/* MAX_DEPTH: res_internal.h */
 
 struct pending {
 	char *path;
@@ -36,6 +36,7 @@ struct walk {
 	struct pending *stack;
 	size_t nr, cap;
 	unsigned int files, max_files;
+	int max_depth;
 };
 
 static int push(struct walk *w, const char *dir, const char *name, int depth)
@@ -118,7 +119,7 @@ static void walk_dir(struct walk *w, const char *path, int depth)
 		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 			continue;
 		if (S_ISDIR(st.st_mode)) {
-			if (depth < MAX_DEPTH)
+			if (depth < w->max_depth)
 				push(w, path, de->d_name, depth + 1);
 		} else if (S_ISREG(st.st_mode)) {
 			add_file(w, path, de->d_name, &st, false);
@@ -139,10 +140,10 @@ static void mark_skipped(struct walk *w, const char *path)
 				(uint64_t)st.st_ino, (void *)1, NULL);
 }
 
-int ust_res_index_build(struct ust_res_map *m, const char *const *dirs, int nr_dirs,
+int ust_res_index_build(struct ust_res_map *m, const char *const *dirs, int nr_dirs, int max_depth,
 			unsigned int max_files)
 {
-	struct walk w = { .m = m, .max_files = max_files };
+	struct walk w = { .m = m, .max_files = max_files, .max_depth = max_depth };
 	int i;
 
 	ust_res_map_init(&w.seen_dirs);

@@ -45,7 +45,10 @@ struct ust_res_idx_ent {
 	char path[];
 };
 /* Adds (kdev, ino) -> malloc'ed struct ust_res_idx_ent to @m. */
-int ust_res_index_build(struct ust_res_map *m, const char *const *dirs, int nr_dirs,
+/* How deep the index goes below each directory. */
+#define UST_RES_MAX_DEPTH	32
+/* @max_depth: levels of subdirectories to enter (0: the dirs' own files). */
+int ust_res_index_build(struct ust_res_map *m, const char *const *dirs, int nr_dirs, int max_depth,
 			unsigned int max_files);
 
 #endif

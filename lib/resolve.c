@@ -52,7 +52,7 @@ struct answer {
 };
 
 struct ust_res {
-	bool no_proc, no_index;
+	bool no_proc, no_index, flat;
 	char **dirs;			/* extra_dirs then default_dirs */
 	int nr_dirs;
 	unsigned int max_files;
@@ -88,8 +88,11 @@ struct ust_res *ust_res_new(const struct ust_res_opts *opts)
 		r->no_proc = opts->no_proc;
 		r->no_index = opts->no_index;
 		r->max_files = opts->max_files;
+		r->flat = opts->flat;
 		if (opts->extra_dirs && opts->nr_extra_dirs > 0)
 			nr_extra = opts->nr_extra_dirs;
+		if (opts->no_default_dirs)
+			nr_default = 0;
 	}
 	if (!r->max_files)
 		r->max_files = DEFAULT_MAX_FILES;
@@ -267,6 +270,7 @@ static const char *from_index(struct ust_res *r, uint32_t kdev, uint64_t ino)
 	if (!r->index_built) {
 		r->index_built = true;
 		ust_res_index_build(&r->index, (const char *const *)r->dirs, r->nr_dirs,
+				    r->flat ? 0 : UST_RES_MAX_DEPTH,
 				    r->max_files);
 	}
 	e = ust_res_map_get(&r->index, kdev, ino);

@@ -224,7 +224,7 @@ static void match_across(struct ust_scan *sc, struct ev_list *evs, int nr_evs)
 	int cpu;
 
 	for (cpu = 0; cpu < nr_evs; cpu++)
-		if (sc->nr_bufs > 1)
+		if (sc->nr_bufs > 1 && evs[cpu].nr > 1)
 			qsort(evs[cpu].v, evs[cpu].nr, sizeof(*evs[cpu].v), cmp_ref);
 	for (i = 0; i < sc->st.nr_reqs; i++) {
 		struct ust_stitch_req *r = &sc->st.reqs[i];

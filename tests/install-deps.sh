@@ -6,6 +6,7 @@ USTITCH_PACKAGES=(
 	meson ninja-build pkg-config gcc clang-14 clang
 	libtraceevent-dev libtracecmd-dev libtracefs-dev libelf-dev libdw-dev
 	libcmocka-dev trace-cmd elfutils binutils llvm-14 libclang-rt-14-dev libc6-dbg bc time libbpf-dev bpftool
+	qemu-system-x86 busybox-static jq
 )
 missing=()
 for p in "${USTITCH_PACKAGES[@]}"; do
@@ -15,7 +16,7 @@ if ((${#missing[@]})); then
 	echo "ustitch: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
-	apt-get install -y -qq "${missing[@]}" >/dev/null
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 # tracefs is where the live tests and the recorder work.
 if ! mountpoint -q /sys/kernel/tracing 2>/dev/null; then

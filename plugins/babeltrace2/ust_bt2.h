@@ -49,6 +49,8 @@ struct ust_bt2_stack {
 	int pid;
 	unsigned int nr;
 	struct ust_dec_frame *frames;
+	char *text;			/* rendered once all its objects are known */
+	bool complete;			/* every file of its frames is described */
 };
 
 struct ust_bt2_obj {
@@ -65,6 +67,7 @@ struct ust_bt2_stacks {
 	struct ust_bt2_obj *objs;
 	size_t nr_objs, cap_objs;
 	struct ust_hmap obj_keys;	/* (pid, base, ino) seen */
+	struct ust_hmap files;		/* (dev, ino) described */
 	struct ust_res *res;
 	struct ust_sym_cache *sym;
 	struct ust_render rnd;
@@ -84,15 +87,17 @@ void ust_bt2_stacks_fini(struct ust_bt2_stacks *s);
 /* A ustitch:stack event; a later duplicate (re-emission) is ignored. */
 int ust_bt2_stacks_add(struct ust_bt2_stacks *s, uint64_t id, int pid, const uint64_t *off,
 		       const uint64_t *ino, const uint32_t *kdev, unsigned int nr);
-const struct ust_bt2_stack *ust_bt2_stacks_find(const struct ust_bt2_stacks *s, uint64_t id);
+struct ust_bt2_stack *ust_bt2_stacks_find(const struct ust_bt2_stacks *s, uint64_t id);
 /* A ustitch:object event. */
 int ust_bt2_objs_add(struct ust_bt2_stacks *s, int pid, uint64_t base, uint64_t lo,
 		     uint64_t hi, uint32_t kdev, uint64_t ino, const char *path,
 		     const uint8_t *bid, size_t bid_len);
+/* Whether a ustitch:object described every file @st's frames are in. */
+bool ust_bt2_stack_complete(struct ust_bt2_stacks *s, struct ust_bt2_stack *st);
 /* Whether an object known for @pid (any pid when @pid < 0) holds @addr. */
 bool ust_bt2_objs_cover(const struct ust_bt2_stacks *s, int pid, uint64_t addr);
 /* "\n=> ..." per frame. */
-void ust_bt2_render_stack(struct ust_bt2_stacks *s, const struct ust_bt2_stack *st,
+void ust_bt2_render_stack(struct ust_bt2_stacks *s, struct ust_bt2_stack *st,
 			  struct ust_sb *out);
 /* "symbol+0xoff (object)", "object+0xvaddr" or "0xaddr". */
 void ust_bt2_name_addr(struct ust_bt2_stacks *s, int pid, uint64_t addr, struct ust_sb *out);
@@ -139,9 +144,15 @@ typedef enum ust_bt2_hook_ret (*ust_bt2_member_hook)(void *data, const char *nam
 
 /* A field as sink.text.pretty prints it. */
 void ust_bt2_pretty_field(const struct bt_field *f, struct ust_sb *out);
-/* "{ a = 1, b = 2 }", members filtered through @hook (may be NULL). */
-void ust_bt2_pretty_struct(const struct bt_field *f, ust_bt2_member_hook hook, void *data,
-			   struct ust_sb *out);
+/*
+ * "{ a = 1, b = 2 }": members whose bit is set in @skip are left out, the
+ * others go through @hook (may be NULL).
+ */
+void ust_bt2_pretty_struct(const struct bt_field *f, uint64_t skip, ust_bt2_member_hook hook,
+			   void *data, struct ust_sb *out);
+/* Decimal and "0x..." (lower case) without printf. */
+void ust_bt2_put_u64(struct ust_sb *out, uint64_t v);
+void ust_bt2_put_hex(struct ust_sb *out, uint64_t v);
 
 struct ust_bt2_clock {
 	bool gmt;

@@ -7,7 +7,7 @@
  *   babeltrace2 --plugin-path=DIR TRACE -c sink.ustitch.text [-p PARAMS]
  *
  * ustitch:stack and ustitch:object events feed the tables (and print as
- * a one-line summary / as usual); every other event prints as it comes,
+ * one-line summaries); every other event prints as it comes,
  * except that one whose stack has not been seen yet waits for it in the
  * lookahead queue (ust_bt2_queue.c).
  */
@@ -20,7 +20,7 @@
 #include "ust_bt2.h"
 
 #define MAX_DEBUG_DIRS		16
-#define LOCK_WINDOW_NS		10000000LL	/* objects follow their event within µs */
+#define OBJ_WINDOW_NS		10000000LL	/* objects follow their event within µs */
 #define CTX_PREFIX		"_app_ustitch_"
 
 enum ec_kind { EC_OTHER = 1, EC_STACK, EC_OBJECT };
@@ -32,6 +32,8 @@ struct text {
 	struct ust_bt2_clock clk;
 	struct ust_sb line;
 	struct ust_hmap ec_kinds;	/* event class pointer -> enum ec_kind */
+	struct ust_hmap ctx_idx;	/* context class -> packed member indices */
+	struct ust_hmap pkt_skip;	/* packet context class -> hidden members */
 	int64_t now;			/* latest event time seen */
 	bool have_now;
 	/* parameters */
@@ -101,6 +103,71 @@ static bool u64_array(const bt_field *f, uint64_t *out, uint64_t n)
 	return true;
 }
 
+/* --- per-class caches --------------------------------------------------- */
+
+/*
+ * Looking members up by name for every event costs a hash lookup each;
+ * a class's member indices never change, so they are found once.
+ */
+enum { IDX_VPID, IDX_STACK, IDX_DEPTH, IDX_LOCKS, NR_IDX };
+#define IDX_NONE 0xffff
+
+static uint64_t member_index(const bt_field_class *fc, const char *name)
+{
+	uint64_t n = bt_field_class_structure_get_member_count(fc), i;
+
+	for (i = 0; i < n && i < IDX_NONE; i++)
+		if (!strcmp(bt_field_class_structure_member_get_name(
+				bt_field_class_structure_borrow_member_by_index_const(fc, i)), name))
+			return i;
+	return IDX_NONE;
+}
+
+static uint64_t ctx_indices(struct text *t, const bt_field *ctx)
+{
+	static const char *const names[NR_IDX] = {
+		"vpid", CTX_PREFIX "stack_id", CTX_PREFIX "lock_depth", CTX_PREFIX "locks",
+	};
+	const bt_field_class *fc = bt_field_borrow_class_const(ctx);
+	uint64_t packed = 0, i;
+
+	if (ust_hmap_get(&t->ctx_idx, (uint64_t)(uintptr_t)fc, &packed))
+		return packed;
+	for (i = 0; i < NR_IDX; i++)
+		packed |= member_index(fc, names[i]) << (16 * i);
+	ust_hmap_put(&t->ctx_idx, (uint64_t)(uintptr_t)fc, packed);
+	return packed;
+}
+
+static const bt_field *ctx_member(const bt_field *ctx, uint64_t packed, int which)
+{
+	uint64_t i = packed >> (16 * which) & 0xffff;
+
+	return i == IDX_NONE ? NULL : bt_field_structure_borrow_member_field_by_index_const(ctx, i);
+}
+
+/* sink.text.pretty shows only cpu_id of an LTTng packet context. */
+static uint64_t packet_skip(struct text *t, const bt_field *pctx)
+{
+	static const char *const hidden[] = {
+		"timestamp_begin", "timestamp_end", "content_size", "packet_size",
+		"packet_seq_num", "events_discarded",
+	};
+	const bt_field_class *fc = bt_field_borrow_class_const(pctx);
+	uint64_t mask = 0, i;
+	size_t h;
+
+	if (ust_hmap_get(&t->pkt_skip, (uint64_t)(uintptr_t)fc, &mask))
+		return mask;
+	for (h = 0; h < sizeof(hidden) / sizeof(hidden[0]); h++) {
+		i = member_index(fc, hidden[h]);
+		if (i < 64)
+			mask |= (uint64_t)1 << i;
+	}
+	ust_hmap_put(&t->pkt_skip, (uint64_t)(uintptr_t)fc, mask);
+	return mask;
+}
+
 /* --- per-event facts --------------------------------------------------- */
 
 struct evinfo {
@@ -112,30 +179,33 @@ struct evinfo {
 	int pid;			/* vpid context, or -1 */
 	const char *locks;		/* NULL: no value */
 	bool has_depth;
+	bool ours;			/* the context has one of ours */
 };
 
 static void event_info(struct text *t, const bt_event *ev, struct evinfo *e)
 {
 	const bt_field *f;
-	uint64_t v;
+	uint64_t v, idx;
 
 	memset(e, 0, sizeof(*e));
 	e->t = t;
 	e->pid = -1;
 	e->ctx = bt_event_borrow_common_context_field_const(ev);
-	if (!e->ctx)
+	if (!e->ctx || bt_field_get_class_type(e->ctx) != BT_FIELD_CLASS_TYPE_STRUCTURE)
 		return;
-	if (as_u64(member(e->ctx, "vpid"), &v))
+	idx = ctx_indices(t, e->ctx);
+	e->ours = (idx >> 16) != ((uint64_t)1 << 48) - 1;
+	if (as_u64(ctx_member(e->ctx, idx, IDX_VPID), &v))
 		e->pid = (int)v;
-	f = member(e->ctx, CTX_PREFIX "stack_id");
+	f = ctx_member(e->ctx, idx, IDX_STACK);
 	if (f) {
 		e->has_stack_ctx = true;
 		e->stack_none = !ctx_value(f);
 		if (!e->stack_none)
 			as_u64(f, &e->stack_id);
 	}
-	e->locks = ctx_string(member(e->ctx, CTX_PREFIX "locks"));
-	e->has_depth = ctx_value(member(e->ctx, CTX_PREFIX "lock_depth")) != NULL;
+	e->locks = ctx_string(ctx_member(e->ctx, idx, IDX_LOCKS));
+	e->has_depth = ctx_value(ctx_member(e->ctx, idx, IDX_DEPTH)) != NULL;
 }
 
 /* Calls @fn for each lock of a $app.ustitch:locks text; "..." gives 0. */
@@ -188,24 +258,6 @@ static bool lock_name(void *data, uint64_t addr, bool more)
 
 /* --- printing ---------------------------------------------------------- */
 
-static enum ust_bt2_hook_ret packet_hook(void *data, const char *name, const bt_field *f,
-					 struct ust_sb *out)
-{
-	static const char *const hidden[] = {
-		"timestamp_begin", "timestamp_end", "content_size", "packet_size",
-		"packet_seq_num", "events_discarded",
-	};
-	size_t i;
-
-	(void)data;
-	(void)f;
-	(void)out;
-	for (i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++)
-		if (!strcmp(name, hidden[i]))
-			return UST_BT2_MEMBER_SKIP;
-	return UST_BT2_MEMBER_DEFAULT;
-}
-
 static enum ust_bt2_hook_ret ctx_hook(void *data, const char *name, const bt_field *f,
 				      struct ust_sb *out)
 {
@@ -219,29 +271,33 @@ static enum ust_bt2_hook_ret ctx_hook(void *data, const char *name, const bt_fie
 	len = strlen(k);
 	if (len > 4 && !strcmp(k + len - 4, "_tag"))
 		return UST_BT2_MEMBER_SKIP;	/* the variant's selector */
+	ust_sb_puts(out, name);
 	if (!strcmp(k, "stack_id")) {
-		if (e->stack_none)
-			ust_sb_printf(out, "%s = _none", name);
-		else
-			ust_sb_printf(out, "%s = 0x%" PRIx64, name, e->stack_id);
+		if (e->stack_none) {
+			ust_sb_puts(out, " = _none");
+		} else {
+			ust_sb_puts(out, " = ");
+			ust_bt2_put_hex(out, e->stack_id);
+		}
 	} else if (!strcmp(k, "lock_depth")) {
 		uint64_t v;
 
 		if (ctx_value(f) && as_u64(f, &v))
-			ust_sb_printf(out, "%s = %" PRId64, name, (int64_t)v);
+			ust_sb_printf(out, " = %" PRId64, (int64_t)v);
 		else
-			ust_sb_printf(out, "%s = _none", name);
+			ust_sb_puts(out, " = _none");
 	} else if (!strcmp(k, "locks")) {
 		void *a[2] = { e, out };
 
 		if (!e->locks && !e->has_depth) {
-			ust_sb_printf(out, "%s = _none", name);
+			ust_sb_puts(out, " = _none");
 			return UST_BT2_MEMBER_DONE;
 		}
-		ust_sb_printf(out, "%s = [", name);
+		ust_sb_puts(out, " = [");
 		each_lock(e->locks, lock_name, a);
 		ust_sb_puts(out, " ]");
 	} else {
+		ust_sb_reset(out);
 		return UST_BT2_MEMBER_DEFAULT;
 	}
 	return UST_BT2_MEMBER_DONE;
@@ -256,6 +312,26 @@ static void stack_summary(const bt_field *payload, struct ust_sb *out)
 	as_u64(member(payload, "pid"), &pid);
 	ust_sb_printf(out, "{ stack_id = 0x%" PRIx64 ", pid = %" PRId64 ", frames = %" PRIu64 " }",
 		      id, (int64_t)pid, offs ? bt_field_array_get_length(offs) : 0);
+}
+
+/* { pid = N, base = 0x..., path = "...", build_id = hex } */
+static void object_summary(const bt_field *payload, struct ust_sb *out)
+{
+	const bt_field *path = member(payload, "path"), *bid = member(payload, "build_id");
+	uint64_t pid = 0, base = 0, n = 0, i, b;
+
+	as_u64(member(payload, "pid"), &pid);
+	as_u64(member(payload, "base"), &base);
+	ust_sb_printf(out, "{ pid = %" PRId64 ", base = 0x%" PRIx64 ", path = \"%s\", build_id = ",
+		      (int64_t)pid, base,
+		      path && bt_field_get_class_type(path) == BT_FIELD_CLASS_TYPE_STRING ?
+		      bt_field_string_get_value(path) : "");
+	if (bid && bt_field_class_type_is(bt_field_get_class_type(bid), BT_FIELD_CLASS_TYPE_ARRAY))
+		n = bt_field_array_get_length(bid);
+	for (i = 0; i < n; i++)
+		if (as_u64(bt_field_array_borrow_element_field_by_index_const(bid, i), &b))
+			ust_sb_printf(out, "%02x", (unsigned int)(b & 0xff));
+	ust_sb_puts(out, n ? " }" : "none }");
 }
 
 static enum ec_kind kind_of(struct text *t, const bt_event_class *ec)
@@ -298,28 +374,31 @@ static void print_event(struct text *t, const bt_message *msg)
 		ust_sb_printf(out, "%s ", bt_value_string_get(host));
 	ust_sb_printf(out, "%s: ", bt_event_class_get_name(ec));
 	if (pctx) {
-		ust_bt2_pretty_struct(pctx, packet_hook, NULL, out);
+		ust_bt2_pretty_struct(pctx, packet_skip(t, pctx), NULL, NULL, out);
 		sep = true;
 	}
 	if (e.ctx) {
 		ust_sb_puts(out, sep ? ", " : "");
-		ust_bt2_pretty_struct(e.ctx, ctx_hook, &e, out);
+		/* Only our contexts need the hook. */
+		ust_bt2_pretty_struct(e.ctx, 0, e.ours ? ctx_hook : NULL, &e, out);
 		sep = true;
 	}
 	if (sctx) {
 		ust_sb_puts(out, sep ? ", " : "");
-		ust_bt2_pretty_struct(sctx, NULL, NULL, out);
+		ust_bt2_pretty_struct(sctx, 0, NULL, NULL, out);
 		sep = true;
 	}
 	if (payload) {
 		ust_sb_puts(out, sep ? ", " : "");
 		if (kind_of(t, ec) == EC_STACK)
 			stack_summary(payload, out);
+		else if (kind_of(t, ec) == EC_OBJECT)
+			object_summary(payload, out);
 		else
-			ust_bt2_pretty_struct(payload, NULL, NULL, out);
+			ust_bt2_pretty_struct(payload, 0, NULL, NULL, out);
 	}
 	if (e.has_stack_ctx && !e.stack_none) {
-		const struct ust_bt2_stack *st = e.stack_id ? ust_bt2_stacks_find(&t->st, e.stack_id) : NULL;
+		struct ust_bt2_stack *st = e.stack_id ? ust_bt2_stacks_find(&t->st, e.stack_id) : NULL;
 
 		if (st) {
 			ust_bt2_render_stack(&t->st, st, out);
@@ -413,10 +492,14 @@ static int take_object(struct text *t, const bt_field *p)
 
 static bool ready(struct text *t, const struct ust_bt2_item *it)
 {
+	struct ust_bt2_stack *st;
 	struct evinfo e;
 
-	if (it->stack_id && !ust_bt2_stacks_find(&t->st, it->stack_id))
-		return false;
+	if (it->stack_id) {
+		st = ust_bt2_stacks_find(&t->st, it->stack_id);
+		if (!st || !ust_bt2_stack_complete(&t->st, st))
+			return false;
+	}
 	if (it->lock_wait) {
 		event_info(t, bt_message_event_borrow_event_const(it->msg), &e);
 		return each_lock(e.locks, lock_covered, &e);
@@ -445,6 +528,7 @@ static int take(struct text *t, const bt_message *msg)
 		const bt_event *ev = bt_message_event_borrow_event_const(msg);
 		const bt_field *p = bt_event_borrow_payload_field_const(ev);
 		enum ec_kind k = kind_of(t, bt_event_borrow_class_const(ev));
+		struct ust_bt2_stack *st;
 		struct evinfo e;
 		int64_t ns;
 
@@ -459,12 +543,20 @@ static int take(struct text *t, const bt_message *msg)
 			it.timed = true;
 		}
 		event_info(t, ev, &e);
-		if (e.stack_id && !ust_bt2_stacks_find(&t->st, e.stack_id)) {
+		st = e.stack_id ? ust_bt2_stacks_find(&t->st, e.stack_id) : NULL;
+		/* A missing stack may take a while; its objects or those of
+		 * the locks come within microseconds, or never. */
+		if (e.stack_id && !st) {
 			it.stack_id = e.stack_id;
 			it.deadline = t->now + t->lookahead_ns;
-		} else if (e.locks && !each_lock(e.locks, lock_covered, &e)) {
+		} else if (st && !ust_bt2_stack_complete(&t->st, st)) {
+			it.stack_id = e.stack_id;
+			it.deadline = t->now + OBJ_WINDOW_NS;
+		}
+		if (e.locks && !each_lock(e.locks, lock_covered, &e)) {
 			it.lock_wait = true;
-			it.deadline = t->now + LOCK_WINDOW_NS;
+			if (!it.stack_id)
+				it.deadline = t->now + OBJ_WINDOW_NS;
 		}
 	}
 	if (ust_bt2_queue_push(&t->q, &it))
@@ -502,6 +594,8 @@ static void text_destroy(struct text *t)
 	ust_bt2_queue_fini(&t->q);
 	ust_bt2_stacks_fini(&t->st);
 	ust_hmap_fini(&t->ec_kinds);
+	ust_hmap_fini(&t->ctx_idx);
+	ust_hmap_fini(&t->pkt_skip);
 	ust_sb_fini(&t->line);
 	bt_message_iterator_put_ref(t->it);
 	for (i = 0; i < t->nr_debug_dirs; i++)
@@ -523,6 +617,8 @@ text_init(bt_self_component_sink *self, bt_self_component_sink_configuration *co
 		return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
 	ust_sb_init(&t->line);
 	ust_hmap_init(&t->ec_kinds);
+	ust_hmap_init(&t->ctx_idx);
+	ust_hmap_init(&t->pkt_skip);
 	ust_bt2_queue_init(&t->q);
 	o.symbols = param_bool(params, "symbols", true);
 	o.lines = param_bool(params, "lines", false);

@@ -7,6 +7,9 @@
  * "{ value }", enumerations as "( "label" : container = N )", hex
  * integers in upper case.  Our own contexts are printed by the plugin
  * through the member hook.
+ *
+ * Numbers and names are written directly, not through printf: a text
+ * sink spends most of its time formatting, and vfprintf was half of it.
  */
 #include <babeltrace2/babeltrace.h>
 #include <inttypes.h>
@@ -15,6 +18,62 @@
 #include <time.h>
 
 #include "ust_bt2.h"
+
+void ust_bt2_put_u64(struct ust_sb *out, uint64_t v)
+{
+	char buf[24], *p = buf + sizeof(buf) - 1;
+
+	*p = '\0';
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	ust_sb_puts(out, p);
+}
+
+static void put_i64(struct ust_sb *out, int64_t v)
+{
+	if (v < 0) {
+		ust_sb_puts(out, "-");
+		ust_bt2_put_u64(out, (uint64_t)0 - (uint64_t)v);
+		return;
+	}
+	ust_bt2_put_u64(out, (uint64_t)v);
+}
+
+static void put_hex(struct ust_sb *out, uint64_t v, bool upper)
+{
+	const char *dig = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+	char buf[24], *p = buf + sizeof(buf) - 1;
+
+	*p = '\0';
+	do {
+		*--p = dig[v & 0xf];
+		v >>= 4;
+	} while (v);
+	*--p = 'x';
+	*--p = '0';
+	ust_sb_puts(out, p);
+}
+
+void ust_bt2_put_hex(struct ust_sb *out, uint64_t v)
+{
+	put_hex(out, v, false);
+}
+
+/* @width digits, zero-padded. */
+static void put_padded(struct ust_sb *out, uint64_t v, int width)
+{
+	char buf[24];
+	int i;
+
+	if (width > 20)
+		width = 20;
+	buf[width] = '\0';
+	for (i = width; i-- > 0; v /= 10)
+		buf[i] = (char)('0' + v % 10);
+	ust_sb_puts(out, buf);
+}
 
 static void put_string(const char *s, struct ust_sb *out)
 {
@@ -53,7 +112,7 @@ static void put_uint(const bt_field_class *fc, uint64_t v, struct ust_sb *out)
 
 	switch (bt_field_class_integer_get_preferred_display_base(fc)) {
 	case BT_FIELD_CLASS_INTEGER_PREFERRED_DISPLAY_BASE_HEXADECIMAL:
-		ust_sb_printf(out, "0x%" PRIX64, v);
+		put_hex(out, v, true);
 		break;
 	case BT_FIELD_CLASS_INTEGER_PREFERRED_DISPLAY_BASE_OCTAL:
 		ust_sb_printf(out, "0%" PRIo64, v);
@@ -64,7 +123,7 @@ static void put_uint(const bt_field_class *fc, uint64_t v, struct ust_sb *out)
 			ust_sb_puts(out, (v >> i) & 1 ? "1" : "0");
 		break;
 	default:
-		ust_sb_printf(out, "%" PRIu64, v);
+		ust_bt2_put_u64(out, v);
 	}
 }
 
@@ -75,7 +134,7 @@ static void put_sint(const bt_field_class *fc, int64_t v, struct ust_sb *out)
 
 	if (bt_field_class_integer_get_preferred_display_base(fc) ==
 	    BT_FIELD_CLASS_INTEGER_PREFERRED_DISPLAY_BASE_DECIMAL) {
-		ust_sb_printf(out, "%" PRId64, v);
+		put_i64(out, v);
 		return;
 	}
 	if (bits && bits < 64)
@@ -112,8 +171,8 @@ static void put_enum(const bt_field *f, bool is_signed, struct ust_sb *out)
 	ust_sb_puts(out, " )");
 }
 
-void ust_bt2_pretty_struct(const bt_field *f, ust_bt2_member_hook hook, void *data,
-			   struct ust_sb *out)
+void ust_bt2_pretty_struct(const bt_field *f, uint64_t skip, ust_bt2_member_hook hook,
+			   void *data, struct ust_sb *out)
 {
 	const bt_field_class *fc = bt_field_borrow_class_const(f);
 	uint64_t n = bt_field_class_structure_get_member_count(fc), i;
@@ -129,9 +188,12 @@ void ust_bt2_pretty_struct(const bt_field *f, ust_bt2_member_hook hook, void *da
 		const bt_field *mf = bt_field_structure_borrow_member_field_by_index_const(f, i);
 		enum ust_bt2_hook_ret r = UST_BT2_MEMBER_DEFAULT;
 
-		ust_sb_reset(&tmp);
-		if (hook)
+		if (i < 64 && (skip >> i & 1))
+			continue;
+		if (hook) {
+			ust_sb_reset(&tmp);
 			r = hook(data, name, mf, &tmp);
+		}
 		if (r == UST_BT2_MEMBER_SKIP)
 			continue;
 		ust_sb_puts(out, first ? " " : ", ");
@@ -140,10 +202,11 @@ void ust_bt2_pretty_struct(const bt_field *f, ust_bt2_member_hook hook, void *da
 			ust_sb_puts(out, ust_sb_str(&tmp));
 			continue;
 		}
-		ust_sb_printf(out, "%s = ", name);
+		ust_sb_puts(out, name);
+		ust_sb_puts(out, " = ");
 		ust_bt2_pretty_field(mf, out);
 	}
-	ust_sb_puts(out, first ? " }" : " }");
+	ust_sb_puts(out, " }");
 	ust_sb_fini(&tmp);
 }
 
@@ -169,13 +232,15 @@ void ust_bt2_pretty_field(const bt_field *f, struct ust_sb *out)
 	} else if (t == BT_FIELD_CLASS_TYPE_STRING) {
 		put_string(bt_field_string_get_value(f), out);
 	} else if (t == BT_FIELD_CLASS_TYPE_STRUCTURE) {
-		ust_bt2_pretty_struct(f, NULL, NULL, out);
+		ust_bt2_pretty_struct(f, 0, NULL, NULL, out);
 	} else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_ARRAY)) {
 		uint64_t n = bt_field_array_get_length(f), i;
 
 		ust_sb_puts(out, "[");
 		for (i = 0; i < n; i++) {
-			ust_sb_printf(out, "%s[%" PRIu64 "] = ", i ? ", " : " ", i);
+			ust_sb_puts(out, i ? ", [" : " [");
+			ust_bt2_put_u64(out, i);
+			ust_sb_puts(out, "] = ");
 			ust_bt2_pretty_field(bt_field_array_borrow_element_field_by_index_const(f, i), out);
 		}
 		ust_sb_puts(out, " ]");
@@ -219,11 +284,23 @@ void ust_bt2_pretty_time(struct ust_bt2_clock *c, const bt_clock_snapshot *cs,
 		gmtime_r(&secs, &tm);
 	else
 		localtime_r(&secs, &tm);
-	ust_sb_printf(out, "[%02d:%02d:%02d.%09" PRId64 "] ", tm.tm_hour, tm.tm_min, tm.tm_sec, sub);
+	ust_sb_puts(out, "[");
+	put_padded(out, (uint64_t)tm.tm_hour, 2);
+	ust_sb_puts(out, ":");
+	put_padded(out, (uint64_t)tm.tm_min, 2);
+	ust_sb_puts(out, ":");
+	put_padded(out, (uint64_t)tm.tm_sec, 2);
+	ust_sb_puts(out, ".");
+	put_padded(out, (uint64_t)sub, 9);
+	ust_sb_puts(out, "] ");
 	if (c->have_last && ns >= c->last_ns) {
 		int64_t d = ns - c->last_ns;
 
-		ust_sb_printf(out, "(+%" PRId64 ".%09" PRId64 ") ", d / 1000000000, d % 1000000000);
+		ust_sb_puts(out, "(+");
+		ust_bt2_put_u64(out, (uint64_t)(d / 1000000000));
+		ust_sb_puts(out, ".");
+		put_padded(out, (uint64_t)(d % 1000000000), 9);
+		ust_sb_puts(out, ") ");
 	} else {
 		ust_sb_puts(out, "(+?.????????" "?) ");
 	}

@@ -9,6 +9,11 @@
  * do not need them (they carry file offsets, inode and dev, which
  * ust_res maps to the object's path and build-id), but lock addresses
  * are plain addresses of that process.
+ *
+ * A stack may arrive before the ustitch:object events of its files (a
+ * session started later gets the stack, then everything again), so a
+ * stack is "complete" only once all its files are described; the
+ * plugin waits a little for that, and only a complete rendering is kept.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -23,6 +28,7 @@ int ust_bt2_stacks_init(struct ust_bt2_stacks *s, const struct ust_bt2_opts *o)
 	memset(s, 0, sizeof(*s));
 	ust_hmap_init(&s->ids);
 	ust_hmap_init(&s->obj_keys);
+	ust_hmap_init(&s->files);
 	s->res = ust_res_new(NULL);
 	s->sym = ust_sym_cache_new(&so);
 	s->dsym = ust_bt2_datasym_new();
@@ -40,12 +46,15 @@ void ust_bt2_stacks_fini(struct ust_bt2_stacks *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->nr; i++)
+	for (i = 0; i < s->nr; i++) {
 		free(s->v[i].frames);
+		free(s->v[i].text);
+	}
 	free(s->v);
 	free(s->objs);
 	ust_hmap_fini(&s->ids);
 	ust_hmap_fini(&s->obj_keys);
+	ust_hmap_fini(&s->files);
 	ust_res_free(s->res);
 	ust_sym_cache_free(s->sym);
 	ust_bt2_datasym_free(s->dsym);
@@ -73,6 +82,8 @@ int ust_bt2_stacks_add(struct ust_bt2_stacks *s, uint64_t id, int pid, const uin
 	st = &s->v[s->nr];
 	st->pid = pid;
 	st->nr = nr;
+	st->text = NULL;
+	st->complete = false;
 	st->frames = calloc(nr ? nr : 1, sizeof(*st->frames));
 	if (!st->frames)
 		return -1;
@@ -89,11 +100,29 @@ int ust_bt2_stacks_add(struct ust_bt2_stacks *s, uint64_t id, int pid, const uin
 	return 0;
 }
 
-const struct ust_bt2_stack *ust_bt2_stacks_find(const struct ust_bt2_stacks *s, uint64_t id)
+struct ust_bt2_stack *ust_bt2_stacks_find(const struct ust_bt2_stacks *s, uint64_t id)
 {
 	uint64_t idx;
 
 	return ust_hmap_get(&s->ids, id, &idx) ? &s->v[idx - 1] : NULL;
+}
+
+static uint64_t file_key(uint32_t kdev, uint64_t ino)
+{
+	return ust_hmap_mix(ino ^ ust_hmap_mix(kdev));
+}
+
+bool ust_bt2_stack_complete(struct ust_bt2_stacks *s, struct ust_bt2_stack *st)
+{
+	uint64_t have;
+	unsigned int i;
+
+	for (i = 0; !st->complete && i < st->nr; i++)
+		if (st->frames[i].ino &&
+		    !ust_hmap_get(&s->files, file_key(st->frames[i].kdev, st->frames[i].ino), &have))
+			return false;
+	st->complete = true;
+	return true;
 }
 
 int ust_bt2_objs_add(struct ust_bt2_stacks *s, int pid, uint64_t base, uint64_t lo,
@@ -106,7 +135,8 @@ int ust_bt2_objs_add(struct ust_bt2_stacks *s, int pid, uint64_t base, uint64_t 
 
 	if (ust_hmap_get(&s->obj_keys, key, &have))
 		return 0;
-	if (ino && ust_res_add_mapping(s->res, kdev, ino, path, bid, bid_len))
+	if (ino && (ust_res_add_mapping(s->res, kdev, ino, path, bid, bid_len) ||
+		    ust_hmap_put(&s->files, file_key(kdev, ino), 1)))
 		return -1;
 	if (s->nr_objs == s->cap_objs) {
 		size_t cap = s->cap_objs ? 2 * s->cap_objs : 64;
@@ -146,10 +176,32 @@ bool ust_bt2_objs_cover(const struct ust_bt2_stacks *s, int pid, uint64_t addr)
 	return find_obj(s, pid, addr) != NULL;
 }
 
-void ust_bt2_render_stack(struct ust_bt2_stacks *s, const struct ust_bt2_stack *st,
+/*
+ * A stack prints the same under every event that uses it, so it is
+ * rendered (symbolized) once; a trace repeats few stacks many times.
+ */
+void ust_bt2_render_stack(struct ust_bt2_stacks *s, struct ust_bt2_stack *st,
 			  struct ust_sb *out)
 {
-	ust_render_frames(&s->rnd, st->frames, st->nr, true, out);
+	struct ust_sb sb;
+
+	if (!st->text && !ust_bt2_stack_complete(s, st)) {
+		ust_render_frames(&s->rnd, st->frames, st->nr, true, out);
+		return;
+	}
+	if (!st->text) {
+		ust_sb_init(&sb);
+		ust_render_frames(&s->rnd, st->frames, st->nr, true, &sb);
+		if (!sb.oom)
+			st->text = ust_sb_steal(&sb);
+		else
+			ust_sb_fini(&sb);
+		if (!st->text) {
+			ust_render_frames(&s->rnd, st->frames, st->nr, true, out);
+			return;
+		}
+	}
+	ust_sb_puts(out, st->text);
 }
 
 void ust_bt2_name_addr(struct ust_bt2_stacks *s, int pid, uint64_t addr, struct ust_sb *out)

@@ -102,7 +102,7 @@ void ust_lttng_objs_describe(uintptr_t addr, uint32_t gen);
 
 /* --- ust_lttng_stacks.c --- */
 uint64_t ust_lttng_stack_id(const uintptr_t *pc, int nr);
-/* A session other than the last one seen starts a new generation. */
+/* A session not among the last few seen starts a new generation. */
 void ust_lttng_stacks_session(const void *session);
 uint32_t ust_lttng_stacks_gen(void);
 void ust_lttng_stacks_new_gen(void);

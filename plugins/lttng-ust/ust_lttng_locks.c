@@ -119,26 +119,21 @@ static void held_drop(const volatile void *lock)
 		t->nr_locks = n - 1;
 }
 
-static char hexdig(unsigned int v)
-{
-	return (char)(v < 10 ? '0' + v : 'a' + v - 10);
-}
-
 /* "0x7f..": no stdio on this path (it may run in a signal handler). */
 static size_t put_hex(char *buf, size_t size, uintptr_t v)
 {
-	char tmp[2 + 2 * sizeof(v)];
-	size_t n = 0, i;
-	int shift;
+	static const char dig[] = "0123456789abcdef";
+	size_t nd = v ? (size_t)(64 - __builtin_clzll((unsigned long long)v) + 3) / 4 : 1;
+	size_t n = nd + 2, i;
 
-	tmp[n++] = '0';
-	tmp[n++] = 'x';
-	for (shift = (int)(8 * sizeof(v)) - 4; shift > 0 && !((v >> shift) & 0xf); shift -= 4)
-		;
-	for (; shift >= 0; shift -= 4)
-		tmp[n++] = hexdig((v >> shift) & 0xf);
-	for (i = 0; i < n && i < size; i++)
-		buf[i] = tmp[i];
+	/* What does not fit is left out; the caller cuts the text there. */
+	for (i = n; i-- > 2; v >>= 4)
+		if (i < size)
+			buf[i] = dig[v & 0xf];
+	if (size > 0)
+		buf[0] = '0';
+	if (size > 1)
+		buf[1] = 'x';
 	return n;
 }
 
@@ -152,7 +147,7 @@ size_t ust_lttng_locks_text(const struct ust_lttng_thread *t, char *buf, size_t 
 		if (len && len < size)
 			buf[len] = ' ';
 		len += len ? 1 : 0;
-		len += put_hex(len < size ? buf + len : buf, len < size ? size - len : 0, t->locks[m]);
+		len += put_hex(buf + (len < size ? len : 0), len < size ? size - len : 0, t->locks[m]);
 	}
 	if (n > UST_LTTNG_MAX_LOCKS) {
 		const char *more = " ...";

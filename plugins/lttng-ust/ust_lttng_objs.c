@@ -53,6 +53,7 @@ struct obj {
 	uint32_t path;			/* offset into the pool */
 	uint8_t bid_len;
 	uint8_t bid[BID_MAX];
+	uint32_t described;		/* generation seen described (hint) */
 };
 
 struct table {
@@ -377,9 +378,13 @@ static const struct obj *find_obj(const struct table *t, uintptr_t addr)
 /* Describe @o in the trace once per generation. */
 static void emit_obj(const struct table *t, const struct obj *o, uint32_t gen)
 {
-	uint64_t key = ust_hmap_mix(o->ino ^ ust_hmap_mix((uint64_t)o->kdev << 32 ^ o->base));
+	uint64_t key;
 	size_t i, mask = (1u << EMIT_BITS) - 1;
 
+	/* Fast path for the common case: described already, this table. */
+	if (__atomic_load_n(&o->described, __ATOMIC_RELAXED) == gen)
+		return;
+	key = ust_hmap_mix(o->ino ^ ust_hmap_mix((uint64_t)o->kdev << 32 ^ o->base));
 	if (!key)
 		key = 1;
 	for (i = 0; i < 64; i++) {
@@ -394,13 +399,17 @@ static void emit_obj(const struct table *t, const struct obj *o, uint32_t gen)
 			continue;
 		}
 		g = atomic_load(&e->gen);
-		if (g == gen || !atomic_compare_exchange_strong(&e->gen, &g, gen))
+		if (g == gen || !atomic_compare_exchange_strong(&e->gen, &g, gen)) {
+			__atomic_store_n((uint32_t *)&o->described, gen, __ATOMIC_RELAXED);
 			return;
+		}
 		break;
 	}
 	/* Table full (i == 64): describe it again, harmless. */
 	lttng_ust_tracepoint(ustitch, object, ust_lttng_proc.pid, o->base, o->lo, o->hi,
 			     o->kdev, o->ino, t->pool + o->path, o->bid, o->bid_len);
+	if (i < 64)
+		__atomic_store_n((uint32_t *)&o->described, gen, __ATOMIC_RELAXED);
 }
 
 static bool lookup(uintptr_t addr, uint64_t *off, uint64_t *ino, uint32_t *kdev, uint32_t gen)
@@ -408,14 +417,12 @@ static bool lookup(uintptr_t addr, uint64_t *off, uint64_t *ino, uint32_t *kdev,
 	unsigned int ver;
 	const struct table *t = begin_read(&ver);
 	const struct map *m;
-	struct obj o;
 
 	if (!t || !(m = find_map(t, addr)))
 		return false;
 	*off = addr - m->start + m->pgoff;
-	o = t->objs[m->obj];
-	*ino = o.ino;
-	*kdev = o.kdev;
+	*ino = t->objs[m->obj].ino;
+	*kdev = t->objs[m->obj].kdev;
 	if (!end_read(t, ver))
 		return false;
 	if (gen && lttng_ust_tracepoint_enabled(ustitch, object))

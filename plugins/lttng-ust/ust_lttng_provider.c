@@ -9,10 +9,11 @@
  *                            (no value while the thread holds none)
  *
  * lttng-ust calls get_size() then record() for each context of each
- * event; get_value() serves filters.  A context asked for while one of
- * our callbacks runs on this thread (our own ustitch:stack event, or a
- * signal handler's event in the middle of ours) records no value, which
- * readers see as the "_none" variant, as when no provider is loaded.
+ * event; get_value() serves filters.  A context recorded while one of
+ * our record() calls runs on this thread (our own ustitch:stack event,
+ * or a signal handler's event in the middle of ours) records no value,
+ * which readers see as the "_none" variant, as when no provider is
+ * loaded.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -209,6 +210,10 @@ static void record(void *app_ctx, struct lttng_ust_probe_ctx *pctx,
 	t->busy = 0;
 }
 
+/*
+ * For filters.  No guard here: nothing is emitted, and our own nested
+ * events must see real values, or a filter on them would drop them.
+ */
 static void get_value(void *app_ctx, struct lttng_ust_probe_ctx *pctx,
 		      struct ust_lttng_ctx_value *v)
 {
@@ -217,10 +222,6 @@ static void get_value(void *app_ctx, struct lttng_ust_probe_ctx *pctx,
 	int nr;
 
 	v->sel = UST_LTTNG_DYN_NONE;
-	if (t->busy)
-		return;
-	t->busy = 1;
-	ust_lttng_barrier();
 	switch (kind_of(app_ctx)) {
 	case K_STACK_ID:
 		v->sel = UST_LTTNG_DYN_U64;
@@ -238,8 +239,6 @@ static void get_value(void *app_ctx, struct lttng_ust_probe_ctx *pctx,
 	default:
 		break;
 	}
-	ust_lttng_barrier();
-	t->busy = 0;
 }
 
 static struct ust_lttng_provider provider = {

@@ -12,10 +12,14 @@
  * "Already emitted" must mean "already in this trace".  A fixed,
  * lock-free table remembers, per id, the generation it was emitted in.
  * The generation moves on when the stack_id context is recorded for a
- * different session than last time, and in a forked child (the objects
+ * session none of the last few recorded for (a session started while
+ * the process runs gets every stack again; sessions recording side by
+ * side do not keep restarting it), and in a forked child (the objects
  * are described again under its pid).  Nothing is marked while
  * ustitch:stack is disabled.  When the table is full, stacks are simply
- * emitted every time.
+ * emitted every time.  A session whose memory takes the place of a
+ * destroyed one's is not noticed: its trace may lack stacks of the
+ * earlier one, which readers report.
  */
 #include <stdatomic.h>
 
@@ -25,6 +29,7 @@
 
 #define TAB_BITS	16
 #define PROBES		64
+#define SESSIONS	4
 
 struct slot {
 	_Atomic uint64_t id;
@@ -33,15 +38,21 @@ struct slot {
 
 static struct slot tab[1 << TAB_BITS];
 static atomic_uint generation = 1;
-static const void *_Atomic last_session;
+static const void *_Atomic sessions[SESSIONS];
+static atomic_uint next_session;
 
+/*
+ * One multiply per frame, on the hot path; the full mix once at the end.
+ * Ids only need to be unique, not hard to forge.
+ */
 uint64_t ust_lttng_stack_id(const uintptr_t *pc, int nr)
 {
-	uint64_t h = ust_lttng_proc.salt ^ (uint64_t)nr;
+	uint64_t h = ust_lttng_proc.salt;
 	int i;
 
 	for (i = 0; i < nr; i++)
-		h = ust_hmap_mix(h ^ pc[i]) + (uint64_t)i;
+		h = ((h << 5 | h >> 59) ^ pc[i]) * 0x9e3779b97f4a7c15ULL;
+	h = ust_hmap_mix(h ^ (uint64_t)nr);
 	return h ? h : 1;
 }
 
@@ -60,12 +71,13 @@ void ust_lttng_stacks_new_gen(void)
 
 void ust_lttng_stacks_session(const void *session)
 {
-	const void *last = atomic_load(&last_session);
+	unsigned int i;
 
-	if (session == last)
-		return;
-	if (atomic_compare_exchange_strong(&last_session, &last, session))
-		ust_lttng_stacks_new_gen();
+	for (i = 0; i < SESSIONS; i++)
+		if (atomic_load_explicit(&sessions[i], memory_order_relaxed) == session)
+			return;
+	atomic_store(&sessions[atomic_fetch_add(&next_session, 1) % SESSIONS], session);
+	ust_lttng_stacks_new_gen();
 }
 
 /* True when this caller is to emit @id in generation @gen. */

@@ -25,6 +25,15 @@
 
 #define PROBE_FRAME_SCAN	4096	/* bytes above the probe context */
 #define SCAN_CHUNK		32	/* words per process_vm_readv */
+#define DELTA_SLOTS		256
+
+/*
+ * Where the probe's frame record lies relative to its probe context is
+ * fixed per probe function, so it is remembered per call site (ip) and
+ * only verified next time.  A wrong or stale hint costs one failed check,
+ * then the scan.
+ */
+static uint16_t delta_hint[DELTA_SLOTS];	/* (record - pctx) / 8 + 1 */
 
 struct rd {
 	uintptr_t sp, hi;
@@ -56,12 +65,21 @@ static bool read_words(const struct rd *r, uintptr_t addr, uintptr_t *out, size_
 __attribute__((no_sanitize("address")))
 static uintptr_t find_probe_frame(const struct rd *r, uintptr_t pctx, uintptr_t ip)
 {
+	uint16_t *hint = &delta_hint[(ip >> 2) % DELTA_SLOTS];
+	uint16_t h = __atomic_load_n(hint, __ATOMIC_RELAXED);
 	uintptr_t words[SCAN_CHUNK];
 	/* Skip the probe context itself: it holds a copy of ip. */
 	uintptr_t start = (pctx + 2 * sizeof(uintptr_t) + 7) & ~(uintptr_t)7;
 	uintptr_t end = start + PROBE_FRAME_SCAN, a;
 	size_t i, n;
 
+	if (h) {
+		uintptr_t rec = pctx + (uintptr_t)(h - 1) * sizeof(uintptr_t);
+
+		if (read_words(r, rec, words, 2) && words[1] == ip &&
+		    (words[0] == 0 || words[0] > rec + sizeof(uintptr_t)))
+			return rec;
+	}
 	if (r->hi && end > r->hi)
 		end = r->hi;
 	for (a = start; a < end; a += n * sizeof(uintptr_t)) {
@@ -74,8 +92,13 @@ static uintptr_t find_probe_frame(const struct rd *r, uintptr_t pctx, uintptr_t 
 			uintptr_t slot = a + i * sizeof(uintptr_t);
 
 			/* The saved frame pointer must lie above its record, or be 0. */
-			if (words[i] == ip && (words[i - 1] == 0 || words[i - 1] > slot))
-				return slot - sizeof(uintptr_t);
+			if (words[i] == ip && (words[i - 1] == 0 || words[i - 1] > slot)) {
+				uintptr_t rec = slot - sizeof(uintptr_t);
+
+				__atomic_store_n(hint, (uint16_t)((rec - pctx) / sizeof(uintptr_t) + 1),
+						 __ATOMIC_RELAXED);
+				return rec;
+			}
 		}
 		if (n > 1)	/* re-read the boundary word with its neighbour */
 			n--;
@@ -100,14 +123,23 @@ int ust_lttng_walk(const void *pctx, uintptr_t ip, uintptr_t *out, int max)
 	out[n++] = ip;
 	fp = w[0];
 	while (n < max && fp && !(fp & 7)) {
-		uintptr_t next;
+		uintptr_t next, ret;
 
-		if (!read_words(&r, fp, w, 2) || !w[1])
+		if (__builtin_expect(fp >= r.sp && fp < r.hi && r.hi - fp >= 2 * sizeof(uintptr_t), 1)) {
+			/* On this thread's stack, below its top: mapped. */
+			next = ((const uintptr_t *)fp)[0];
+			ret = ((const uintptr_t *)fp)[1];
+		} else if (read_words(&r, fp, w, 2)) {
+			next = w[0];
+			ret = w[1];
+		} else {
 			break;
-		if (wrap_fp && w[0] == wrap_fp)
-			break;	/* w[1] returns into our thread-start wrapper */
-		out[n++] = w[1];
-		next = w[0];
+		}
+		if (!ret)
+			break;
+		if (wrap_fp && next == wrap_fp)
+			break;	/* ret returns into our thread-start wrapper */
+		out[n++] = ret;
 		/* On the known stack the chain must go up and stay below its
 		 * top.  A frame off it (a handler on an alternate stack) may
 		 * jump anywhere; such a walk is bounded by max like any other. */

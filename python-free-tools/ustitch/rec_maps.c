@@ -38,7 +38,12 @@ struct rec_maps {
 	struct ust_hmap failed;		/* key(kdev, ino) seen missing after a fresh look */
 	struct ust_hmap tgids;		/* processes looked at once already */
 	struct ust_res *res;		/* for processes already gone */
-	char *dirs[2];
+	char *dirs[8];
+};
+
+static const char *const lib_dirs[] = {
+	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
+	"/usr/local/lib", "/usr/lib",
 };
 
 static uint64_t key_of(uint32_t kdev, uint64_t ino)
@@ -60,6 +65,7 @@ struct rec_maps *rec_maps_new(uint16_t mapping_type, const char *cmd_path)
 	struct rec_maps *m = calloc(1, sizeof(*m));
 	struct ust_res_opts ro = { 0 };
 	char *slash;
+	size_t i;
 	int n = 0;
 
 	if (!m)
@@ -67,16 +73,20 @@ struct rec_maps *rec_maps_new(uint16_t mapping_type, const char *cmd_path)
 	/*
 	 * A process may be gone before its stacks are handled (a short-lived
 	 * command exits within a millisecond): then find its files by
-	 * (dev, inode) where they usually are, and beside the command.
+	 * (dev, inode) beside the command and in the library directories,
+	 * not in a walk of every binary on the system (slow on network
+	 * file systems).
 	 */
 	if (cmd_path && (m->dirs[n] = strdup(cmd_path)) && (slash = strrchr(m->dirs[n], '/'))) {
 		*slash = '\0';
 		n++;
 	}
-	if ((m->dirs[n] = get_current_dir_name()))
-		n++;
+	for (i = 0; i < sizeof(lib_dirs) / sizeof(lib_dirs[0]); i++)
+		m->dirs[n++] = strdup(lib_dirs[i]);
 	ro.extra_dirs = (const char *const *)m->dirs;
 	ro.nr_extra_dirs = n;
+	ro.no_default_dirs = true;
+	ro.flat = true;
 	m->res = ust_res_new(&ro);
 	m->type = mapping_type;
 	ust_hmap_init(&m->by_key);
@@ -230,7 +240,7 @@ void rec_maps_free(struct rec_maps *m)
 	ust_hmap_fini(&m->failed);
 	ust_hmap_fini(&m->tgids);
 	ust_res_free(m->res);
-	free(m->dirs[0]);
-	free(m->dirs[1]);
+	for (i = 0; i < sizeof(m->dirs) / sizeof(m->dirs[0]); i++)
+		free(m->dirs[i]);
 	free(m);
 }

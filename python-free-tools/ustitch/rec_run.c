@@ -577,5 +577,8 @@ kill_child:
 		close(err_fd);
 	if (ret && started)
 		unlink(o->output);	/* never leave a half-written trace behind */
+	for (b = 0; b < o->nr_bufs; b++)
+		free((void *)cb[b].events);
+	free(cb);
 	return ret;
 }

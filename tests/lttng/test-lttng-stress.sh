@@ -17,7 +17,7 @@ lt add-context -u -c big -t vpid -t vtid -t '$app.ustitch:stack_id' -t '$app.ust
 lt start
 start=$(date +%s)
 for round in 1 2 3; do
-	run_app stress 8 2000
+	run_app stress 8 4000
 	rc=$?
 	[[ $rc == 0 ]] || fail "round $round: ust-lttng-app stress exited with $rc (124: deadlock/timeout)"
 done
@@ -25,13 +25,13 @@ echo "ok: 3 rounds, $(( $(date +%s) - start )) s"
 lt stop
 lt destroy stress
 
-bt2 "$UST_TMP/stress" -c sink.ustitch.text -p 'symbols=no' >"$UST_TMP/out" 2>"$UST_TMP/err" ||
+bt2 "$UST_TMP/stress" -c sink.ustitch.text >"$UST_TMP/out" 2>"$UST_TMP/err" ||
 	fail "babeltrace2: $(tail -5 "$UST_TMP/err")"
 events=$(grep -c ' ustlt:' "$UST_TMP/out")
 sigs=$(grep -c ' ustlt:sig: ' "$UST_TMP/out")
 missing=$(grep -c '^\[ustitch: stack .* is not in this trace' "$UST_TMP/out")
 echo "events: $events (signal handlers: $sigs), stacks: $(grep -c ' ustitch:stack: ' "$UST_TMP/out"), missing: $missing"
-[[ $events -gt 48000 ]] || fail "only $events events"
+[[ $events -gt 100000 ]] || fail "only $events events"
 [[ $sigs -gt 0 ]] || fail "no event from a signal handler"
 if [[ $missing != 0 ]] && ! grep -q 'discarded' "$UST_TMP/err"; then
 	fail "$missing events reference a stack missing from a trace that lost nothing"

@@ -11,6 +11,10 @@
 #            values after (expected/late.txt)
 #   missing  no provider: every ustitch context has no value, in
 #            sink.text.pretty's output and in ours (expected/missing.txt)
+#   second   a session started while the process runs (another one
+#            recording too) still gets every stack its events use
+#   nostack  stack ids recorded but ustitch:stack not enabled: each event
+#            says its stack is not in the trace, after the lookahead
 #   pretty   for events without our contexts (the filter trace),
 #            sink.ustitch.text prints exactly what sink.text.pretty prints
 set -u
@@ -104,6 +108,52 @@ n=$(bt2 "$UST_TMP/missing" | grep -c '_app_ustitch_stack_id_tag = ( "_none" : co
 [[ $n == 11 ]] || fail "sink.text.pretty: $n of 11 events show no value"
 bt2 "$UST_TMP/missing" -c sink.ustitch.text | normalize >"$UST_TMP/missing.norm"
 check missing "$UST_TMP/missing.norm"
+
+# --- second --------------------------------------------------------------
+for s in first second; do
+	session $s
+	lt enable-event -u -s $s 'ustlt:*,ustitch:*'
+	lt add-context -u -s $s "${CTX[@]}"
+	[[ $s == first ]] && lt start first
+	[[ $s == first ]] || continue
+	run_app pause "$UST_TMP/go" &
+	app=$!
+	for ((i = 0; i < 600; i++)); do
+		[[ -e "$UST_TMP/go.ready" ]] && break
+		sleep 0.1
+	done
+	[[ -e "$UST_TMP/go.ready" ]] || fail "second: the application never got ready"
+done
+lt start second
+touch "$UST_TMP/go"
+wait $app || fail "ust-lttng-app pause exited with $?"
+lt stop first
+lt stop second
+lt destroy first
+lt destroy second
+for s in first second; do
+	bt2 "$UST_TMP/$s" -c sink.ustitch.text >"$UST_TMP/$s.out" 2>&1
+	grep -q '^\[ustitch: stack' "$UST_TMP/$s.out" && fail "second: $s lacks a stack: $(cat "$UST_TMP/$s.out")"
+done
+[[ $(grep -c ' ustlt:work: ' "$UST_TMP/first.out") == 2 && $(grep -c ' ustlt:work: ' "$UST_TMP/second.out") == 1 ]] ||
+	fail "second: expected 2 events in the first session and 1 in the second"
+grep -A1 ' ustlt:work: ' "$UST_TMP/second.out" | grep -q '^=> lt_emit+' || fail "second: no stack shown"
+echo "ok: second"
+
+# --- nostack -------------------------------------------------------------
+session nostack
+lt enable-event -u 'ustlt:work'
+lt add-context -u -t '$app.ustitch:stack_id'
+lt start
+run_app basic || fail "ust-lttng-app basic exited with $?"
+lt stop
+lt destroy nostack
+bt2 "$UST_TMP/nostack" -c sink.ustitch.text >"$UST_TMP/nostack.out" 2>"$UST_TMP/nostack.err"
+n=$(grep -c '^\[ustitch: stack 0x[0-9a-f]* is not in this trace: its ustitch:stack event was lost, disabled, or recorded before the trace began\]$' "$UST_TMP/nostack.out")
+[[ $n == 11 ]] || fail "nostack: $n of 11 events say their stack is missing"
+grep -q '^ustitch: 11 events referenced a stack missing from the trace$' "$UST_TMP/nostack.err" ||
+	fail "nostack: no summary on stderr: $(cat "$UST_TMP/nostack.err")"
+echo "ok: nostack"
 
 # --- pretty --------------------------------------------------------------
 bt2 "$UST_TMP/filter" >"$UST_TMP/p1"

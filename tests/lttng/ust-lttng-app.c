@@ -7,12 +7,17 @@
  *
  *   ust-lttng-app basic            the chains and lock sets of test-lttng.sh
  *   ust-lttng-app late PROVIDER    tag 1, dlopen(PROVIDER), tag 2
+ *   ust-lttng-app pause FILE       tag 1, creates FILE.ready, waits (60 s
+ *                                  at most) for FILE, tag 1 again
  *   ust-lttng-app stress THREADS ITERS
  *                                  threads recursing to random depths under
  *                                  random locks, signal handlers tracing
  *   ust-lttng-app bench MODE DEPTH N
  *                                  N events at recursion depth DEPTH
- *                                  (MODE lock: under one mutex); prints ns/event
+ *                                  (MODE lock: under two mutexes); prints
+ *                                  the thread's CPU ns per event
+ *   ust-lttng-app mix N            N events of ~150 distinct stacks and
+ *                                  lock sets, one thread, no signals
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -153,6 +158,23 @@ static int late(const char *provider)
 	return 0;
 }
 
+static int pause_for(const char *file)
+{
+	char ready[4096];
+	FILE *f;
+
+	lt_outer(1);
+	snprintf(ready, sizeof(ready), "%s.ready", file);
+	f = fopen(ready, "w");
+	if (!f)
+		return 1;
+	fclose(f);
+	for (int i = 0; i < 6000 && access(file, F_OK); i++)
+		usleep(10000);
+	lt_outer(1);
+	return 0;
+}
+
 /* --- stress ------------------------------------------------------------ */
 
 static volatile sig_atomic_t stop_signals;
@@ -210,7 +232,7 @@ static void *signaller(void *p)
 		for (int i = 0; i < nr_stress_threads; i++)
 			pthread_kill(stress_threads[i], SIGUSR1);
 		kill(getpid(), SIGALRM);
-		usleep(200);
+		usleep(50);
 	}
 	return NULL;
 }
@@ -262,11 +284,12 @@ static int stress(int threads, int iters)
 
 /* --- bench ------------------------------------------------------------- */
 
+/* This thread's CPU time: other processes on the machine do not count. */
 static long long now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
@@ -312,9 +335,19 @@ int main(int argc, char **argv)
 		return late(argv[2]);
 	if (argc >= 4 && !strcmp(argv[1], "stress"))
 		return stress(atoi(argv[2]), atoi(argv[3]));
+	if (argc >= 3 && !strcmp(argv[1], "pause"))
+		return pause_for(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "mix")) {
+		unsigned int seed = 1;
+
+		for (int i = 0, n = atoi(argv[2]); i < n; i++)
+			lt_stress_step(&seed, i);
+		return 0;
+	}
 	if (argc >= 5 && !strcmp(argv[1], "bench"))
 		return bench(argv[2], atoi(argv[3]), atoi(argv[4]));
-	fprintf(stderr, "usage: %s basic | late PROVIDER | stress THREADS ITERS | bench MODE DEPTH N\n",
+	fprintf(stderr, "usage: %s basic | late PROVIDER | pause FILE | stress THREADS ITERS | mix N |"
+		" bench MODE DEPTH N\n",
 		argv[0]);
 	return 2;
 }

@@ -37,7 +37,10 @@ mount -t 9p -o "$p9" scratch /scratch || die "cannot mount the scratch share"
 mount -t 9p -o "$p9,cache=loose,ro" hostroot /host || die "cannot mount the host root"
 
 # Paths of the run (source dir, build dir): written by the host.
-. /scratch/job/env || die "no /scratch/job/env"
+# (A missing file would end this shell: "." is a special built-in.)
+[ -r /scratch/job/env ] || die "no /scratch/job/env"
+# shellcheck source=/dev/null
+. /scratch/job/env
 
 # The guest's own kernel interfaces over the host's, which the 9p share
 # shows read-only.  /tmp, /run and /var/tmp are tmpfs: the chroot's only

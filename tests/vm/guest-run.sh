@@ -9,6 +9,7 @@ set -u
 scratch=$1
 job=$scratch/job
 res=$scratch/results
+# shellcheck source=/dev/null
 . "$job/env"
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -41,7 +42,7 @@ verdict() {	# verdict PROTOCOL RC LOG
 	fi
 }
 
-echo "$(uname -r)" >"$res/kernel"
+uname -r >"$res/kernel"
 while read -r id name proto limit; do
 	log=$res/$id.log
 	# A fresh directory per test: scripts and tools write next to themselves.
@@ -57,4 +58,4 @@ while read -r id name proto limit; do
 	sync
 	rm -rf "$dir"
 done <"$job/tests"
-echo done >"$res/done"
+echo finished >"$res/done"

@@ -21,7 +21,8 @@
 #                      if writable, else BUILD-DIR/tests/vm/kernel-cache)
 #   UST_VM_KERNEL_PKG  a linux-image package name (default: the newest
 #                      linux-image-6.12.*-amd64-unsigned apt knows)
-#   UST_VM_TIME_LIMIT  seconds before QEMU is killed (default 720)
+#   UST_VM_TIME_LIMIT  seconds before QEMU is killed (default 840: under
+#                      meson's 900, so that partial results still print)
 #   UST_VM_TESTS       the guest test list (default tests/vm/guest-tests.txt)
 #   UST_VM_TIME_FACTOR a meson test's timeout is multiplied by this in the
 #                      guest: code runs several times slower under TCG (4)
@@ -45,7 +46,7 @@ if [ -z "$cache" ]; then
 	cache=/var/cache/ustitch-vm
 	{ mkdir -p "$cache" && [ -w "$cache" ]; } 2>/dev/null || cache=$build/tests/vm/kernel-cache
 fi
-limit=${UST_VM_TIME_LIMIT:-720}
+limit=${UST_VM_TIME_LIMIT:-840}
 factor=${UST_VM_TIME_FACTOR:-4}
 list=${UST_VM_TESTS:-$src/tests/vm/guest-tests.txt}
 work=$build/tests/vm/lane
@@ -115,7 +116,8 @@ pick_kernel() {
 		apt-get update -qq >/dev/null 2>&1
 		p=$(apt-cache search --names-only "$re" 2>/dev/null | cut -d' ' -f1 | sort -V | tail -1)
 	fi
-	[ -n "$p" ] || p=$(ls "$cache" 2>/dev/null | grep -E "$re" | sort -V | tail -1)
+	[ -n "$p" ] || p=$(find "$cache" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null |
+		grep -E "$re" | sort -V | tail -1)
 	echo "$p"
 }
 
@@ -144,10 +146,15 @@ kpkg=$(pick_kernel)
 unpack_kernel "$kpkg" >"$work.kernel.log" 2>&1 ||
 	skip "cannot download or unpack $kpkg (see $work.kernel.log)"
 kroot=$cache/$kpkg
-vmlinuz=$(ls "$kroot"/boot/vmlinuz-* 2>/dev/null | head -1)
+vmlinuz=$(find "$kroot/boot" -name 'vmlinuz-*' 2>/dev/null | head -1)
 kver=${vmlinuz##*/vmlinuz-}
-kmods=$(ls -d "$kroot"/lib/modules/"$kver" "$kroot"/usr/lib/modules/"$kver" 2>/dev/null | head -1)
-[ -n "$vmlinuz" ] && [ -n "$kmods" ] || bail "$kroot has no boot/vmlinuz-* or modules"
+kmods=
+for d in "$kroot/lib/modules/$kver" "$kroot/usr/lib/modules/$kver"; do
+	[ -d "$d" ] && kmods=$d
+done
+if [ -z "$vmlinuz" ] || [ -z "$kmods" ]; then
+	bail "$kroot has no boot/vmlinuz-* or its modules"
+fi
 
 # ---- the initramfs ------------------------------------------------------
 
@@ -284,6 +291,7 @@ fi
 # -accel tcg,thread=single: multi-threaded TCG with 2 vCPUs crashed a guest
 # once in 8 boots.  No NIC: nothing in the guest uses one, and probing it
 # costs boot time.
+# shellcheck disable=SC2054  # the commas are QEMU's
 qemu=(qemu-system-x86_64 -accel tcg,thread=single -cpu max -m 2048 -smp 2
 	-nographic -no-reboot -nic none
 	-kernel "$vmlinuz" -initrd "$work/initramfs.gz"
@@ -343,7 +351,7 @@ report() {	# report NUMBER NAME VERDICT REASON LOGFILE
 while read -r id name proto tmo; do
 	i=$((10#$id))
 	if [ -r "$res/$id.rc" ]; then
-		{ read -r rc; read -r ms; read -r v why; } <"$res/$id.rc"
+		{ read -r _rc; read -r ms; read -r v why; } <"$res/$id.rc"
 		report "$i" "$name" "$v" "${why:+$why, }${ms} ms in the guest" "$res/$id.log"
 	else
 		why="did not finish"

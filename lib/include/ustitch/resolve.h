@@ -23,6 +23,8 @@ struct ust_res_opts {
 	const char *const *extra_dirs;	/* indexed before the usual ones */
 	int nr_extra_dirs;
 	unsigned int max_files;		/* bound of the index; 0 = default */
+	bool no_default_dirs;		/* index extra_dirs only */
+	bool flat;			/* index the dirs' own files, not their subdirectories */
 };
 
 struct ust_res_hit {

@@ -393,6 +393,37 @@ static void bpf_gap(int d)
 	ust_perf_stitch_free(st);
 }
 
+/*
+ * Requests usually follow their sample here, but the first sample after
+ * lost records is stamped after its program ran (seen on 6.18): its
+ * request is its neighbour on the other side, which is taken, and the
+ * requests of the samples perf lost before it are not.
+ */
+static void test_bpf_flipped(void **state)
+{
+	struct ust_perf_stitch *st = ust_perf_stitch_new();
+	struct ust_perf_stitch_stats s;
+	const struct ust_perf_item *sm[32];
+	int n;
+
+	(void)state;
+	ust_perf_stitch_expect_requests(st, true);
+	add_pairs(st, +1, 0, 1000, 6);
+	add_pair(st, +1, 0, TID, 500, 0x5000, 0x91, false, true, false);	/* lost */
+	add_pair(st, +1, 0, TID, 550, 0x5000, 0x93, false, true, false);	/* lost */
+	add_pair(st, -1, 0, TID, 600, 0x5000, 0x95, true, true, false);	/* flipped */
+	add_pair(st, +1, 0, TID, 700, 0x5000, 0x97, true, true, false);
+	ust_perf_stitch_add_stack(st, 0, 650, PID, TID, 0x95, BLOB, sizeof(BLOB));
+	ust_perf_stitch_add_stack(st, 0, 750, PID, TID, 0x97, BLOB, sizeof(BLOB));
+	assert_int_equal(ust_perf_stitch_finish(st, &s), 0);
+	n = samples(st, sm, 32);
+	assert_int_equal(n, 8);
+	assert_int_equal(sm[0]->cookie, 0x95);
+	assert_int_equal(sm[1]->cookie, 0x97);
+	assert_int_equal(s.requests_matched, 8);
+	ust_perf_stitch_free(st);
+}
+
 static void test_bpf_gap_after(void **state)
 {
 	(void)state;
@@ -417,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_bad_and_immediate),
 		cmocka_unit_test(test_bpf_requests_after),
 		cmocka_unit_test(test_bpf_requests_before),
+		cmocka_unit_test(test_bpf_flipped),
 		cmocka_unit_test(test_bpf_gap_after),
 		cmocka_unit_test(test_bpf_gap_before),
 	};

@@ -22,7 +22,7 @@ grep -q 'immediate: this kernel has no BPF task_work' record.log ||
 grep -Eq '(^|, )5 cookies, 5 user stacks' record.log || fail "expected 5 cookies and 5 user stacks"
 
 env TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} \
-	trace-cmd report trace.dat >report 2>report.err
+	trace-cmd report trace.dat >report.txt 2>report.err
 rc=$?
 [ "$rc" = 0 ] || { cat report.err; fail "trace-cmd report exited with $rc"; }
 t2=$(date +%s%N)
@@ -31,19 +31,19 @@ if [ -s report.err ]; then
 	cat report.err
 	fail "trace-cmd report wrote to stderr"
 fi
-! grep -E 'FAILED TO PARSE|\[ustitch:' report || fail "unparsed records or plugin complaints"
+! grep -E 'FAILED TO PARSE|\[ustitch:' report.txt || fail "unparsed records or plugin complaints"
 
 # Each getppid event is followed by its cookie, marked as taken at the
 # event, and the stitched stack: getppid <- ust_c <- ust_b <- ust_a <- main,
 # symbolized.
-n=$(grep -c 'sys_enter_getppid:' report)
-[ "$n" -eq 5 ] || { head -40 report; fail "expected 5 sys_enter_getppid events, got $n"; }
+n=$(grep -c 'sys_enter_getppid:' report.txt)
+[ "$n" -eq 5 ] || { head -40 report.txt; fail "expected 5 sys_enter_getppid events, got $n"; }
 mark='taken at the event: no BPF task_work on this kernel'
 chains=$(awk -v mark="$mark" '
 	/user_unwind_cookie:/ { s = index($0, mark) > 0; c = ""; next }
 	s && /^=> / { c = c " " $2; next }
 	s { if (c ~ /getppid\+0x[0-9a-f]+ ust_c\+0x[0-9a-f]+ ust_b\+0x[0-9a-f]+ ust_a\+0x[0-9a-f]+ main\+/) ok++; s = 0 }
-	END { print ok + 0 }' report)
-[ "$chains" -eq 5 ] || { head -60 report; fail "expected 5 stacks marked \"$mark\" and stitched as getppid<-ust_c<-ust_b<-ust_a<-main, got $chains"; }
+	END { print ok + 0 }' report.txt)
+[ "$chains" -eq 5 ] || { head -60 report.txt; fail "expected 5 stacks marked \"$mark\" and stitched as getppid<-ust_c<-ust_b<-ust_a<-main, got $chains"; }
 echo "ok: 5 events, 5 immediate stacks marked, stitched and symbolized"
-grep -m1 -A7 'sys_enter_getppid:' report
+grep -m1 -A7 'sys_enter_getppid:' report.txt
