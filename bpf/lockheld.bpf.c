@@ -99,7 +99,87 @@ struct ust_lh_run {
 	__u32 pc;
 	__u32 mask;
 	__u32 verdict;		/* 0: running, else UST_LH_ACCEPT or UST_LH_REJECT */
+	struct ust_bpfu_vma af;	/* address filters: the user IP's VMA (af.found) */
+	__u64 af_off;		/* its file offset */
 };
+
+/* --- address filters (issue 7) ----------------------------------------- */
+
+/* --addr-filter ranges, by index (lib/af_bpf.c fills it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UST_AF_MAX_RANGES);
+	__type(key, __u32);
+	__type(value, struct ust_af_krange);
+} ust_af_ranges SEC(".maps");
+
+/* The start/stop switch per task (tid): present means on. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} ust_af_on SEC(".maps");
+
+/*
+ * The user IP saved at kernel entry, as (dev, inode, file offset): looked
+ * up once per event, before the walk, because bpf_find_vma() takes a
+ * callback and the walk is one already.  A kernel thread has no user IP:
+ * no file range holds it.
+ */
+static __always_inline void ust_af_user_ip(struct ust_lh_run *r)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+
+	if ((task->flags & PF_KTHREAD) || !task->mm)
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return;
+	bpf_find_vma(task, BPF_CORE_READ(regs, ip), ust_bpfu_vma_cb, &r->af, 0);
+	if (r->af.found)
+		r->af_off = BPF_CORE_READ(regs, ip) - r->af.start + (r->af.pgoff << 12);
+}
+
+static __always_inline bool ust_af_file(struct ust_lh_run *r, __u64 idx)
+{
+	__u32 k = (__u32)idx;
+	struct ust_af_krange *g = bpf_map_lookup_elem(&ust_af_ranges, &k);
+
+	return g && r->af.found && r->af.ino && !g->kernel && g->ino == r->af.ino &&
+	       g->dev == r->af.dev && r->af_off >= g->start && r->af_off < g->end;
+}
+
+static __always_inline bool ust_af_switch(struct ust_lh_run *r)
+{
+	return bpf_map_lookup_elem(&ust_af_on, &r->tid) != NULL;
+}
+
+/*
+ * start/stop: uprobes at the ranges' file offsets (inode based, like the
+ * kernel's own instruction-trace filters), one program each.
+ */
+SEC("uprobe")
+int ust_af_start(void *ctx __ust_unused)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u8 one = 1;
+
+	bpf_map_update_elem(&ust_af_on, &tid, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("uprobe")
+int ust_af_stop(void *ctx __ust_unused)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	bpf_map_delete_elem(&ust_af_on, &tid);
+	return 0;
+}
+
+/* --- end of address filters -------------------------------------------- */
 
 static __always_inline bool ust_lh_read8(__u64 addr, __u64 *v)
 {
@@ -252,6 +332,12 @@ static __always_inline bool ust_lh_eval(struct ust_lh_run *r, const struct ust_l
 		return ust_lh_field(r, in);
 	case UST_LH_OP_PID:
 		return ust_lh_cmp(r->tid, in);
+	case UST_LH_OP_AF_FILE:
+		return ust_af_file(r, in->arg);
+	case UST_LH_OP_AF_SWITCH:
+		return ust_af_switch(r);
+	case UST_LH_OP_AF_KERNEL:	/* tracepoint events have no sampled kernel IP */
+		return false;
 	}
 	UST_LH_COUNT(bad_prog);
 	return false;
@@ -272,7 +358,7 @@ static long ust_lh_step(__u32 i __ust_unused, void *data)
 	}
 	in = &r->p->insn[pc];
 	res = ust_lh_eval(r, in);
-	if (in->op != UST_LH_OP_FIELD && in->op != UST_LH_OP_PID &&
+	if (in->op < UST_LH_OP_FIELD &&	/* lock leaves only */
 	    res == !(in->flags & UST_LH_F_NEGATED))
 		r->mask |= 1U << (in->leaf & (UST_LH_MAX_LEAVES - 1));
 	next = res ? in->t : in->f;
@@ -331,6 +417,8 @@ static __attribute__((noinline)) int ust_lh_filter_body(void *ctx)
 	}
 	r.me = (__u64)bpf_get_current_task();
 	r.tid = (__u32)id;
+	if (r.p->flags & UST_LH_P_AF_FILE)
+		ust_af_user_ip(&r);
 	if (r.p->nr)
 		bpf_loop(UST_LH_MAX_INSNS, ust_lh_step, &r, 0);
 	else

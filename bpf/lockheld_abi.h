@@ -36,6 +36,10 @@ enum ust_lh_op {
 	UST_LH_OP_TRACKED,	/* arg: lock address, slab cache or type tag; fentry/fexit map */
 	UST_LH_OP_FIELD,	/* an ftrace term on the raw record: off, size, cmp, arg */
 	UST_LH_OP_PID,		/* common_pid term: the current tid, cmp, arg */
+	/* --- address filters (issue 7, lib/af_compile.c) --- */
+	UST_LH_OP_AF_FILE,	/* arg: range index; user IP at kernel entry in that file range */
+	UST_LH_OP_AF_KERNEL,	/* arg: range index; sampled kernel IP in that range */
+	UST_LH_OP_AF_SWITCH,	/* current's start/stop switch is on */
 };
 
 /* Lock modes (flags of lock ops). */
@@ -94,6 +98,21 @@ struct ust_lh_insn {
 
 /* Program flags: kept events of this slot get a deferred user stack. */
 #define UST_LH_P_STACKS		(1U << 0)
+/* The graph tests the user IP's file: look its VMA up once, before the walk. */
+#define UST_LH_P_AF_FILE	(1U << 1)
+
+/* --- address filters (issue 7) ---------------------------------------- */
+#define UST_AF_MAX_RANGES	32
+
+/* One range of --addr-filter, in map ust_af_ranges at its index. */
+struct ust_af_krange {
+	__u64 start;		/* file offset, or kernel address */
+	__u64 end;		/* exclusive */
+	__u64 ino;
+	__u32 dev;		/* kernel dev_t (major << 20 | minor) */
+	__u32 kernel;
+};
+/* --- end of address filters ------------------------------------------- */
 
 struct ust_lh_prog {
 	__u32 nr;		/* nodes; 0: keep every event */

@@ -163,6 +163,9 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 		bpf_program__set_autoload(p, false);
 	bpf_program__set_autoload(b->skel->progs.ust_lh_filter, true);
 	bpf_program__set_autoload(b->skel->progs.ust_lh_calib, true);
+	/* --addr-filter start/stop (lib/af_bpf.c attaches them if asked). */
+	bpf_program__set_autoload(b->skel->progs.ust_af_start, true);
+	bpf_program__set_autoload(b->skel->progs.ust_af_stop, true);
 	bpf_program__set_autoload(b->skel->progs.ust_lh_mmap_acquired, o->mmap_read);
 	bpf_program__set_autoload(b->skel->progs.ust_lh_mmap_released, o->mmap_read);
 	if (o->follow && !o->bpfu) {
@@ -227,6 +230,17 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 fail:
 	ust_lh_bpf_close(b);
 	return NULL;
+}
+
+/* For lib/af_bpf.c: the loaded object, and links closed with it. */
+struct bpf_object *ust_lh_bpf_obj(struct ust_lh_bpf *b)
+{
+	return b->skel->obj;
+}
+
+int ust_lh_bpf_keep_link(struct ust_lh_bpf *b, struct bpf_link *l)
+{
+	return add_link(b, l);
 }
 
 int ust_lh_bpf_attach_late(struct ust_lh_bpf *b)

@@ -53,7 +53,13 @@ ust_lttng_stop() {
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1
 		done
-		kill -9 "$pid" 2>/dev/null
+		# Still there (a session left active by a failed step): the
+		# daemon and its consumer daemons, which share its process
+		# group (it called setsid when it daemonized).
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -9 -- "-$pid" 2>/dev/null
+			kill -9 "$pid" 2>/dev/null
+		fi
 	fi
 	[[ -n "${UST_KEEP:-}" ]] || rm -rf "$UST_TMP"
 }
