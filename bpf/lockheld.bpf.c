@@ -113,12 +113,13 @@ struct {
 	__type(value, struct ust_af_krange);
 } ust_af_ranges SEC(".maps");
 
-/* The start/stop switch per task (tid): present means on. */
+/* The start/stop switch per task: task storage, so it dies with the task
+ * (a reused tid starts off) and a new thread starts off too. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
 } ust_af_on SEC(".maps");
 
 /*
@@ -151,9 +152,11 @@ static __always_inline bool ust_af_file(struct ust_lh_run *r, __u64 idx)
 	       g->dev == r->af.dev && r->af_off >= g->start && r->af_off < g->end;
 }
 
-static __always_inline bool ust_af_switch(struct ust_lh_run *r)
+static __always_inline bool ust_af_switch(void)
 {
-	return bpf_map_lookup_elem(&ust_af_on, &r->tid) != NULL;
+	__u32 *on = bpf_task_storage_get(&ust_af_on, bpf_get_current_task_btf(), 0, 0);
+
+	return on && *on;
 }
 
 /*
@@ -163,19 +166,21 @@ static __always_inline bool ust_af_switch(struct ust_lh_run *r)
 SEC("uprobe")
 int ust_af_start(void *ctx __ust_unused)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u8 one = 1;
+	__u32 *on = bpf_task_storage_get(&ust_af_on, bpf_get_current_task_btf(), 0,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
 
-	bpf_map_update_elem(&ust_af_on, &tid, &one, BPF_ANY);
+	if (on)
+		*on = 1;
 	return 0;
 }
 
 SEC("uprobe")
 int ust_af_stop(void *ctx __ust_unused)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 *on = bpf_task_storage_get(&ust_af_on, bpf_get_current_task_btf(), 0, 0);
 
-	bpf_map_delete_elem(&ust_af_on, &tid);
+	if (on)
+		*on = 0;
 	return 0;
 }
 
@@ -335,7 +340,7 @@ static __always_inline bool ust_lh_eval(struct ust_lh_run *r, const struct ust_l
 	case UST_LH_OP_AF_FILE:
 		return ust_af_file(r, in->arg);
 	case UST_LH_OP_AF_SWITCH:
-		return ust_af_switch(r);
+		return ust_af_switch();
 	case UST_LH_OP_AF_KERNEL:	/* tracepoint events have no sampled kernel IP */
 		return false;
 	}

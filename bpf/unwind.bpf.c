@@ -16,6 +16,11 @@
  *
  * ust_bpfu_event_imm is the fallback for kernels without the task_work
  * kfuncs: a cookie and an immediate (non-faulting) stack for every event.
+ *
+ * ust_bpfu_perf / ust_bpfu_perf_imm do the same for perf sampling events
+ * (the backport of perf's defer_callchain, seed 002): the sample's kernel
+ * entry gets its cookie, sent as a SAMPLE record with the sample's ip and
+ * period so that user space can pair it with perf's own sample.
  */
 #include "ust_bpfu_kern.h"
 #include <bpf/bpf_helpers.h>

@@ -385,7 +385,9 @@ static void add_cmdlines(struct ust_cap *c)
 		char comm[64];
 		int pid;
 
-		if (sscanf(line, "%d %63[^\n]", &pid, comm) == 2)
+		/* A name a record source saw during the recording wins: the
+		 * kernel's table keeps names of pids since reused. */
+		if (sscanf(line, "%d %63[^\n]", &pid, comm) == 2 && !ust_tdw_has_cmdline(c->w, pid))
 			ust_tdw_add_cmdline(c->w, pid, comm);
 	}
 	free(text);

@@ -337,6 +337,9 @@ int ust_lh_bpf_set_prog(struct ust_lh_bpf *b, int slot, const struct ust_lh_comp
 	p.nr = (__u32)c->nr_insn;
 	p.flags = stacks ? UST_LH_P_STACKS : 0;
 	memcpy(p.insn, c->insn, (size_t)c->nr_insn * sizeof(p.insn[0]));
+	for (int i = 0; i < c->nr_insn; i++)
+		if (c->insn[i].op == UST_LH_OP_AF_FILE)
+			p.flags |= UST_LH_P_AF_FILE;
 	return bpf_map__update_elem(b->skel->maps.ust_lh_progs, &key, sizeof(key), &p, sizeof(p),
 				    BPF_ANY);
 }

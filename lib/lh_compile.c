@@ -441,8 +441,17 @@ char *ust_lh_compiled_dump(const struct ust_lh_compiled *c)
 			ust_sb_printf(&sb, "pid %s %" PRId64, cmps[in->cmp < 8 ? in->cmp : 0],
 				      (int64_t)in->arg);
 			break;
+		case UST_LH_OP_AF_FILE:		/* --addr-filter (lib/af_compile.c) */
+			ust_sb_printf(&sb, "user ip in range %" PRIu64, in->arg);
+			break;
+		case UST_LH_OP_AF_KERNEL:
+			ust_sb_printf(&sb, "kernel ip in range %" PRIu64, in->arg);
+			break;
+		case UST_LH_OP_AF_SWITCH:
+			ust_sb_puts(&sb, "switch on");
+			break;
 		}
-		if (in->op != UST_LH_OP_FIELD && in->op != UST_LH_OP_PID)
+		if (in->op < UST_LH_OP_FIELD)
 			ust_sb_printf(&sb, " leaf %u%s", in->leaf,
 				      in->flags & UST_LH_F_NEGATED ? " negated" : "");
 		ust_sb_puts(&sb, " ? ");

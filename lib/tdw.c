@@ -367,6 +367,16 @@ int ust_tdw_add_cmdline(struct ust_tdw *w, int pid, const char *comm)
 	return 0;
 }
 
+bool ust_tdw_has_cmdline(const struct ust_tdw *w, int pid)
+{
+	int i;
+
+	for (i = 0; w && i < w->nr_cmdlines; i++)
+		if (w->cmdlines[i].pid == pid)
+			return true;
+	return false;
+}
+
 /* Internal use with @name NULL: the top buffer, created by ust_tdw_open(). */
 int ust_tdw_add_buffer(struct ust_tdw *w, const char *name)
 {

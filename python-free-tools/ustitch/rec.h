@@ -26,6 +26,7 @@ struct rec_buffer {
 struct rec_source;
 struct ust_bpfu;
 struct ust_cap;
+struct ust_af;
 
 struct rec_opts {
 	struct rec_buffer *bufs;
@@ -40,6 +41,7 @@ struct rec_opts {
 	char **cmd;		/* NULL: until SIGINT/SIGTERM */
 	struct rec_source *sources;	/* extra producers (perf sampling, ...) */
 	bool lockheld;		/* -p lockheld: lock_held() filters asked for explicitly */
+	struct ust_af *af;	/* --addr-filter ranges, or NULL (rec_addrfilter.c) */
 };
 
 /*

@@ -21,6 +21,7 @@
 #include "ustitch/bpfu.h"
 #include "ustitch/probe.h"
 #include "rec.h"
+#include "rec_addrfilter.h"
 #include "rec_lockheld.h"
 #include "rec_perf.h"
 
@@ -57,6 +58,7 @@ void rec_usage(FILE *out)
 	      "                   selects the machinery; any lock_held() filter implies it);\n"
 	      "                   then some -f must use lock_held()\n"
 	      "  -q               quiet: no status line, no summary\n", out);
+	rec_af_usage(out);
 	rec_perf_usage(out);
 	fputs("\n"
 	      "Read the result with: trace-cmd report [-O ustitch:lines=1] trace.dat\n", out);
@@ -118,6 +120,7 @@ int rec_parse(int argc, char **argv, struct rec_opts *o)
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "call-graph", required_argument, NULL, REC_PERF_OPT_CALL_GRAPH },
+		{ "addr-filter", required_argument, NULL, REC_AF_OPT },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool last_was_event = false;
@@ -231,6 +234,10 @@ int rec_parse(int argc, char **argv, struct rec_opts *o)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case REC_AF_OPT:
+			if (rec_af_option(o, optarg))
+				return 2;
 			break;
 		case 'h':
 			rec_usage(stdout);

@@ -29,6 +29,8 @@
 
 #include <tracefs/tracefs.h>
 
+#include "ustitch/addrfilter.h"
+#include "ustitch/af_bpf.h"
 #include "ustitch/bpfu.h"
 #include "ustitch/capture.h"
 #include "ustitch/encode.h"
@@ -41,6 +43,7 @@
 #include "ustitch/tdw.h"
 #include "rec.h"
 #include "rec_lockheld.h"
+#include "rec_perf.h"
 
 #define PFX "ustitch record: "
 #define LH_MAX_EVENTS	64	/* UST_LH_MAX_PROGS */
@@ -76,6 +79,8 @@ struct lh_src {
 	struct { int tid; char comm[16]; } *comms;
 	size_t nr_comms, cap_comms;
 	unsigned long stale_hits, spool_err;
+	struct ust_af *af;		/* --addr-filter: every event is ours */
+	bool any_lock;			/* some -f uses lock_held() */
 	unsigned char buf[65536 + 4096] __attribute__((aligned(8)));
 };
 
@@ -117,10 +122,18 @@ static int claim_one(struct lh_src *s, struct rec_buffer *b, const struct rec_ev
 	memset(e, 0, sizeof(*e));
 	e->system = strdup(re->system);
 	e->event = strdup(re->event);
-	e->filter = strdup(re->filter);
+	e->filter = re->filter ? strdup(re->filter) : NULL;
 	e->stacktrace = buf_has_opt(b, "stacktrace");
 	e->stacks = b->deferred;
 	s->nr_ev++;
+	if (!ust_lh_mentions(re->filter) && (!re->filter || !e->stacks)) {
+		/* --addr-filter alone: the address tests, then the -f as ftrace's.
+		 * (With user stacks BPF evaluates the -f too: see below.) */
+		if (re->filter && !(e->comp.ftrace = strdup(re->filter)))
+			return say("out of memory");
+		goto af;
+	}
+	s->any_lock |= ust_lh_mentions(re->filter);
 	if (ust_lh_parse(re->filter, &e->expr, err, sizeof(err)))
 		return say("%s:%s: -f '%s': %s", re->system, re->event, re->filter, err);
 	if (ust_lh_resolve(&e->expr, ust_lh_env_live(), err, sizeof(err)))
@@ -137,6 +150,9 @@ static int claim_one(struct lh_src *s, struct rec_buffer *b, const struct rec_ev
 	ust_lh_format_free(&fmt);
 	if (r)
 		return say("%s:%s: -f '%s': %s", re->system, re->event, re->filter, err);
+af:
+	if (s->af && ust_af_prepend(s->af, &e->comp, err, sizeof(err)))
+		return say("%s:%s: --addr-filter: %s", re->system, re->event, err);
 	return 0;
 }
 
@@ -158,13 +174,20 @@ int rec_lockheld_claim(struct rec_opts *o)
 	}
 	src->ops = &lh_ops;
 	src->priv = s;
+	/* The source owns the address filters from here on. */
+	s->af = o->af;
+	o->af = NULL;
+	if (s->af && !s->af->nr) {
+		free(s->af);
+		s->af = NULL;
+	}
 	for (b = 0; b < o->nr_bufs; b++) {
 		struct rec_buffer *buf = &o->bufs[b];
 
 		for (i = 0, k = 0; i < buf->nr_ev; i++) {
 			struct rec_event *re = &buf->ev[i];
 
-			if (!ust_lh_mentions(re->filter)) {
+			if (!s->af && !ust_lh_mentions(re->filter)) {
 				buf->ev[k++] = *re;
 				continue;
 			}
@@ -177,23 +200,37 @@ int rec_lockheld_claim(struct rec_opts *o)
 		}
 		buf->nr_ev = k;
 	}
+	if (s->af && rec_perf_wanted(o)) {
+		/* Silently unfiltered samples would be wrong: refuse. */
+		say("--addr-filter with perf samples (-e cpu-clock, -F, ...): filtering samples is not supported yet");
+		goto fail;
+	}
+	if (o->lockheld && !s->any_lock) {
+		say("-p lockheld: no -f filter uses lock_held()");
+		goto fail;
+	}
 	if (!s->nr_ev) {
+		if (s->af) {
+			say("--addr-filter: no tracepoint event to filter (filtering perf samples: not supported yet)");
+			goto fail;
+		}
 		lh_ops.free(src);
-		if (o->lockheld)
-			return say("-p lockheld: no -f filter uses lock_held()");
 		return 0;
 	}
 	if (!ust_bpfu_built()) {
-		say("lock_held() filters need BPF: ustitch was built without it (libbpf, clang, bpftool)");
+		say("%s need BPF: ustitch was built without it (libbpf, clang, bpftool)",
+		    s->any_lock ? "lock_held() filters" : "--addr-filter");
 		goto fail;
 	}
 	if (o->clock_given && strcmp(o->clock, "mono")) {
-		say("-C %s: lock_held() events are recorded by perf with CLOCK_MONOTONIC: use -C mono", o->clock);
+		say("-C %s: %s events are recorded by perf with CLOCK_MONOTONIC: use -C mono", o->clock,
+		    s->any_lock ? "lock_held()" : "--addr-filter");
 		goto fail;
 	}
 	o->clock = "mono";
 	if (stacks && ust_bpfu_native_available()) {
-		say("lock_held() with -O userstacktrace_delay on a kernel with native deferred stacks: not supported yet (record those events without userstacktrace_delay)");
+		say("%s with -O userstacktrace_delay on a kernel with native deferred stacks: not supported yet (record those events without userstacktrace_delay)",
+		    s->any_lock ? "lock_held()" : "--addr-filter");
 		goto fail;
 	}
 	rec_add_source(o, src);
@@ -428,6 +465,8 @@ static int lh_start(struct rec_source *src, struct rec_ctx *c, char *err, size_t
 		if (ust_lh_bpf_calibrate(s->bpf, why, sizeof(why)) < 0)
 			fprintf(stderr, PFX "lock_held(rcu): %s; assuming the BPF runtime holds 1\n", why);
 	}
+	if (s->af && ust_af_bpf_setup(s->bpf, s->af, err, errlen))
+		return -1;
 	if (c->child > 0 && ust_lh_bpf_follow(s->bpf, c->child)) {
 		snprintf(err, errlen, "cannot follow the command: %s", strerror(errno));
 		return -1;
@@ -486,7 +525,8 @@ static int lh_start(struct rec_source *src, struct rec_ctx *c, char *err, size_t
 	for (i = 0; i < s->nr_ev; i++)
 		ust_lh_perf_enable(&s->ev[i].perf, true);
 	/* Measured on 6.18: the filter's verdict is every perf user's. */
-	fprintf(stderr, PFX "note: while recording, the lock_held() BPF filter also drops the samples other perf users (perf record, ...) take of");
+	fprintf(stderr, PFX "note: while recording, the %s BPF filter also drops the samples other perf users (perf record, ...) take of",
+		s->any_lock ? "lock_held()" : "--addr-filter");
 	for (i = 0; i < s->nr_ev; i++)
 		fprintf(stderr, "%s %s:%s", i ? "," : "", s->ev[i].system, s->ev[i].event);
 	fprintf(stderr, "; ftrace is not affected\n");
@@ -525,8 +565,8 @@ static void lh_summary(struct rec_source *src, FILE *out)
 		lost += s->ev[i].perf.lost;
 		no_hit += s->ev[i].no_hit;
 	}
-	fprintf(out, PFX "lock_held(): %lu events kept of %llu filtered",
-		kept, (unsigned long long)st.runs);
+	fprintf(out, PFX "%s: %lu events kept of %llu filtered",
+		s->any_lock ? "lock_held()" : "--addr-filter", kept, (unsigned long long)st.runs);
 	if (lost)
 		fprintf(out, ", %lu lost (perf buffer full)", lost);
 	if (no_hit)
@@ -555,6 +595,10 @@ static void lh_free(struct rec_source *src)
 		free(s->pending);
 		free(s->comms);
 		ust_hmap_fini(&s->comm_seen);
+		if (s->af) {
+			ust_af_free(s->af);
+			free(s->af);
+		}
 		free(s);
 	}
 	free(src);

@@ -419,8 +419,10 @@ static void note_process(struct perf_src *p, uint32_t pid)
 	if (!pid || ust_hmap_get(&p->pids_seen, pid, NULL))
 		return;
 	ust_hmap_put(&p->pids_seen, pid, 1);
-	if (p->maps)
-		ust_perf_maps_proc(p->maps, pid);
+	/* BPF-made stacks carry files already (rec_maps_note_stack). */
+	if (!p->maps)
+		return;
+	ust_perf_maps_proc(p->maps, pid);
 	rec_maps_snapshot(p->c->maps, (pid_t)pid);
 }
 
@@ -447,7 +449,7 @@ static int on_perf_record(const void *rec, size_t size, void *ctx)
 		if (type == PERF_RECORD_SAMPLE) {
 			task_info(p, ev.id.pid, ev.id.tid);
 			note_process(p, ev.id.pid);
-		} else if (ev.u.mmap2.ino) {
+		} else if (ev.u.mmap2.ino && p->maps) {
 			/* A new file (dlopen): its path and build-id, now. */
 			rec_maps_snapshot(p->c->maps, (pid_t)ev.u.mmap2.pid);
 		}

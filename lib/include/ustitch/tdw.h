@@ -9,6 +9,7 @@
 #ifndef USTITCH_TDW_H
 #define USTITCH_TDW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,8 @@ int ust_tdw_add_format(struct ust_tdw *w, const char *system, const char *text);
 int ust_tdw_set_kallsyms(struct ust_tdw *w, const char *text, size_t len);
 int ust_tdw_set_printk(struct ust_tdw *w, const char *text, size_t len);
 int ust_tdw_add_cmdline(struct ust_tdw *w, int pid, const char *comm);
+/* Has a comm been added for @pid? */
+bool ust_tdw_has_cmdline(const struct ust_tdw *w, int pid);
 
 /* Buffer 0 is the top buffer; this adds an instance buffer, returns its index. */
 int ust_tdw_add_buffer(struct ust_tdw *w, const char *name);

@@ -73,7 +73,12 @@ deferred() {
 	# Without plugins the samples still print natively.
 	report "$work/deferred.dat" -N | grep -q "sample: .*cpu-clock ip=.* period=[0-9]* user user_stack=deferred" &&
 		ok "deferred: samples print without the plugin" || bad "deferred: no native sample line"
-	# Folded stacks, for flame graphs: comm, user frames, kernel frames.
+	# Folded stacks, for flame graphs: comm, user frames, kernel frames;
+	# every line as flamegraph.pl reads it (frames;... count), no empty frame.
+	expect_eq "deferred: folded lines not in the flame-graph format" \
+		"$(grep -cvE '^[^; ]+(;[^;]+)* [0-9]+$' "$work/deferred.folded")" 0
+	expect_eq "deferred: folded sample total" \
+		"$(awk '{ n += $NF } END { print n }' "$work/deferred.folded")" "$(wc -l <"$s")"
 	at_least "deferred: folded $MAIN line count" \
 		"$(awk -v c="perf-prog;__libc_start_call_main;main;perf_a;perf_b;perf_c" '$1 == c { print $2 }' \
 			"$work/deferred.folded" | head -1)" 150

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Workload of the --addr-filter live test.  Each process makes 19
+ * getppid() system calls:
+ *   3 through libc and 3 by a syscall instruction of this program (outside)
+ *   5 inside af_lib_call() (the library)
+ *   between af_phase_begin() and af_phase_end(): 4 through libc and 2 in
+ *     af_lib_call()
+ *   2 through libc after the phase
+ * so "filter file:af_lib_call@LIB" keeps 7 and "start af_phase_begin,
+ * stop af_phase_end" keeps 6.  The first process then runs itself again as
+ * "child", which maps 64 MiB first: the library lands at another address.
+ * Each prints "af-prog PID FN-ADDRESS".
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+__attribute__((noinline)) void af_phase_begin(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void af_phase_end(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void own_getppid(void)
+{
+	long ret;
+
+	__asm__ volatile("syscall" : "=a"(ret) : "0"((long)SYS_getppid) : "rcx", "r11", "memory");
+}
+
+int main(int argc, char **argv)
+{
+	long (*fn)(int);
+	void *h;
+	int i, st;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: af-prog LIB [child]\n");
+		return 2;
+	}
+	if (argc > 2 && !strcmp(argv[2], "child") &&
+	    mmap(NULL, 64 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
+		return 1;
+	h = dlopen(argv[1], RTLD_NOW);
+	fn = h ? (long (*)(int))dlsym(h, "af_lib_call") : NULL;
+	if (!fn) {
+		fprintf(stderr, "af-prog: %s\n", dlerror());
+		return 1;
+	}
+	printf("af-prog %d %p\n", (int)getpid(), (void *)fn);
+	fflush(stdout);
+	for (i = 0; i < 3; i++) {
+		getppid();
+		own_getppid();
+	}
+	fn(5);
+	af_phase_begin();
+	for (i = 0; i < 4; i++)
+		getppid();
+	fn(2);
+	af_phase_end();
+	for (i = 0; i < 2; i++)
+		getppid();
+	if (argc > 2)
+		return 0;
+	if (fork() == 0) {
+		char self[4096];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		/* By its own name: the command name stays "af-prog". */
+		if (n > 0) {
+			self[n] = '\0';
+			execl(self, argv[0], argv[1], "child", (char *)NULL);
+		}
+		_exit(127);
+	}
+	wait(&st);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
