@@ -27,6 +27,7 @@ void rec_af_usage(FILE *out)
 	      "                     start file:SYM@PATH / stop file:SYM@PATH  a task's events\n"
 	      "                       are kept from its call of a start until a stop (uprobes)\n"
 	      "                   e.g. --addr-filter 'filter file:malloc@/lib/x86_64-linux-gnu/libc.so.6'\n"
+	      "                   Filter ranges are ORed; the result is ANDed with each -f.\n"
 	      "                   The events are recorded through perf + BPF (\"ustitch\" buffer).\n",
 	      out);
 }
