@@ -22,6 +22,7 @@
 #endif
 
 #include "ustitch/abi.h"
+#include "ustitch/perf_attr.h"
 #include "ustitch/probe.h"
 
 static const char *const ust_probe_names[UST_PROBE__COUNT] = {
@@ -91,28 +92,6 @@ static int ust_probe_perf_open(struct perf_event_attr *a)
 	return (int)syscall(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-/*
- * defer_callchain is the first bit after sigtrap in the flags word (seed
- * 002).  This system's <linux/perf_event.h> predates it: find sigtrap's
- * bit by setting it in a blank attr, and take the next one.
- */
-static void ust_probe_set_defer_bit(struct perf_event_attr *a)
-{
-	struct perf_event_attr t;
-	unsigned char *tb = (unsigned char *)&t, *ab = (unsigned char *)a;
-	size_t i;
-
-	memset(&t, 0, sizeof(t));
-	t.sigtrap = 1;
-	for (i = 0; i < sizeof(t); i++) {
-		if (tb[i]) {
-			int bit = __builtin_ctz(tb[i]) + 1;
-
-			ab[i + bit / 8] |= (unsigned char)(1u << (bit % 8));
-			return;
-		}
-	}
-}
 
 static bool ust_probe_perf_defer(char *reason, size_t len)
 {
@@ -134,7 +113,7 @@ static bool ust_probe_perf_defer(char *reason, size_t len)
 				     strerror(errno));
 	close(fd);
 
-	ust_probe_set_defer_bit(&a);
+	ust_perf_attr_set_defer(&a);
 	fd = ust_probe_perf_open(&a);
 	if (fd >= 0) {
 		close(fd);
