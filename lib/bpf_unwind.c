@@ -12,6 +12,7 @@
 
 #include "ustitch/abi.h"
 #include "ustitch/bpfu.h"
+#include "ustitch/encode.h"
 #include "ustitch/probe.h"
 
 bool ust_bpfu_native_available(void)
@@ -44,7 +45,6 @@ _Static_assert(UST_BPFU_MAX_STACK == UST_BPFU_MAX_FRAMES, "one frame limit");
 #define UST_BPFU_RB_DEFAULT	(8u << 20)
 /* user_unwind_stack: header, then unsigned long stack[], inodes[], u32 dev[]. */
 #define UST_BPFU_FRAME_BYTES	(8 + 8 + 4)
-#define UST_BPFU_COOKIE_SIZE	(UST_ABI_COOKIE_OFF + 8)
 #define UST_BPFU_STACK_MAX_SIZE	(UST_ABI_STACK_HDR_SIZE + UST_BPFU_MAX_FRAMES * UST_BPFU_FRAME_BYTES)
 
 struct ust_bpfu {
@@ -71,48 +71,27 @@ bool ust_bpfu_built(void)
 	return true;
 }
 
-/* The ftrace common header: type, flags 0, preempt count 0, pid = tid. */
-static void ust_bpfu_put_common(unsigned char *b, uint16_t type, int32_t pid)
-{
-	memcpy(b, &type, sizeof(type));
-	b[2] = 0;
-	b[3] = 0;
-	memcpy(b + 4, &pid, sizeof(pid));
-}
-
-static void ust_bpfu_put32(unsigned char *b, size_t off, uint32_t v)
-{
-	memcpy(b + off, &v, sizeof(v));
-}
-
 static size_t ust_bpfu_make_cookie(struct ust_bpfu *u, const struct ust_bpfu_rec_hdr *h)
 {
-	ust_bpfu_put_common(u->out, u->cookie_type, (int32_t)h->tid);
-	memcpy(u->out + UST_ABI_COOKIE_OFF, &h->cookie, sizeof(h->cookie));
-	return UST_BPFU_COOKIE_SIZE;
+	return (size_t)ust_enc_unwind_cookie(u->out, sizeof(u->out), u->cookie_type,
+					     (int)h->tid, h->cookie);
 }
 
-/* trace_user_unwind_callback() of patch 9, byte for byte. */
+/* trace_user_unwind_callback() of patch 9, byte for byte (layout: ust_enc). */
 static size_t ust_bpfu_make_stack(struct ust_bpfu *u, const struct ust_bpfu_rec_stack *s,
 				  unsigned int nr)
 {
-	unsigned char *b = u->out;
-	uint32_t off = UST_ABI_STACK_HDR_SIZE;
-	uint32_t llen = nr * 8, ilen = nr * 4;
+	struct ust_enc_stack_arrays a;
+	int len = ust_enc_unwind_stack(u->out, sizeof(u->out), u->stack_type, (int)s->h.tid,
+				       s->h.cookie, nr, &a);
 
-	memset(b, 0, UST_ABI_STACK_HDR_SIZE);	/* incl. the 4 bytes of padding */
-	ust_bpfu_put_common(b, u->stack_type, (int32_t)s->h.tid);
-	memcpy(b + UST_ABI_COOKIE_OFF, &s->h.cookie, sizeof(s->h.cookie));
-
-	ust_bpfu_put32(b, UST_ABI_STACK_LOC_OFF, UST_ABI_DATA_LOC(off, llen));
-	memcpy(b + off, s->offs, llen);
-	off += llen;
-	ust_bpfu_put32(b, UST_ABI_INODES_LOC_OFF, UST_ABI_DATA_LOC(off, llen));
-	memcpy(b + off, s->inodes, llen);
-	off += llen;
-	ust_bpfu_put32(b, UST_ABI_DEV_LOC_OFF, UST_ABI_DATA_LOC(off, ilen));
-	memcpy(b + off, s->devs, ilen);
-	return off + ilen;
+	/* u->out holds UST_BPFU_MAX_FRAMES frames, and nr is capped there. */
+	if (len < 0)
+		return 0;
+	memcpy(a.offs, s->offs, (size_t)nr * 8);
+	memcpy(a.inodes, s->inodes, (size_t)nr * 8);
+	memcpy(a.devs, s->devs, (size_t)nr * 4);
+	return (size_t)len;
 }
 
 static int ust_bpfu_sample(void *ctx, void *data, size_t size)

@@ -12,6 +12,7 @@
 #include <traceevent/event-parse.h>
 
 #include "ustitch/abi.h"
+#include "ustitch/encode.h"
 #include "ustitch/perf_enc.h"
 
 #define SMP_IP_OFF	8
@@ -22,16 +23,6 @@
 #define SMP_KFRAMES_OFF	30
 #define SMP_FIXED_SIZE	32
 
-/* The 8-byte common header of every ftrace record. */
-static void put_common(uint8_t *b, uint16_t type, int pid)
-{
-	int32_t p32 = pid;
-
-	memcpy(b, &type, 2);
-	b[2] = 0;
-	b[3] = 0;
-	memcpy(b + 4, &p32, 4);
-}
 
 int ust_perf_enc_sample(void *buf, size_t bufsize, const struct ust_perf_sample_rec *s)
 {
@@ -44,7 +35,7 @@ int ust_perf_enc_sample(void *buf, size_t bufsize, const struct ust_perf_sample_
 	if (total > bufsize || elen > 0xffff)
 		return -1;
 	memset(b, 0, SMP_FIXED_SIZE);
-	put_common(b, s->type, s->pid);
+	ust_enc_common(b, s->type, s->pid);
 	memcpy(b + SMP_IP_OFF, &s->ip, 8);
 	memcpy(b + SMP_PERIOD_OFF, &s->period, 8);
 	loc = UST_ABI_DATA_LOC(SMP_FIXED_SIZE, elen);
@@ -107,51 +98,27 @@ int ust_perf_enc_kstack(const struct ust_perf_kstack_fmt *f, void *buf, size_t b
 	if (total > bufsize || total > 0xffff)
 		return -1;
 	memset(b, 0, f->caller_off);
-	put_common(b, f->type, pid);
+	ust_enc_common(b, f->type, pid);
 	memcpy(b + f->size_off, &n, 4);
 	memcpy(b + f->caller_off, ips, (size_t)nr * 8);
 	return (int)total;
 }
 
-int ust_perf_enc_unwind_cookie(void *buf, size_t bufsize, uint16_t type, int pid,
-			       uint64_t cookie)
-{
-	uint8_t *b = buf;
 
-	if (bufsize < UST_ABI_COOKIE_OFF + 8)
-		return -1;
-	put_common(b, type, pid);
-	memcpy(b + UST_ABI_COOKIE_OFF, &cookie, 8);
-	return UST_ABI_COOKIE_OFF + 8;
-}
-
-/* trace_user_unwind_callback() of patch 9: stack[], inodes[], dev[]. */
+/* Resolved frames into a user_unwind_stack record (layout: ust_enc). */
 int ust_perf_enc_unwind_stack(void *buf, size_t bufsize, uint16_t type, int pid,
 			      uint64_t cookie, const struct ust_dec_frame *f, unsigned int nr)
 {
-	size_t total = UST_ABI_STACK_HDR_SIZE + (size_t)nr * (8 + 8 + 4);
-	uint32_t off = UST_ABI_STACK_HDR_SIZE, loc;
-	uint8_t *b = buf;
+	struct ust_enc_stack_arrays a;
 	unsigned int i;
+	int total = ust_enc_unwind_stack(buf, bufsize, type, pid, cookie, nr, &a);
 
-	if (total > bufsize || total > 0xffff)
+	if (total < 0)
 		return -1;
-	memset(b, 0, UST_ABI_STACK_HDR_SIZE);
-	put_common(b, type, pid);
-	memcpy(b + UST_ABI_COOKIE_OFF, &cookie, 8);
-	loc = UST_ABI_DATA_LOC(off, nr * 8);
-	memcpy(b + UST_ABI_STACK_LOC_OFF, &loc, 4);
-	for (i = 0; i < nr; i++)
-		memcpy(b + off + i * 8, &f[i].off, 8);
-	off += nr * 8;
-	loc = UST_ABI_DATA_LOC(off, nr * 8);
-	memcpy(b + UST_ABI_INODES_LOC_OFF, &loc, 4);
-	for (i = 0; i < nr; i++)
-		memcpy(b + off + i * 8, &f[i].ino, 8);
-	off += nr * 8;
-	loc = UST_ABI_DATA_LOC(off, nr * 4);
-	memcpy(b + UST_ABI_DEV_LOC_OFF, &loc, 4);
-	for (i = 0; i < nr; i++)
-		memcpy(b + off + i * 4, &f[i].kdev, 4);
-	return (int)total;
+	for (i = 0; i < nr; i++) {
+		memcpy(a.offs + i * 8, &f[i].off, 8);
+		memcpy(a.inodes + i * 8, &f[i].ino, 8);
+		memcpy(a.devs + i * 4, &f[i].kdev, 4);
+	}
+	return total;
 }

@@ -830,14 +830,14 @@ static void put_sample(struct perf_src *p, const struct ust_perf_item *it)
 	if (it->has_cookie && us != UST_PERF_US_NO_COOKIE && us != UST_PERF_US_NONE) {
 		/* Its line in the report says why a lost stack is missing. */
 		spool(p, it->cpu, it->time, buf,
-		      ust_perf_enc_unwind_cookie(buf, sizeof(buf), p->c->cookie_id, (int)it->tid,
-						 it->cookie));
+		      ust_enc_unwind_cookie(buf, sizeof(buf), p->c->cookie_id, (int)it->tid,
+					    it->cookie));
 	} else if (us == UST_PERF_US_IMMEDIATE) {
 		uint64_t cookie = ust_abi_cookie(it->cpu, FP_CTR_BASE + ++p->fp_ctr);
 
 		spool(p, it->cpu, it->time, buf,
-		      ust_perf_enc_unwind_cookie(buf, sizeof(buf), p->c->cookie_id, (int)it->tid,
-						 cookie));
+		      ust_enc_unwind_cookie(buf, sizeof(buf), p->c->cookie_id, (int)it->tid,
+					    cookie));
 		/* No stack_flags record: its "immediate" text speaks of the BPF
 		 * fallback; the sample's own user_stack=immediate says it. */
 		put_ustack(p, it, it->pid, cookie, ch->user, ch->nr_user);

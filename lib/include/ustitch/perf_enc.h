@@ -57,8 +57,8 @@ int ust_perf_kstack_fmt_init(struct ust_perf_kstack_fmt *f, const char *text,
 int ust_perf_enc_kstack(const struct ust_perf_kstack_fmt *f, void *buf, size_t bufsize,
 			int pid, const uint8_t *ips, unsigned int nr);
 
-int ust_perf_enc_unwind_cookie(void *buf, size_t bufsize, uint16_t type, int pid,
-			       uint64_t cookie);
+/* Cookie records: ust_enc_unwind_cookie().  Resolved frames into a
+ * user_unwind_stack record: */
 int ust_perf_enc_unwind_stack(void *buf, size_t bufsize, uint16_t type, int pid,
 			      uint64_t cookie, const struct ust_dec_frame *f, unsigned int nr);
 

@@ -153,7 +153,7 @@ static void put_sample(struct ust_tdw *w, int buf, int cpu, uint64_t ts, unsigne
 	event(w, buf, cpu, ts, b, ust_perf_enc_sample(b, sizeof(b), &s));
 	event(w, buf, cpu, ts, b, ust_perf_enc_kstack(&f, b, sizeof(b), TID, (const uint8_t *)K, 2));
 	if (with_cookie)
-		event(w, buf, cpu, ts, b, ust_perf_enc_unwind_cookie(b, sizeof(b), ID_COOKIE, TID, cookie));
+		event(w, buf, cpu, ts, b, ust_enc_unwind_cookie(b, sizeof(b), ID_COOKIE, TID, cookie));
 }
 
 static const char *write_trace(void)
@@ -200,7 +200,7 @@ static const char *write_trace(void)
 	assert_int_equal(ust_tdw_lost(w, ub, 0, 3), 0);
 	/* A cookie of the same task at another time is not the sample's. */
 	put_sample(w, ub, 1, 3000, UST_PERF_ENC_USTACK_NONE, 0, false);
-	event(w, ub, 1, 3100, b, ust_perf_enc_unwind_cookie(b, sizeof(b), ID_COOKIE, TID, 0x101));
+	event(w, ub, 1, 3100, b, ust_enc_unwind_cookie(b, sizeof(b), ID_COOKIE, TID, 0x101));
 	put_sample(w, ub, 0, 4000, UST_PERF_ENC_USTACK_NONE, 0, false);
 	assert_int_equal(ust_tdw_close(w), 0);
 	ust_perf_maps_free(m);
