@@ -103,24 +103,7 @@ struct ust_lh_run {
 	__u64 af_off;		/* its file offset */
 };
 
-/* --- address filters (issue 7) ----------------------------------------- */
-
-/* --addr-filter ranges, by index (lib/af_bpf.c fills it). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, UST_AF_MAX_RANGES);
-	__type(key, __u32);
-	__type(value, struct ust_af_krange);
-} ust_af_ranges SEC(".maps");
-
-/* The start/stop switch per task: task storage, so it dies with the task
- * (a reused tid starts off) and a new thread starts off too. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, __u32);
-} ust_af_on SEC(".maps");
+/* --- address filters (addrfilter.bpf.h, via unwind.bpf.c) -------------- */
 
 /*
  * The user IP saved at kernel entry, as (dev, inode, file offset): looked
@@ -131,16 +114,10 @@ struct {
 static __always_inline void ust_af_user_ip(struct ust_lh_run *r)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs;
+	__u64 ip = ust_af_entry_ip(task);
 
-	if ((task->flags & PF_KTHREAD) || !task->mm)
-		return;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs)
-		return;
-	bpf_find_vma(task, BPF_CORE_READ(regs, ip), ust_bpfu_vma_cb, &r->af, 0);
-	if (r->af.found)
-		r->af_off = BPF_CORE_READ(regs, ip) - r->af.start + (r->af.pgoff << 12);
+	if (ip)
+		ust_af_locate(task, ip, &r->af, &r->af_off);
 }
 
 static __always_inline bool ust_af_file(struct ust_lh_run *r, __u64 idx)
@@ -148,43 +125,9 @@ static __always_inline bool ust_af_file(struct ust_lh_run *r, __u64 idx)
 	__u32 k = (__u32)idx;
 	struct ust_af_krange *g = bpf_map_lookup_elem(&ust_af_ranges, &k);
 
-	return g && r->af.found && r->af.ino && !g->kernel && g->ino == r->af.ino &&
-	       g->dev == r->af.dev && r->af_off >= g->start && r->af_off < g->end;
+	return g && ust_af_in_file(g, &r->af, r->af_off);
 }
 
-static __always_inline bool ust_af_switch(void)
-{
-	__u32 *on = bpf_task_storage_get(&ust_af_on, bpf_get_current_task_btf(), 0, 0);
-
-	return on && *on;
-}
-
-/*
- * start/stop: uprobes at the ranges' file offsets (inode based, like the
- * kernel's own instruction-trace filters), one program each.
- */
-SEC("uprobe")
-int ust_af_start(void *ctx __ust_unused)
-{
-	__u32 *on = bpf_task_storage_get(&ust_af_on, bpf_get_current_task_btf(), 0,
-					 BPF_LOCAL_STORAGE_GET_F_CREATE);
-
-	if (on)
-		*on = 1;
-	return 0;
-}
-
-SEC("uprobe")
-int ust_af_stop(void *ctx __ust_unused)
-{
-	__u32 *on = bpf_task_storage_get(&ust_af_on, bpf_get_current_task_btf(), 0, 0);
-
-	if (on)
-		*on = 0;
-	return 0;
-}
-
-/* --- end of address filters -------------------------------------------- */
 
 static __always_inline bool ust_lh_read8(__u64 addr, __u64 *v)
 {

@@ -101,18 +101,8 @@ struct ust_lh_insn {
 /* The graph tests the user IP's file: look its VMA up once, before the walk. */
 #define UST_LH_P_AF_FILE	(1U << 1)
 
-/* --- address filters (issue 7) ---------------------------------------- */
-#define UST_AF_MAX_RANGES	32
-
-/* One range of --addr-filter, in map ust_af_ranges at its index. */
-struct ust_af_krange {
-	__u64 start;		/* file offset, or kernel address */
-	__u64 end;		/* exclusive */
-	__u64 ino;
-	__u32 dev;		/* kernel dev_t (major << 20 | minor) */
-	__u32 kernel;
-};
-/* --- end of address filters ------------------------------------------- */
+/* --addr-filter ranges: the map ust_af_ranges of addrfilter.bpf.h */
+#include "addrfilter_abi.h"
 
 struct ust_lh_prog {
 	__u32 nr;		/* nodes; 0: keep every event */

@@ -9,10 +9,6 @@
 #ifndef UST_LH_KERN_H
 #define UST_LH_KERN_H
 
-#ifndef BPF_MAP_TYPE_ARRAY
-#define BPF_MAP_TYPE_ARRAY		2	/* UAPI */
-#endif
-
 typedef struct {
 	long counter;
 } atomic_long_t___lh;

@@ -305,6 +305,9 @@ static long ust_bpfu_vma_cb(struct task_struct *task __ust_unused, struct vm_are
 	return 0;
 }
 
+/* --addr-filter (uses ust_bpfu_vma_cb) */
+#include "addrfilter.bpf.h"
+
 struct ust_bpfu_resolve_ctx {
 	struct ust_bpfu_rec_stack *r;
 	struct ust_bpfu_vma v;
@@ -686,6 +689,9 @@ int ust_bpfu_event_imm(void *ctx)
 SEC("perf_event")
 int ust_bpfu_perf(struct bpf_perf_event_data *ctx)
 {
+	/* A sample --addr-filter drops needs no stack: no cookie either. */
+	if (!ust_af_keep_sample(ctx))
+		return 0;
 	ust_bpfu_event_body(ctx, 1, ctx->regs.ip, ctx->sample_period);
 	return 1;
 }
@@ -694,8 +700,17 @@ int ust_bpfu_perf(struct bpf_perf_event_data *ctx)
 SEC("perf_event")
 int ust_bpfu_perf_imm(struct bpf_perf_event_data *ctx)
 {
+	if (!ust_af_keep_sample(ctx))
+		return 0;
 	ust_bpfu_event_imm_body(ctx, 1, ctx->regs.ip, ctx->sample_period);
 	return 1;
+}
+
+/* --addr-filter alone, for samples whose stacks BPF does not make. */
+SEC("perf_event")
+int ust_bpfu_perf_af(struct bpf_perf_event_data *ctx)
+{
+	return ust_af_keep_sample(ctx);
 }
 
 /*

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * ust_af_bpf_setup: the --addr-filter ranges into ust_af_ranges, and the
- * start/stop switches as uprobes.  A uprobe is placed by (inode, file
- * offset), like the ranges: it fires in every process that maps the file,
- * at any address, including processes started later.
+ * ust_af_bpf_setup: the --addr-filter ranges into a BPF object's
+ * ust_af_ranges (bpf/addrfilter.bpf.h), and the start/stop switches as
+ * probes.  A uprobe is placed by (inode, file offset), like the ranges: it
+ * fires in every process that maps the file, at any address, including
+ * processes started later.  A kernel: start/stop is a kprobe at the
+ * address.  Both objects that filter (lockheld.bpf.c for tracepoint
+ * events, unwind.bpf.c for perf samples) carry the same maps and probe
+ * programs and are set up here alike.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,11 +22,23 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "lockheld_abi.h"
+#include "addrfilter_abi.h"
 
-int ust_af_bpf_setup(struct ust_lh_bpf *b, const struct ust_af *af, char *err, size_t errlen)
+/* A probe at range @r's start, running @p. */
+static struct bpf_link *ust_af_probe(struct bpf_program *p, const struct ust_af_range *r)
 {
-	struct bpf_object *obj = ust_lh_bpf_obj(b);
+	LIBBPF_OPTS(bpf_kprobe_opts, ko);
+
+	if (!r->kernel)	/* pid -1: every process; the offset is the file offset */
+		return bpf_program__attach_uprobe(p, false, -1, r->path, (size_t)r->start);
+	/* No function name: the kprobe PMU takes the offset as the address. */
+	ko.offset = (size_t)r->start;
+	return bpf_program__attach_kprobe_opts(p, NULL, &ko);
+}
+
+int ust_af_bpf_setup(struct bpf_object *obj, ust_af_keep_fn keep, void *arg,
+		     const struct ust_af *af, char *err, size_t errlen)
+{
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, "ust_af_ranges");
 	char what[512];
 	int i, ret;
@@ -35,7 +51,7 @@ int ust_af_bpf_setup(struct ust_lh_bpf *b, const struct ust_af *af, char *err, s
 		const struct ust_af_range *r = &af->r[i];
 		struct ust_af_krange g = {
 			.start = r->start, .end = r->start + r->size, .ino = r->ino,
-			.dev = r->kdev, .kernel = r->kernel,
+			.dev = r->kdev, .kernel = r->kernel, .action = (__u16)r->action,
 		};
 		struct bpf_program *p;
 		__u32 key = (__u32)i;
@@ -45,18 +61,15 @@ int ust_af_bpf_setup(struct ust_lh_bpf *b, const struct ust_af *af, char *err, s
 			snprintf(err, errlen, "address filters: writing range %d: %s", i, strerror(-ret));
 			return -1;
 		}
-		if (r->kernel || r->action == UST_AF_FILTER)
+		if (r->action == UST_AF_FILTER)
 			continue;
-		/* pid -1: every process; the offset is the file offset. */
 		p = bpf_object__find_program_by_name(obj, r->action == UST_AF_START ?
 						     "ust_af_start" : "ust_af_stop");
-		ret = p ? ust_lh_bpf_keep_link(b, bpf_program__attach_uprobe(p, false, -1, r->path,
-									    (size_t)r->start))
-			: -ENOENT;
+		ret = p ? keep(arg, ust_af_probe(p, r)) : -ENOENT;
 		if (ret) {
 			ust_af_format(af, i, what, sizeof(what));
-			snprintf(err, errlen, "--addr-filter '%s': placing its uprobe: %s", what,
-				 strerror(-ret));
+			snprintf(err, errlen, "--addr-filter '%s': placing its %s: %s", what,
+				 r->kernel ? "kprobe" : "uprobe", strerror(-ret));
 			return -1;
 		}
 	}
@@ -65,9 +78,10 @@ int ust_af_bpf_setup(struct ust_lh_bpf *b, const struct ust_af *af, char *err, s
 
 #else /* !UST_HAVE_BPF */
 
-int ust_af_bpf_setup(struct ust_lh_bpf *b, const struct ust_af *af, char *err, size_t errlen)
+int ust_af_bpf_setup(struct bpf_object *obj, ust_af_keep_fn keep, void *arg,
+		     const struct ust_af *af, char *err, size_t errlen)
 {
-	(void)b, (void)af;
+	(void)obj, (void)keep, (void)arg, (void)af;
 	snprintf(err, errlen, "ustitch was built without BPF support (libbpf, clang, bpftool)");
 	return -1;
 }

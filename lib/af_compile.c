@@ -34,20 +34,24 @@ int ust_af_check(const struct ust_af *af, int *bad, char *err, size_t errlen)
 	for (i = 0; i < af->nr; i++) {
 		const struct ust_af_range *r = &af->r[i];
 
-		if (!r->kernel)
-			continue;
-		*bad = i;
-		if (r->action != UST_AF_FILTER) {
-			/* A switch at a kernel address needs a probe there. */
-			snprintf(err, errlen, "start/stop at kernel addresses need kprobes: %s",
-				 have_kprobes() ? "not supported yet"
-				 : "this kernel has none (no kprobe PMU in /sys/bus/event_source/devices)");
+		/* A switch at a kernel address needs a probe there. */
+		if (r->kernel && r->action != UST_AF_FILTER && !have_kprobes()) {
+			*bad = i;
+			snprintf(err, errlen, "start/stop at kernel addresses need kprobes: this kernel has none (no kprobe PMU in /sys/bus/event_source/devices)");
 			return -1;
 		}
-		snprintf(err, errlen, "filters on kernel addresses apply to sampled kernel IPs: not supported yet (tracepoint events have none)");
-		return -1;
 	}
 	return 0;
+}
+
+int ust_af_kernel_filter(const struct ust_af *af)
+{
+	int i;
+
+	for (i = 0; i < af->nr; i++)
+		if (af->r[i].kernel && af->r[i].action == UST_AF_FILTER)
+			return i;
+	return -1;
 }
 
 static uint8_t shift(uint8_t x, int k)
@@ -60,13 +64,12 @@ int ust_af_prepend(const struct ust_af *af, struct ust_lh_compiled *c, char *err
 	struct ust_lh_insn_u in[UST_LH_MAX_INSNS];
 	int nf = 0, sw = 0, k, i, j, after;
 
+	/* Kernel filter ranges never hold an event's IP: refused before. */
 	for (i = 0; i < af->nr; i++) {
-		if (af->r[i].kernel)
-			continue;
-		if (af->r[i].action == UST_AF_FILTER)
-			nf++;
-		else
+		if (af->r[i].action != UST_AF_FILTER)
 			sw = 1;
+		else if (!af->r[i].kernel)
+			nf++;
 	}
 	k = nf + sw;
 	if (!k)

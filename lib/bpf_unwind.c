@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "ustitch/abi.h"
+#include "ustitch/addrfilter.h"
+#include "ustitch/af_bpf.h"
 #include "ustitch/bpfu.h"
 #include "ustitch/encode.h"
 #include "ustitch/probe.h"
@@ -53,6 +55,7 @@ struct ust_bpfu {
 	struct bpf_link **links;
 	size_t nr_links;
 	bool deferred;
+	bool af_only;		/* opts.af_only */
 	char note[256];		/* why not deferred */
 	uint16_t cookie_type;
 	uint16_t stack_type;
@@ -177,6 +180,25 @@ static int ust_bpfu_set_ctr(struct ust_bpfu_skel *skel, uint64_t base)
 	return 0;
 }
 
+/* What the sample filter of bpf/addrfilter.bpf.h tests, before load. */
+static void ust_bpfu_set_af(struct ust_bpfu_skel *skel, const struct ust_af *af)
+{
+	int i;
+
+	if (!af || !af->nr)
+		return;
+	skel->rodata->ust_af_samples = true;
+	skel->rodata->ust_af_nr = (__u32)af->nr;
+	for (i = 0; i < af->nr; i++) {
+		if (af->r[i].action != UST_AF_FILTER)
+			skel->rodata->ust_af_sample_switch = true;
+		else if (af->r[i].kernel)
+			skel->rodata->ust_af_sample_filters = true;
+		else
+			skel->rodata->ust_af_sample_filters = skel->rodata->ust_af_sample_files = true;
+	}
+}
+
 static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_opts *o,
 					   char *err, size_t errlen)
 {
@@ -187,13 +209,16 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_
 		snprintf(err, errlen, "opening the BPF object: %s", strerror(errno));
 		return NULL;
 	}
-	/* One event program of the two. */
-	bpf_program__set_autoload(skel->progs.ust_bpfu_event, deferred);
-	bpf_program__set_autoload(skel->progs.ust_bpfu_event_imm, !deferred);
-	bpf_program__set_autoload(skel->progs.ust_bpfu_fork, !o->no_children);
-	bpf_program__set_autoload(skel->progs.ust_bpfu_perf, o->perf && deferred);
-	bpf_program__set_autoload(skel->progs.ust_bpfu_perf_imm, o->perf && !deferred);
+	/* One event program of the two, or only the sample filter. */
+	bpf_program__set_autoload(skel->progs.ust_bpfu_event, deferred && !o->af_only);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_event_imm, !deferred && !o->af_only);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_fork, !o->no_children && !o->af_only);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_exit, !o->af_only);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_perf, o->perf && deferred && !o->af_only);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_perf_imm, o->perf && !deferred && !o->af_only);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_perf_af, o->perf && o->af_only);
 	skel->rodata->ust_leaf_ret = !o->kernel_frames;
+	ust_bpfu_set_af(skel, o->perf ? o->af : NULL);
 	bpf_map__set_max_entries(skel->maps.ust_bpfu_events, (__u32)ust_bpfu_rb_size(o->ringbuf_bytes));
 	ret = ust_bpfu_skel__load(skel);
 	if (ret) {
@@ -222,6 +247,19 @@ static int ust_bpfu_add_link(struct ust_bpfu *u, struct bpf_link *l)
 	return 0;
 }
 
+/* For ust_af_bpf_setup(): owns @l from here on. */
+static int ust_bpfu_keep_link(void *u, struct bpf_link *l)
+{
+	int ret;
+
+	if (!l)
+		return -errno;
+	ret = ust_bpfu_add_link(u, l);
+	if (ret)
+		bpf_link__destroy(l);
+	return ret;
+}
+
 struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size_t errlen)
 {
 	struct ust_bpfu_opts none = { 0 };
@@ -237,7 +275,10 @@ struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size
 	}
 	u->cookie_type = o->cookie_type;
 	u->stack_type = o->stack_type;
-	if (o->immediate)
+	u->af_only = o->af_only;
+	if (o->af_only)
+		snprintf(u->note, sizeof(u->note), "no stacks: the address filter only");
+	else if (o->immediate)
 		snprintf(u->note, sizeof(u->note), "immediate stacks requested");
 	else if (!ust_probe_one(UST_PROBE_BPF_TASK_WORK, u->note, sizeof(u->note)))
 		u->deferred = false;
@@ -262,6 +303,11 @@ struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size
 		snprintf(err, errlen, "BPF ring buffer: %s", strerror(errno));
 		goto fail;
 	}
+	if (o->perf && o->af && ust_af_bpf_setup(u->skel->obj, ust_bpfu_keep_link, u, o->af, err,
+						  errlen))
+		goto fail;
+	if (o->af_only)
+		return u;
 	l = bpf_program__attach_tracepoint(u->skel->progs.ust_bpfu_exit, "sched",
 					   "sched_process_exit");
 	if (!l || ust_bpfu_add_link(u, l)) {
@@ -302,7 +348,8 @@ int ust_bpfu_attach(struct ust_bpfu *u, const char *system, const char *event)
 
 int ust_bpfu_attach_perf(struct ust_bpfu *u, int perf_fd)
 {
-	struct bpf_program *p = u->deferred ? u->skel->progs.ust_bpfu_perf :
+	struct bpf_program *p = u->af_only ? u->skel->progs.ust_bpfu_perf_af :
+				u->deferred ? u->skel->progs.ust_bpfu_perf :
 					      u->skel->progs.ust_bpfu_perf_imm;
 	struct bpf_link *l;
 	int ret;

@@ -19,6 +19,7 @@
 
 #include <tracefs/tracefs.h>
 
+#include "ustitch/af_bpf.h"
 #include "ustitch/bpfu.h"
 #include "ustitch/lh.h"
 #include "ustitch/lh_bpf.h"
@@ -233,14 +234,14 @@ fail:
 }
 
 /* For lib/af_bpf.c: the loaded object, and links closed with it. */
-struct bpf_object *ust_lh_bpf_obj(struct ust_lh_bpf *b)
-{
-	return b->skel->obj;
-}
-
-int ust_lh_bpf_keep_link(struct ust_lh_bpf *b, struct bpf_link *l)
+static int keep_link(void *b, struct bpf_link *l)
 {
 	return add_link(b, l);
+}
+
+int ust_lh_bpf_set_af(struct ust_lh_bpf *b, const struct ust_af *af, char *err, size_t errlen)
+{
+	return ust_af_bpf_setup(b->skel->obj, keep_link, b, af, err, errlen);
 }
 
 int ust_lh_bpf_attach_late(struct ust_lh_bpf *b)
@@ -404,6 +405,13 @@ void ust_lh_bpf_close(struct ust_lh_bpf *b)
 }
 
 #else /* !UST_HAVE_BPF */
+
+int ust_lh_bpf_set_af(struct ust_lh_bpf *b, const struct ust_af *af, char *err, size_t errlen)
+{
+	(void)b, (void)af;
+	snprintf(err, errlen, "ustitch was built without BPF support (libbpf, clang, bpftool)");
+	return -1;
+}
 
 struct ust_lh_bpf {
 	int unused;

@@ -174,13 +174,8 @@ int rec_lockheld_claim(struct rec_opts *o)
 	}
 	src->ops = &lh_ops;
 	src->priv = s;
-	/* The source owns the address filters from here on. */
-	s->af = o->af;
-	o->af = NULL;
-	if (s->af && !s->af->nr) {
-		free(s->af);
-		s->af = NULL;
-	}
+	/* Borrowed: the perf sampling source applies them too. */
+	s->af = o->af && o->af->nr ? o->af : NULL;
 	for (b = 0; b < o->nr_bufs; b++) {
 		struct rec_buffer *buf = &o->bufs[b];
 
@@ -200,9 +195,13 @@ int rec_lockheld_claim(struct rec_opts *o)
 		}
 		buf->nr_ev = k;
 	}
-	if (s->af && rec_perf_wanted(o)) {
-		/* Silently unfiltered samples would be wrong: refuse. */
-		say("--addr-filter with perf samples (-e cpu-clock, -F, ...): filtering samples is not supported yet");
+	if (s->af && s->nr_ev && (k = ust_af_kernel_filter(s->af)) >= 0) {
+		char what[512];
+
+		/* Silently dropping every tracepoint event would be wrong: refuse. */
+		ust_af_format(s->af, k, what, sizeof(what));
+		say("--addr-filter '%s': kernel ranges filter perf samples (by the sampled kernel IP), and a tracepoint event has none: record -e %s:%s in another run",
+		    what, s->ev[0].system, s->ev[0].event);
 		goto fail;
 	}
 	if (o->lockheld && !s->any_lock) {
@@ -210,8 +209,8 @@ int rec_lockheld_claim(struct rec_opts *o)
 		goto fail;
 	}
 	if (!s->nr_ev) {
-		if (s->af) {
-			say("--addr-filter: no tracepoint event to filter (filtering perf samples: not supported yet)");
+		if (s->af && !rec_perf_wanted(o)) {
+			say("--addr-filter: no event to filter (give -e EVENT or a sampling event such as -e cpu-clock)");
 			goto fail;
 		}
 		lh_ops.free(src);
@@ -465,7 +464,7 @@ static int lh_start(struct rec_source *src, struct rec_ctx *c, char *err, size_t
 		if (ust_lh_bpf_calibrate(s->bpf, why, sizeof(why)) < 0)
 			fprintf(stderr, PFX "lock_held(rcu): %s; assuming the BPF runtime holds 1\n", why);
 	}
-	if (s->af && ust_af_bpf_setup(s->bpf, s->af, err, errlen))
+	if (s->af && ust_lh_bpf_set_af(s->bpf, s->af, err, errlen))
 		return -1;
 	if (c->child > 0 && ust_lh_bpf_follow(s->bpf, c->child)) {
 		snprintf(err, errlen, "cannot follow the command: %s", strerror(errno));
@@ -595,10 +594,6 @@ static void lh_free(struct rec_source *src)
 		free(s->pending);
 		free(s->comms);
 		ust_hmap_fini(&s->comm_seen);
-		if (s->af) {
-			ust_af_free(s->af);
-			free(s->af);
-		}
 		free(s);
 	}
 	free(src);

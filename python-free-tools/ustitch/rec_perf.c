@@ -43,6 +43,7 @@
 #include <linux/perf_event.h>
 
 #include "ustitch/abi.h"
+#include "ustitch/addrfilter.h"
 #include "ustitch/bpfu.h"
 #include "ustitch/capture.h"
 #include "ustitch/encode.h"
@@ -115,7 +116,8 @@ struct perf_src {
 	struct ust_perf_stitch *st;
 	struct ust_perf_stitch_stats stats;
 	struct ust_perf_maps *maps;	/* HOW_KERNEL, HOW_FP: addresses -> files */
-	struct ust_bpfu *bpfu;		/* HOW_BPF */
+	struct ust_bpfu *bpfu;		/* HOW_BPF, or --addr-filter */
+	const struct ust_af *af;	/* --addr-filter (rec_opts'), or NULL */
 	struct ust_perf_kstack_fmt kfmt;
 	uint16_t sample_id;
 	uint64_t bpf_drops;
@@ -347,6 +349,17 @@ int rec_perf_validate(struct rec_opts *o)
 			return 2;
 		}
 		p->how = HOW_BPF;
+	}
+	if (o->af && o->af->nr && p->how != HOW_BPF) {
+		/* Samples are filtered by a perf_event program. */
+		if (!ust_bpfu_built()) {
+			fprintf(stderr, PFX "--addr-filter: filtering samples needs BPF: ustitch was built without it (libbpf, clang, bpftool)\n");
+			return 2;
+		}
+		if (!ust_probe_one(UST_PROBE_BPF_TRACEPOINT, reason, sizeof(reason))) {
+			fprintf(stderr, PFX "--addr-filter: BPF programs are not usable here (%s)\n", reason);
+			return 2;
+		}
 	}
 	for (i = 0; i < p->nr_ev; i++) {
 		struct perf_event_attr a;
@@ -636,7 +649,8 @@ static int open_events(struct perf_src *p, struct rec_ctx *c, char *err, size_t 
 					int r = ust_bpfu_attach_perf(p->bpfu, fd);
 
 					if (r) {
-						snprintf(err, errlen, "attaching the BPF unwinder to -e %s: %s",
+						snprintf(err, errlen, "attaching the BPF %s to -e %s: %s",
+							 p->how == HOW_BPF ? "unwinder" : "address filter",
 							 p->ev[e].name, strerror(-r));
 						free(t);
 						return -1;
@@ -668,14 +682,18 @@ static int open_bpf(struct perf_src *p, struct rec_ctx *c, char *err, size_t err
 	bo.stack_type = c->stack_id;
 	bo.perf = true;
 	bo.cookie_ctr_base = BPF_CTR_BASE;
-	bo.ringbuf_bytes = BPF_RING_BYTES;
+	bo.ringbuf_bytes = p->how == HOW_BPF ? BPF_RING_BYTES : 4096;
 	/* Testing aid, as for the tracepoint path: the no-task_work fallback. */
 	bo.immediate = getenv("USTITCH_FORCE_IMMEDIATE") != NULL;
+	bo.af = p->af;
+	bo.af_only = p->how != HOW_BPF;
 	p->bpfu = ust_bpfu_open(&bo, e2, sizeof(e2));
 	if (!p->bpfu) {
-		snprintf(err, errlen, "BPF: %s", e2);
+		snprintf(err, errlen, "%s%s", p->how == HOW_BPF ? "BPF: " : "", e2);
 		return -1;
 	}
+	if (bo.af_only)
+		return 0;
 	if (!ust_bpfu_deferred(p->bpfu))
 		snprintf(p->how_note, sizeof(p->how_note), "no BPF task_work: %s",
 			 ust_bpfu_why_immediate(p->bpfu));
@@ -733,7 +751,9 @@ static int perf_start(struct rec_source *s, struct rec_ctx *c, char *err, size_t
 	}
 	for (i = 0; i < c->o->nr_pids; i++)
 		note_process(p, (uint32_t)c->o->pids[i]);
-	if (p->how == HOW_BPF && open_bpf(p, c, err, errlen))
+	/* --addr-filter: BPF decides which samples perf keeps. */
+	p->af = c->o->af && c->o->af->nr ? c->o->af : NULL;
+	if ((p->how == HOW_BPF || p->af) && open_bpf(p, c, err, errlen))
 		return -1;
 	return open_events(p, c, err, errlen);
 oom:

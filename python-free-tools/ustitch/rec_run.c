@@ -25,6 +25,7 @@
 #include <tracefs/tracefs.h>
 
 #include "ustitch/abi.h"
+#include "ustitch/addrfilter.h"
 #include "ustitch/bpfu.h"
 #include "ustitch/capture.h"
 #include "ustitch/encode.h"
@@ -556,6 +557,11 @@ abort:
 		o->sources = src->next;
 		if (src->ops->free)
 			src->ops->free(src);
+	}
+	if (o->af) {	/* borrowed by the sources */
+		ust_af_free(o->af);
+		free(o->af);
+		o->af = NULL;
 	}
 	for (b = 0; b < r.ctx.nr_formats; b++)
 		free(r.ctx.formats[b]);

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct ust_af;
 struct ust_bpfu;
 
 struct ust_bpfu_opts {
@@ -57,6 +58,17 @@ struct ust_bpfu_opts {
 	 * into one trace use disjoint ranges, so that their cookies never meet.
 	 */
 	uint64_t cookie_ctr_base;
+	/*
+	 * --addr-filter for the perf samples (with .perf): samples outside
+	 * its ranges are dropped before they get a cookie.  Borrowed: must
+	 * live until ust_bpfu_open() returns.
+	 */
+	const struct ust_af *af;
+	/*
+	 * Only the address filter, for samples whose stacks BPF does not
+	 * make: nothing is followed or unwound, and the ring stays empty.
+	 */
+	bool af_only;
 };
 
 enum ust_bpfu_kind {

@@ -11,13 +11,24 @@
  * stop af_phase_end" keeps 6.  The first process then runs itself again as
  * "child", which maps 64 MiB first: the library lands at another address.
  * Each prints "af-prog PID FN-ADDRESS".
+ *
+ * With AF_SPIN_MS=MS set, each process also spins for the sampling tests,
+ * MS milliseconds of CPU time per step:
+ *   own_spin()                          user mode, this program
+ *   af_lib_spin() from main()           user mode, the library
+ *   zero_read()                         in the kernel (read() of /dev/zero)
+ *   in the phase (af_phase_work()):  own_spin(), af_lib_spin()
+ *   own_spin()                          after the phase
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 __attribute__((noinline)) void af_phase_begin(void)
@@ -37,8 +48,50 @@ __attribute__((noinline)) void own_getppid(void)
 	__asm__ volatile("syscall" : "=a"(ret) : "0"((long)SYS_getppid) : "rcx", "r11", "memory");
 }
 
+static double cpu_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+volatile unsigned long af_sink;
+
+__attribute__((noinline)) void own_spin(double ms)
+{
+	double until = cpu_ms() + ms;
+
+	while (cpu_ms() < until)
+		for (int i = 0; i < 200000; i++)
+			af_sink += (unsigned long)i * 7;
+}
+
+__attribute__((noinline)) void zero_read(double ms)
+{
+	static char buf[1 << 20];
+	double until = cpu_ms() + ms;
+	int fd = open("/dev/zero", O_RDONLY);
+
+	while (fd >= 0 && cpu_ms() < until)
+		if (read(fd, buf, sizeof(buf)) < 0)
+			break;
+	if (fd >= 0)
+		close(fd);
+}
+
+__attribute__((noinline)) void af_phase_work(void (*spin)(double), double ms)
+{
+	own_spin(ms);
+	spin(ms);
+	__asm__ volatile("" ::: "memory");	/* not a tail call: keep this frame */
+}
+
 int main(int argc, char **argv)
 {
+	void (*spin)(double) = NULL;
+	const char *spin_ms = getenv("AF_SPIN_MS");
+	double ms = spin_ms ? atof(spin_ms) : 0;
 	long (*fn)(int);
 	void *h;
 	int i, st;
@@ -56,6 +109,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "af-prog: %s\n", dlerror());
 		return 1;
 	}
+	if (ms > 0 && !(spin = (void (*)(double))dlsym(h, "af_lib_spin"))) {
+		fprintf(stderr, "af-prog: %s\n", dlerror());
+		return 1;
+	}
 	printf("af-prog %d %p\n", (int)getpid(), (void *)fn);
 	fflush(stdout);
 	for (i = 0; i < 3; i++) {
@@ -63,13 +120,22 @@ int main(int argc, char **argv)
 		own_getppid();
 	}
 	fn(5);
+	if (spin) {
+		own_spin(ms);
+		spin(ms);
+		zero_read(ms);
+	}
 	af_phase_begin();
 	for (i = 0; i < 4; i++)
 		getppid();
 	fn(2);
+	if (spin)
+		af_phase_work(spin, ms);
 	af_phase_end();
 	for (i = 0; i < 2; i++)
 		getppid();
+	if (spin)
+		own_spin(ms);
 	if (argc > 2)
 		return 0;
 	if (fork() == 0) {

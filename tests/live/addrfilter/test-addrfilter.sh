@@ -4,7 +4,10 @@
 # in two processes that map af-lib at different addresses: 7 of them from
 # inside af_lib_call(), 6 between af_phase_begin() and af_phase_end().
 #
-# usage: test-addrfilter.sh filter|startstop|combine|refusals
+# samples: af-prog spinning in those places and in the kernel, sampled by
+# cpu-clock through the same filters.
+#
+# usage: test-addrfilter.sh filter|startstop|combine|samples|refusals
 set -u
 [ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
 [ -d /sys/kernel/tracing/instances ] || { echo "skip: no tracefs"; exit 77; }
@@ -17,6 +20,10 @@ expect_eq() { [ "$2" = "$3" ] && ok "$1: $2" || bad "$1: got '$2', expected '$3'
 
 LIB=$UST_AF_LIB
 PROG=$UST_AF_PROG
+
+here=$(dirname "$0")
+SPIN=100	# AF_SPIN_MS: CPU milliseconds per spinning step of af-prog
+MIN=20		# samples (at 999 Hz) a step must get at the very least
 
 # rec OUT ARGS...: record sys_enter_getppid of af-prog with ARGS.
 rec() {
@@ -86,6 +93,105 @@ combine() {
 	check rcuno "lock_held(rcu) && filter af_lib_call" 0
 }
 
+# srec OUT ARGS...: cpu-clock samples of af-prog spinning (AF_SPIN_MS),
+# with ARGS; OUT.samples has a line per sample (../perf/samples.awk).
+srec() {
+	local out=$1; shift
+	AF_SPIN_MS=$SPIN "$UST_USTITCH" record -o "$work/$out.dat" -e cpu-clock -F 999 "$@" \
+		-- "$PROG" "$LIB" >"$work/$out.out" 2>"$work/$out.log" ||
+		{ bad "record $*: $(cat "$work/$out.log")"; return 1; }
+	env HOME="$work" TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" \
+		${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} trace-cmd report "$work/$out.dat" \
+		>"$work/$out.txt" 2>&1
+	awk -f "$here/../perf/samples.awk" "$work/$out.txt" >"$work/$out.samples"
+	expect_eq "$out: plugin messages other than lost stacks" \
+		"$(grep '^\[ustitch:' "$work/$out.txt" | grep -vic 'lost')" 0
+}
+
+# scount OUT PID AWK-CONDITION: samples of PID for which the condition
+# holds ($1 mode, $5 user stack innermost first, $7 IP).
+scount() {
+	awk -v P="$2" "\$2 == P && ($3)" "$work/$1.samples" | wc -l
+}
+
+at_least() { [ "$2" -ge "$3" ] && ok "$1: $2 (>= $3)" || bad "$1: got $2, expected at least $3"; }
+
+pids_of() { awk '$1 == "af-prog" { print $2 }' "$work/$1.out"; }
+
+# Stacks (innermost first, to main).
+LIB1='$5 ~ /^af_lib_spin;main;/'		# the library, called from main()
+LIB2='$5 ~ /^af_lib_spin;af_phase_work;main;/'	# ... from af_phase_work()
+OWN1='$5 ~ /^own_spin;main;/'
+INPHASE='$5 ~ /;af_phase_work;main;/'
+OUTPHASE='$5 ~ /^(own_spin|af_lib_spin|zero_read|read|cpu_ms);main;/ || $5 ~ /;(own_spin|af_lib_spin|zero_read);main;/'
+
+# Sampling: the same language keeps the samples taken in a range, in both
+# processes (the library at two addresses), the reference run showing
+# that everything else was sampled too.
+samples() {
+	local p ksym
+	srec sref --call-graph fp || return
+	expect_eq "reference: processes" "$(pids_of sref | wc -w)" 2
+	expect_eq "reference: distinct addresses of the library" \
+		"$(awk '$1 == "af-prog" { print $3 }' "$work/sref.out" | sort -u | wc -l)" 2
+	for p in $(pids_of sref); do
+		at_least "reference, $p: own_spin" "$(scount sref "$p" "$OWN1")" $MIN
+		at_least "reference, $p: af_lib_spin from main" "$(scount sref "$p" "$LIB1")" $MIN
+		at_least "reference, $p: af_lib_spin from af_phase_work" "$(scount sref "$p" "$LIB2")" $MIN
+		at_least "reference, $p: in the kernel" "$(scount sref "$p" '$1 == "kernel"')" $MIN
+	done
+	# The user IP in af_lib_spin: a sample in user mode there, or in the
+	# kernel entered from there (an interrupt); -g makes the stacks in
+	# BPF (task_work), fp by perf with a filter-only program.
+	for cg in -g "--call-graph fp"; do
+		# shellcheck disable=SC2086
+		srec "lib${cg// /}" $cg --addr-filter "filter file:af_lib_spin@$LIB" || continue
+		local o="lib${cg// /}"
+		expect_eq "$cg filter af_lib_spin: processes" "$(pids_of "$o" | wc -w)" 2
+		for p in $(pids_of "$o"); do
+			at_least "$cg filter af_lib_spin, $p: from main" "$(scount "$o" "$p" "$LIB1")" $MIN
+			at_least "$cg filter af_lib_spin, $p: from af_phase_work" "$(scount "$o" "$p" "$LIB2")" $MIN
+			expect_eq "$cg filter af_lib_spin, $p: samples elsewhere" \
+				"$(scount "$o" "$p" '$5 !~ /^af_lib_spin;/ && $5 != "LOST"')" 0
+		done
+	done
+	# Kernel ranges hold sampled kernel IPs: the function where the
+	# reference's kernel samples were most often.
+	ksym=$(awk '$1 == "kernel" { n[$7]++ } END { for (f in n) if (n[f] > m) { m = n[f]; b = f }; print b }' \
+		"$work/sref.samples")
+	srec kern --call-graph fp --addr-filter "filter kernel:$ksym" || return
+	for p in $(pids_of kern); do
+		at_least "filter kernel:$ksym, $p" "$(scount kern "$p" "\$7 == \"$ksym\"")" 5
+		expect_eq "filter kernel:$ksym, $p: samples elsewhere" \
+			"$(scount kern "$p" "\$1 != \"kernel\" || \$7 != \"$ksym\"")" 0
+	done
+	# Ranges add up (perf ORs them).
+	srec both --call-graph fp --addr-filter "filter kernel:$ksym, filter file:af_lib_spin@$LIB" || return
+	for p in $(pids_of both); do
+		at_least "kernel:$ksym + af_lib_spin, $p: in $ksym" "$(scount both "$p" "\$7 == \"$ksym\"")" 5
+		at_least "kernel:$ksym + af_lib_spin, $p: in af_lib_spin" "$(scount both "$p" "$LIB1")" $MIN
+		expect_eq "kernel:$ksym + af_lib_spin, $p: samples elsewhere" \
+			"$(scount both "$p" "\$7 != \"$ksym\" && \$5 !~ /^af_lib_spin;/")" 0
+	done
+	# Tracepoint events and samples of one run, through one language.
+	srec mixed --call-graph fp -e syscalls:sys_enter_getppid \
+		--addr-filter "filter file:af_lib_spin@$LIB filter file:af_lib_call@$LIB" || return
+	for p in $(pids_of mixed); do
+		expect_eq "tracepoint + samples, $p: getppid events" "$(count mixed "$p")" 7
+		at_least "tracepoint + samples, $p: samples in af_lib_spin" "$(scount mixed "$p" "$LIB1")" $MIN
+		expect_eq "tracepoint + samples, $p: samples elsewhere" \
+			"$(scount mixed "$p" '$5 !~ /^af_lib_spin;/ && $5 != "LOST"')" 0
+	done
+	# start/stop: the phase's samples only, wherever they hit.
+	srec phase --call-graph fp --addr-filter "start file:af_phase_begin@$PROG stop file:af_phase_end@$PROG" || return
+	for p in $(pids_of phase); do
+		at_least "start/stop, $p: own_spin in the phase" \
+			"$(scount phase "$p" '$5 ~ /^own_spin;af_phase_work;main;/')" $MIN
+		at_least "start/stop, $p: af_lib_spin in the phase" "$(scount phase "$p" "$LIB2")" $MIN
+		expect_eq "start/stop, $p: samples out of the phase" "$(scount phase "$p" "$OUTPHASE")" 0
+	done
+}
+
 # refuse EXPECTED-MESSAGE ARGS...: exit 2, exactly that message, nothing touched.
 refuse() {
 	local want=$1 got rc; shift
@@ -97,8 +203,8 @@ refuse() {
 }
 
 refusals() {
-	local kp="this kernel has none (no kprobe PMU in /sys/bus/event_source/devices)"
-	[ -e /sys/bus/event_source/devices/kprobe/type ] && kp="not supported yet"
+	local kp=1
+	[ -e /sys/bus/event_source/devices/kprobe/type ] && kp=
 	refuse "ustitch record: --addr-filter: column 8: no function af_nope in $LIB" \
 		--addr-filter "filter file:af_nope@$LIB"
 	refuse "ustitch record: --addr-filter: column 8: no such file: /nope/libx.so" \
@@ -109,20 +215,24 @@ refusals() {
 		--addr-filter "filter file:af_lib_call"
 	refuse "ustitch record: --addr-filter: column 1: 'filter' without a range" \
 		--addr-filter "filter"
-	refuse "ustitch record: --addr-filter: column 1: 'start kernel:schedule': start/stop at kernel addresses need kprobes: $kp" \
-		--addr-filter "start kernel:schedule"
-	local first="stop file:af_phase_end@$PROG, "
-	refuse "ustitch record: --addr-filter: column $((${#first} + 1)): 'filter kernel:0xffffffff81000000/0x10': filters on kernel addresses apply to sampled kernel IPs: not supported yet (tracepoint events have none)" \
-		--addr-filter "start file:af_phase_begin@$PROG" --addr-filter "${first}filter kernel:0xffffffff81000000/0x10"
-	refuse "ustitch record: --addr-filter with perf samples (-e cpu-clock, -F, ...): filtering samples is not supported yet" \
-		-e cpu-clock --addr-filter "filter file:af_lib_call@$LIB"
-	# Columns count leading separators.
-	refuse "ustitch record: --addr-filter: column 2: 'stop kernel:schedule': start/stop at kernel addresses need kprobes: $kp" \
-		--addr-filter " stop kernel:schedule"
+	# Tracepoint events have no sampled kernel IP.
+	refuse "ustitch record: --addr-filter 'filter kernel:0xffffffff81000000/0x10': kernel ranges filter perf samples (by the sampled kernel IP), and a tracepoint event has none: record -e syscalls:sys_enter_getppid in another run" \
+		--addr-filter "start file:af_phase_begin@$PROG" --addr-filter "stop file:af_phase_end@$PROG, filter kernel:0xffffffff81000000/0x10"
+	refuse "ustitch record: --addr-filter 'filter kernel:0xffffffff81000000/0x10': kernel ranges filter perf samples (by the sampled kernel IP), and a tracepoint event has none: record -e syscalls:sys_enter_getppid in another run" \
+		-e cpu-clock --addr-filter "filter kernel:0xffffffff81000000/0x10"
+	if [ -n "$kp" ]; then
+		refuse "ustitch record: --addr-filter: column 1: 'start kernel:schedule': start/stop at kernel addresses need kprobes: this kernel has none (no kprobe PMU in /sys/bus/event_source/devices)" \
+			--addr-filter "start kernel:schedule"
+		# Columns count leading separators.
+		refuse "ustitch record: --addr-filter: column 2: 'stop kernel:schedule': start/stop at kernel addresses need kprobes: this kernel has none (no kprobe PMU in /sys/bus/event_source/devices)" \
+			--addr-filter " stop kernel:schedule"
+	else
+		echo "skip: start/stop kernel: refusals (this kernel has kprobes)"
+	fi
 }
 
 case ${1:-} in
-filter | startstop | combine | refusals) "$1" ;;
-*) echo "usage: $0 filter|startstop|combine|refusals"; exit 2 ;;
+filter | startstop | combine | samples | refusals) "$1" ;;
+*) echo "usage: $0 filter|startstop|combine|samples|refusals"; exit 2 ;;
 esac
 [ $fails = 0 ] || { echo "$fails failed"; exit 1; }

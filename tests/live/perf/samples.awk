@@ -1,12 +1,13 @@
 # `trace-cmd report` with plugin_ustitch -> one line per ustitch/sample:
-#   MODE TID CPU USER_STACK user;frames;innermost;first kernel;frames;innermost;first
+#   MODE TID CPU USER_STACK user;frames;innermost;first kernel;frames;innermost;first IP
 # MODE is "user" or "kernel" (where the sample hit), USER_STACK the
 # sample's own field (deferred, immediate, lost, none); frames are bare
 # function names; "-" when there are none, "LOST" when the plugin says the
-# stack never arrived.
+# stack never arrived.  IP is the sample's, its function name for kernel
+# IPs (the report symbolizes those), an address for user IPs.
 function flush() {
 	if (on)
-		print mode, tid, cpu, ustack, (uf == "" ? "-" : uf), (kf == "" ? "-" : kf)
+		print mode, tid, cpu, ustack, (uf == "" ? "-" : uf), (kf == "" ? "-" : kf), ip
 	on = 0; uf = ""; kf = ""; sect = ""
 }
 / sample: / {
@@ -14,6 +15,7 @@ function flush() {
 	for (i = 1; i <= NF; i++) {
 		if ($i ~ /^\[[0-9]+\]$/) { cpu = $i; gsub(/[][]/, "", cpu); t = $(i - 1); sub(/^.*-/, "", t); tid = t }
 		if ($i ~ /^user_stack=/) ustack = substr($i, 12)
+		if ($i ~ /^ip=/) { ip = substr($i, 4); sub(/\+0x[0-9a-f]+$/, "", ip) }
 	}
 	mode = $(NF - 1)
 	next
