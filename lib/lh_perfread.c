@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -88,8 +89,17 @@ int ust_lh_perf_open(struct ust_lh_perf *p, const char *sys, const char *ev, con
 	a.disabled = 1;
 	a.watermark = 1;
 	a.wakeup_watermark = 4096 * pages / 4;
+	a.read_format = PERF_FORMAT_LOST;
+	p->lost_fmt = true;
 	for (cpu = 0; cpu < p->nr_cpus; cpu++) {
 		p->fds[cpu] = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (p->fds[cpu] < 0 && errno == EINVAL && p->lost_fmt) {
+			/* Before 6.0: count the PERF_RECORD_LOST records only. */
+			a.read_format = 0;
+			p->lost_fmt = false;
+			p->fds[cpu] = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1,
+						   PERF_FLAG_FD_CLOEXEC);
+		}
 		if (p->fds[cpu] < 0) {
 			if (errno == ENODEV || errno == EINVAL)
 				continue;	/* offline CPU */
@@ -246,12 +256,50 @@ long ust_lh_perf_read(struct ust_lh_perf *p, int cpu,
 			uint64_t lost;
 
 			memcpy(&lost, rec + sizeof(h) + 8, 8);
-			p->lost += lost;
+			r->lost_rec += lost;
 		}
 		tail += h.size;
 	}
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 	return n;
+}
+
+uint64_t ust_lh_perf_take_lost(struct ust_lh_perf *p, int cpu)
+{
+	struct ust_lh_ring *r = &p->rings[cpu];
+	uint64_t v[2], lost = r->lost_rec, n;
+
+	if (p->lost_fmt && p->fds[cpu] >= 0 && read(p->fds[cpu], v, sizeof(v)) == sizeof(v) &&
+	    v[1] > lost)
+		lost = v[1];
+	n = lost > r->lost_marked ? lost - r->lost_marked : 0;
+	r->lost_marked += n;
+	p->lost += n;
+	return n;
+}
+
+int ust_lh_perf_wait_fds(const struct ust_lh_perf *p, int epfd)
+{
+	struct epoll_event e = { .events = EPOLLIN };
+	int cpu;
+
+	for (cpu = 0; cpu < p->nr_cpus; cpu++)
+		if (p->fds[cpu] >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, p->fds[cpu], &e))
+			return -1;
+	return 0;
+}
+
+bool ust_lh_perf_busy(const struct ust_lh_perf *p)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < p->nr_cpus; cpu++) {
+		const struct ust_lh_ring *r = &p->rings[cpu];
+
+		if (r->map && r->head - ((struct perf_event_mmap_page *)r->map)->data_tail >= r->size / 8)
+			return true;
+	}
+	return false;
 }
 
 void ust_lh_perf_close(struct ust_lh_perf *p)

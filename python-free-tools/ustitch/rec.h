@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 struct rec_event {
 	char *system, *event;	/* after glob expansion: exact names */
@@ -69,6 +70,15 @@ int rec_ctx_add_format(struct rec_ctx *c, const char *system, const char *text);
 /* A fresh event id no event of this kernel (nor another source) uses. */
 int rec_ctx_new_id(struct rec_ctx *c);
 
+/* CLOCK_MONOTONIC in ns: the clock of BPF, perf (use_clockid) and "mono". */
+static inline uint64_t rec_mono_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
 /*
  * An extra producer of records: parsed from the command line, checked
  * before anything is touched, started once the ftrace instances exist,
@@ -78,7 +88,15 @@ int rec_ctx_new_id(struct rec_ctx *c);
 struct rec_source_ops {
 	const char *name;
 	int (*start)(struct rec_source *s, struct rec_ctx *c, char *err, size_t errlen);
+	/* 0, 1 to be polled again soon (its buffers fill up), or -1. */
 	int (*poll)(struct rec_source *s, struct rec_ctx *c);
+	/*
+	 * Optional, after start: add to the epoll set @epfd the fds that
+	 * become readable when the source's buffers need reading (perf
+	 * wakeup watermarks), so that the main loop polls it before they
+	 * overflow.  0 or -1.
+	 */
+	int (*wait_fds)(struct rec_source *s, int epfd);
 	void (*stop)(struct rec_source *s, struct rec_ctx *c);
 	void (*summary)(struct rec_source *s, FILE *out);
 	void (*free)(struct rec_source *s);

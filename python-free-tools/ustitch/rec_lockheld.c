@@ -61,10 +61,20 @@ struct lh_event {
 	unsigned long kept, no_hit;
 };
 
+/*
+ * One CPU's hits waiting for their samples, oldest first from head: the
+ * BPF filter runs, then perf writes the sample on the same CPU, so hits
+ * arrive in nearly the samples' order (an interrupt's event may nest
+ * between a hit and its sample) and a sample's hit is the latest one of
+ * its task and event at or before the sample's time.
+ */
 struct lh_hitvec {
 	struct ust_lh_hit_u *v;
-	size_t nr, cap;
+	size_t head, nr, cap;
 };
+
+#define LH_HIT_TAKEN	UINT32_MAX	/* slot of a hit already paired */
+#define LH_HIT_LOOKBACK	256		/* hits searched back from the sample's time */
 
 struct lh_src {
 	struct lh_event ev[LH_MAX_EVENTS];
@@ -262,6 +272,11 @@ static void on_hit(const struct ust_lh_hit_u *h, void *ctx)
 	if ((int)h->cpu >= s->nr_cpus)
 		return;
 	v = &s->pending[h->cpu];
+	if (v->nr == v->cap && v->head) {
+		memmove(v->v, v->v + v->head, (v->nr - v->head) * sizeof(*v->v));
+		v->nr -= v->head;
+		v->head = 0;
+	}
 	if (v->nr == v->cap) {
 		size_t cap = v->cap ? v->cap * 2 : 64;
 		void *n = realloc(v->v, cap * sizeof(*v->v));
@@ -298,32 +313,43 @@ static bool take_hit(struct lh_src *s, const struct ust_lh_sample *sm, int slot,
 		     struct ust_lh_hit_u *out)
 {
 	struct lh_hitvec *v;
-	size_t i, k;
+	size_t lo, hi, i;
 	bool found = false;
 
 	if ((int)sm->cpu >= s->nr_cpus)
 		return false;
 	v = &s->pending[sm->cpu];
-	for (i = v->nr; i > 0; i--) {
-		const struct ust_lh_hit_u *h = &v->v[i - 1];
+	/* The first hit after the sample's time... */
+	for (lo = v->head, hi = v->nr; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
 
-		if (h->tid == sm->tid && (int)h->slot == slot && h->ts <= sm->time) {
+		if (v->v[mid].ts <= sm->time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ...and back from there to the latest one of this task and event. */
+	for (i = lo; i > v->head && lo - i < LH_HIT_LOOKBACK; i--) {
+		struct ust_lh_hit_u *h = &v->v[i - 1];
+
+		if (h->slot != LH_HIT_TAKEN && h->tid == sm->tid && (int)h->slot == slot &&
+		    h->ts <= sm->time) {
 			*out = *h;
-			memmove(&v->v[i - 1], &v->v[i], (v->nr - i) * sizeof(*v->v));
-			v->nr--;
+			h->slot = LH_HIT_TAKEN;
 			found = true;
 			break;
 		}
 	}
-	/* Hits whose sample never came (ftrace part false, perf lost it). */
-	for (i = 0, k = 0; i < v->nr; i++) {
-		if (v->v[i].ts + LH_HIT_AGE_NS < sm->time) {
+	/* Paired hits, and those whose sample never came (the ftrace part
+	 * of the filter was false, or perf lost it), leave from the front. */
+	while (v->head < v->nr && (v->v[v->head].slot == LH_HIT_TAKEN ||
+				   v->v[v->head].ts + LH_HIT_AGE_NS < sm->time)) {
+		if (v->v[v->head].slot != LH_HIT_TAKEN)
 			s->stale_hits++;
-			continue;
-		}
-		v->v[k++] = v->v[i];
+		v->head++;
 	}
-	v->nr = k;
+	if (v->head == v->nr)
+		v->head = v->nr = 0;
 	return found;
 }
 
@@ -410,23 +436,43 @@ static void on_sample(const struct ust_lh_sample *sm, void *ctx)
 	}
 }
 
+/* 1: a ring is filling up, come back soon. */
 static int lh_poll(struct rec_source *src, struct rec_ctx *c)
 {
 	struct lh_src *s = src->priv;
+	bool busy = false;
+	uint64_t lost;
 	int i, cpu;
 
-	(void)c;
-	for (i = 0; i < s->nr_ev; i++)
+	for (i = 0; i < s->nr_ev; i++) {
 		ust_lh_perf_snapshot(&s->ev[i].perf);
+		busy |= ust_lh_perf_busy(&s->ev[i].perf);
+	}
 	if (ust_lh_bpf_hits(s->bpf, on_hit, s) < 0)
 		return -1;
 	for (i = 0; i < s->nr_ev; i++) {
 		struct lh_read rd = { .s = s, .e = &s->ev[i], .slot = i };
 
-		for (cpu = 0; cpu < s->ev[i].perf.nr_cpus; cpu++)
+		for (cpu = 0; cpu < s->ev[i].perf.nr_cpus; cpu++) {
 			ust_lh_perf_read(&s->ev[i].perf, cpu, on_sample, &rd);
+			/* The report shows where: after what this CPU kept. */
+			lost = ust_lh_perf_take_lost(&s->ev[i].perf, cpu);
+			if (lost && rec_spool_add_lost(c->spool, (unsigned int)cpu, rec_mono_now(), lost))
+				s->spool_err++;
+		}
 	}
-	return s->spool_err ? -1 : 0;
+	return s->spool_err ? -1 : busy;
+}
+
+static int lh_wait_fds(struct rec_source *src, int epfd)
+{
+	struct lh_src *s = src->priv;
+	int i;
+
+	for (i = 0; i < s->nr_ev; i++)
+		if (s->ev[i].perf_open && ust_lh_perf_wait_fds(&s->ev[i].perf, epfd))
+			return -1;
+	return 0;
 }
 
 static int lh_start(struct rec_source *src, struct rec_ctx *c, char *err, size_t errlen)
@@ -603,6 +649,7 @@ static const struct rec_source_ops lh_ops = {
 	.name = "lock_held()",
 	.start = lh_start,
 	.poll = lh_poll,
+	.wait_fds = lh_wait_fds,
 	.stop = lh_stop,
 	.summary = lh_summary,
 	.free = lh_free,

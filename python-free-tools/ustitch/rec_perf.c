@@ -502,14 +502,6 @@ static int on_bpf_record(const struct ust_bpfu_rec *r, void *ctx)
 					 r->cookie, r->data, r->size) ? -ENOMEM : 0;
 }
 
-static uint64_t mono_now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
-}
-
 static int perf_poll(struct rec_source *s, struct rec_ctx *c)
 {
 	struct perf_src *p = s->priv;
@@ -529,7 +521,7 @@ static int perf_poll(struct rec_source *s, struct rec_ctx *c)
 		return -1;
 	/* Records the BPF side could not hand over: lost, from now back. */
 	if (!ust_bpfu_get_stats(p->bpfu, &bs) && bs.drops > p->bpf_drops) {
-		uint64_t now = mono_now();
+		uint64_t now = rec_mono_now();
 
 		if (ust_perf_stitch_add_lost(p->st, 0, now, bs.drops - p->bpf_drops) ||
 		    rec_spool_add_lost(p->c->spool, 0, now, bs.drops - p->bpf_drops))

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -366,6 +367,31 @@ static int write_ustitch_buffer(struct run *r)
 	return rec_spool_write(r->spool, w, buf, ust_cap_nr_cpus(r->cap));
 }
 
+/*
+ * An epoll set of what the main loop waits on, or -1 (then it sleeps its
+ * rounds out): the BPF ring buffer (libbpf's own epoll fd nests) and the
+ * sources' wakeup fds.  Without them a fast event stream overflows a
+ * source's perf buffers between two rounds.
+ */
+static int wait_set(struct run *r, struct rec_opts *o)
+{
+	struct epoll_event e = { .events = EPOLLIN };
+	struct rec_source *src;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	if (ep < 0)
+		return -1;
+	if (r->bpfu && epoll_ctl(ep, EPOLL_CTL_ADD, ust_bpfu_fd(r->bpfu), &e))
+		goto fail;
+	for (src = o->sources; src; src = src->next)
+		if (src->ops->wait_fds && src->ops->wait_fds(src, ep))
+			goto fail;
+	return ep;
+fail:
+	close(ep);
+	return -1;
+}
+
 int rec_run(struct rec_opts *o, bool native)
 {
 	struct ust_cap_buffer *cb;
@@ -373,7 +399,8 @@ int rec_run(struct rec_opts *o, bool native)
 	struct sigaction sa = { 0 };
 	struct run r = { .o = o };
 	int go_fd = -1, err_fd = -1, status = 0, b, ret = 1, stale;
-	bool bpf = false, spooling, started = false, tty = isatty(2) && !o->quiet;
+	bool bpf = false, spooling, started = false, busy = false, tty = isatty(2) && !o->quiet;
+	int ep = -1;
 	struct rec_source *src;
 	double t0, last = 0;
 	pid_t child = -1;
@@ -471,6 +498,8 @@ int rec_run(struct rec_opts *o, bool native)
 			goto abort;
 		}
 	}
+	/* What the main loop waits on: the BPF ring and the sources' buffers. */
+	ep = wait_set(&r, o);
 	ust_cap_on(r.cap);
 	t0 = now_s();
 	if (child > 0) {
@@ -494,19 +523,26 @@ int rec_run(struct rec_opts *o, bool native)
 	}
 
 	while (!stop_sig) {
-		/* Short rounds: the kernel's per-CPU buffers fill fast. */
-		if (r.bpfu) {
-			if (ust_bpfu_poll(r.bpfu, 50, on_bpf_record, &r) < 0 && errno != EINTR)
-				break;
-		} else {
-			usleep(50000);
-		}
+		/* Short rounds: the kernel's per-CPU buffers fill fast; shorter
+		 * still while a source says its buffers are filling up. */
+		int wait_ms = busy ? 2 : 50, pr;
+		struct epoll_event ev[8];
+
+		if (ep >= 0 ? epoll_wait(ep, ev, 8, wait_ms) < 0 && errno != EINTR :
+			      usleep((useconds_t)wait_ms * 1000) < 0 && errno != EINTR)
+			break;
+		if (r.bpfu && ust_bpfu_consume(r.bpfu, on_bpf_record, &r) < 0)
+			break;
 		note_drops(&r);
-		for (src = o->sources; src; src = src->next)
-			if (src->ops->poll && src->ops->poll(src, &r.ctx) < 0) {
+		busy = false;
+		for (src = o->sources; src; src = src->next) {
+			pr = src->ops->poll ? src->ops->poll(src, &r.ctx) : 0;
+			if (pr < 0) {
 				fprintf(stderr, PFX "%s: reading failed\n", src->ops->name);
 				goto abort;
 			}
+			busy |= pr > 0;
+		}
 		if (ust_cap_drain(r.cap) < 0) {
 			fprintf(stderr, PFX "reading the ring buffer failed\n");
 			goto abort;
@@ -552,6 +588,8 @@ int rec_run(struct rec_opts *o, bool native)
 	/* As trace-cmd record: the command's own exit status is not ours. */
 	ret = 0;
 abort:
+	if (ep >= 0)
+		close(ep);
 	/* Unlinked first: free() may free the source itself. */
 	while ((src = o->sources)) {
 		o->sources = src->next;

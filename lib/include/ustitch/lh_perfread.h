@@ -24,6 +24,8 @@ struct ust_lh_ring {
 	uint8_t *bounce;
 	size_t bounce_cap;
 	uint64_t head;		/* snapshot taken by ust_lh_ring_snapshot() */
+	uint64_t lost_rec;	/* samples lost, by PERF_RECORD_LOST */
+	uint64_t lost_marked;	/* of those, already reported by the caller */
 };
 
 struct ust_lh_perf {
@@ -31,6 +33,7 @@ struct ust_lh_perf {
 	int *fds;		/* -1: CPU offline */
 	struct ust_lh_ring *rings;
 	bool callchain;
+	bool lost_fmt;		/* read() gives the lost count (PERF_FORMAT_LOST, 6.0+) */
 	uint64_t samples, lost, bad;
 };
 
@@ -59,6 +62,17 @@ void ust_lh_perf_snapshot(struct ust_lh_perf *p);
 /* Hand the samples of @cpu up to its snapshot to @fn; lost counts go to ->lost. */
 long ust_lh_perf_read(struct ust_lh_perf *p, int cpu,
 		      void (*fn)(const struct ust_lh_sample *s, void *ctx), void *ctx);
+/*
+ * Samples of @cpu lost since the last call (its ring was full), as the
+ * kernel counts them where it can tell (PERF_FORMAT_LOST: also those a
+ * PERF_RECORD_LOST has not reported yet, which it writes only once space
+ * frees up), else by PERF_RECORD_LOST.  Adds them to ->lost.
+ */
+uint64_t ust_lh_perf_take_lost(struct ust_lh_perf *p, int cpu);
+/* Add each CPU's fd to the epoll set @epfd: readable at the wakeup watermark. */
+int ust_lh_perf_wait_fds(const struct ust_lh_perf *p, int epfd);
+/* Is some ring filling up (an eighth of it or more at the last snapshot)? */
+bool ust_lh_perf_busy(const struct ust_lh_perf *p);
 void ust_lh_perf_close(struct ust_lh_perf *p);
 
 /* Parse one PERF_RECORD_SAMPLE body (after the header) of our layout. 0 or -1. */
