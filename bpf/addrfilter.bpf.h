@@ -50,6 +50,64 @@ static __always_inline void ust_af_locate(struct task_struct *task, __u64 ip,
 		*off = ip - v->start + (v->pgoff << 12);
 }
 
+/*
+ * A perf sample interrupts with interrupts off, where bpf_find_vma() must
+ * release the mmap lock through an irq_work: a self-IPI per sample, which
+ * in a VM costs a VM exit (measured: about 15 us a sample).  So samples
+ * keep the last VMA found per task, valid while the mm's mmap_lock write
+ * sequence (mm->mm_lock_seq, 6.13+: odd while write-locked) is the same:
+ * every change of the VMAs happens under the write lock.  Older kernels
+ * (an int mm_lock_seq, or none) look up every time.
+ */
+struct ust_af_vcache {
+	__u64 mm;
+	__u32 seq;
+	__u32 pad;
+	struct ust_bpfu_vma v;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ust_af_vcache);
+} ust_af_vcache SEC(".maps");
+
+struct seqcount___ust {
+	unsigned int sequence;
+} __attribute__((preserve_access_index));
+
+struct mm_struct___ust {
+	struct seqcount___ust mm_lock_seq;
+} __attribute__((preserve_access_index));
+
+static __always_inline void ust_af_locate_cached(struct task_struct *task, __u64 ip,
+						 struct ust_bpfu_vma *v, __u64 *off)
+{
+	struct mm_struct___ust *mm = (struct mm_struct___ust *)task->mm;
+	struct ust_af_vcache *c;
+	__u32 seq;
+
+	if (!mm || !bpf_core_field_exists(mm->mm_lock_seq.sequence)) {
+		ust_af_locate(task, ip, v, off);
+		return;
+	}
+	seq = BPF_CORE_READ(mm, mm_lock_seq.sequence);
+	c = bpf_task_storage_get(&ust_af_vcache, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (c && !(seq & 1) && c->mm == (__u64)mm && c->seq == seq && c->v.found &&
+	    ip >= c->v.start && ip < c->v.end) {
+		*v = c->v;
+		*off = ip - v->start + (v->pgoff << 12);
+		return;
+	}
+	ust_af_locate(task, ip, v, off);
+	if (c && v->found && !(seq & 1)) {
+		c->mm = (__u64)mm;
+		c->seq = seq;
+		c->v = *v;
+	}
+}
+
 /* The user IP saved at kernel entry; 0 for a kernel thread. */
 static __always_inline __u64 ust_af_entry_ip(struct task_struct *task)
 {
@@ -125,7 +183,7 @@ static __always_inline bool ust_af_keep_sample(struct bpf_perf_event_data *ctx)
 		task = bpf_get_current_task_btf();
 		uip = user ? ip : ust_af_entry_ip(task);
 		if (uip)
-			ust_af_locate(task, uip, &v, &off);
+			ust_af_locate_cached(task, uip, &v, &off);
 	}
 	for (i = 0; i < UST_AF_MAX_RANGES && i < ust_af_nr; i++) {
 		__u32 k = i;

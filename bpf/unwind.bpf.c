@@ -400,6 +400,17 @@ static __always_inline void ust_bpfu_emit_immediate(void *ctx, struct task_struc
 	nr = len > 0 ? len / sizeof(__u64) : 0;
 	if (nr > UST_BPFU_MAX_FRAMES)
 		nr = UST_BPFU_MAX_FRAMES;
+	/* In a perf_event program the stack is the sample's own callchain,
+	 * which starts with perf's PERF_CONTEXT_USER marker: not a frame. */
+	if (nr && r->offs[1] >= (__u64)-4095) {
+		for (i = 1; i < UST_BPFU_MAX_FRAMES; i++) {
+			if (i >= nr)
+				break;
+			r->offs[i] = r->offs[i + 1];
+			asm volatile("" ::: "memory");
+		}
+		nr--;
+	}
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (nr && ust_leaf_ret && ust_bpfu_ra_at_sp(r->offs[1], false)) {
 		__u64 ra = 0;

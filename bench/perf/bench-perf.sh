@@ -4,9 +4,8 @@
 #   (a) no callchain,
 #   (b) perf's immediate user callchain (--call-graph fp: PERF_SAMPLE_CALLCHAIN
 #       unwinding the user stack in the interrupt),
-#   (c) deferred user stacks made by BPF (perf_event program + task_work),
-#   (d) for comparison, the same program without task_work (the fallback of
-#       kernels without it: bpf_get_stack() in the interrupt),
+#   (c) deferred user stacks made by BPF (perf_event program + task_work;
+#       without task_work, -g falls back to (b)),
 # and `perf record -e cpu-clock -g` on the same workload as the anchor.
 # Overhead = loop time over the bare loop; one run each, ratios printed.
 set -u
@@ -54,21 +53,18 @@ for f in 999 10000; do
 	read -r aw ac as _ < <(run a$f "$f")
 	read -r bw bc_ bs bu < <(run b$f "$f" -g --call-graph fp)
 	read -r cw cc cs cu < <(run c$f "$f" -g)
-	read -r dw dc ds _ < <(USTITCH_FORCE_IMMEDIATE=1 run d$f "$f" -g)
 	row "$f Hz (a) no callchain" "$aw" "$ac" "$as" ""
 	row "$f Hz (b) perf immediate user callchain" "$bw" "$bc_" "$bs" "$bu"
 	row "$f Hz (c) deferred, BPF task_work" "$cw" "$cc" "$cs" "$cu"
-	row "$f Hz (d) BPF, immediate (no task_work)" "$dw" "$dc" "$ds" "$ds"
 	if [ $perf_ok = 1 ]; then
 		read -r pw pc ps < <(run_perf "$f")
 		row "$f Hz perf record -g (anchor)" "$pw" "$pc" "$ps" ""
-		printf '%s Hz ratios of loop time: (b)/(a) %.3f, (c)/(a) %.3f, (c)/(b) %.3f, (c)/(d) %.3f, (c)/perf %.3f\n' \
+		printf '%s Hz ratios of loop time: (b)/(a) %.3f, (c)/(a) %.3f, (c)/(b) %.3f, (c)/perf %.3f\n' \
 			"$f" "$(echo "$bw/$aw" | bc -l)" "$(echo "$cw/$aw" | bc -l)" "$(echo "$cw/$bw" | bc -l)" \
-			"$(echo "$cw/$dw" | bc -l)" "$(echo "$cw/$pw" | bc -l)"
+			"$(echo "$cw/$pw" | bc -l)"
 	else
-		printf '%s Hz ratios of loop time: (b)/(a) %.3f, (c)/(a) %.3f, (c)/(b) %.3f, (c)/(d) %.3f (perf unusable here)\n' \
-			"$f" "$(echo "$bw/$aw" | bc -l)" "$(echo "$cw/$aw" | bc -l)" "$(echo "$cw/$bw" | bc -l)" \
-			"$(echo "$cw/$dw" | bc -l)"
+		printf '%s Hz ratios of loop time: (b)/(a) %.3f, (c)/(a) %.3f, (c)/(b) %.3f (perf unusable here)\n' \
+			"$f" "$(echo "$bw/$aw" | bc -l)" "$(echo "$cw/$aw" | bc -l)" "$(echo "$cw/$bw" | bc -l)"
 	fi
 	grep -h "BPF:\|records lost" "$work/c$f.err" | sed "s/^ustitch record: perf: /$f Hz (c): /"
 done

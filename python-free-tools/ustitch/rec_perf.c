@@ -281,8 +281,13 @@ static void build_attr(const struct perf_src *p, int ev, bool tracking, bool inh
 	a->disabled = 1;
 	a->enable_on_exec = on_exec;
 	a->inherit = inherit;
-	/* BPF makes the user part: perf's would be taken for nothing. */
-	a->exclude_callchain_user = p->how == HOW_BPF;
+	/*
+	 * BPF makes the user part: with task_work, perf's would be taken for
+	 * nothing.  Without (the immediate fallback), the program's
+	 * bpf_get_stack() copies it from this sample's own callchain (that is
+	 * what it does in a perf_event program whose event has one): keep it.
+	 */
+	a->exclude_callchain_user = p->how == HOW_BPF && (!p->bpfu || ust_bpfu_deferred(p->bpfu));
 	if (p->how == HOW_KERNEL)
 		ust_perf_attr_set_defer(a);
 	if (tracking) {
@@ -349,6 +354,20 @@ int rec_perf_validate(struct rec_opts *o)
 			return 2;
 		}
 		p->how = HOW_BPF;
+		/*
+		 * Without BPF task_work nothing runs at the return to user space:
+		 * a stack taken in the interrupt is what perf's own user callchain
+		 * already is, with the mappings it needs tracked (MMAP2), where a
+		 * BPF program could resolve only the first VMA (bpf_find_vma()'s
+		 * unlock irq_work is busy after one call with interrupts off).
+		 */
+		if (getenv("USTITCH_FORCE_IMMEDIATE"))
+			snprintf(reason, sizeof(reason), "immediate stacks requested");
+		if (getenv("USTITCH_FORCE_IMMEDIATE") ||
+		    !ust_probe_one(UST_PROBE_BPF_TASK_WORK, reason, sizeof(reason))) {
+			snprintf(p->how_note, sizeof(p->how_note), "no BPF task_work: %s", reason);
+			p->how = HOW_FP;
+		}
 	}
 	if (o->af && o->af->nr && p->how != HOW_BPF) {
 		/* Samples are filtered by a perf_event program. */
@@ -923,7 +942,7 @@ static void perf_stop(struct rec_source *s, struct rec_ctx *c)
 	for (i = 0; i < p->nr_rings; i++)
 		ioctl(p->rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 	/* The stacks of the last kernel entries are made on their way out. */
-	if (p->bpfu)
+	if (p->bpfu && p->how == HOW_BPF)
 		usleep(20000);
 	if (perf_poll(s, c) < 0)
 		fprintf(stderr, PFX "perf: reading the last records failed\n");
@@ -971,10 +990,10 @@ static void perf_summary(struct rec_source *s, FILE *out)
 		fprintf(out, PFX "perf: %lu user stacks written for %lu stitched samples: %.2f samples per unwind\n",
 			unwinds - st->immediate, st->deferred_ok,
 			unwinds > st->immediate ? (double)st->deferred_ok / (double)(unwinds - st->immediate) : 0.0);
-	if (p->bpfu)
+	if (p->bpfu && p->how == HOW_BPF)
 		fprintf(out, PFX "perf: BPF: %lu sample cookies, %lu paired with their sample, %lu given up (a record was dropped beside them)\n",
 			st->requests, st->requests_matched, st->requests_ambiguous);
-	if (p->bpfu && !ust_bpfu_get_stats(p->bpfu, &bs) && (bs.late || bs.stale || bs.sched_fail))
+	if (p->bpfu && p->how == HOW_BPF && !ust_bpfu_get_stats(p->bpfu, &bs) && (bs.late || bs.stale || bs.sched_fail))
 		fprintf(out, PFX "perf: BPF: %" PRIu64 " stacks unwound in a later entry, %" PRIu64 " cookies left without a stack, %" PRIu64 " task_works refused\n",
 			bs.late, bs.stale, bs.sched_fail);
 lost:
