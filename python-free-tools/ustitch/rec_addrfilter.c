@@ -19,16 +19,19 @@
 
 void rec_af_usage(FILE *out)
 {
-	fputs("  --addr-filter SPEC  keep only events (of every -e) made by code in an address\n"
+	fputs("  --addr-filter SPEC  keep only the events and samples of code in an address\n"
 	      "                   range, in perf's language (repeatable; ranges add up):\n"
-	      "                     filter file:SYMBOL@PATH     the user IP at kernel entry is in\n"
-	      "                       SYMBOL of PATH (any process, any address it is mapped at)\n"
+	      "                     filter file:SYMBOL@PATH     the user IP (at kernel entry, or\n"
+	      "                       sampled) is in SYMBOL of PATH: any process, any address\n"
 	      "                     filter file:OFF[/SIZE]@PATH  the same by file offset\n"
+	      "                     filter kernel:SYMBOL|ADDR[/SIZE]  a sample's kernel IP is there\n"
 	      "                     start file:SYM@PATH / stop file:SYM@PATH  a task's events\n"
-	      "                       are kept from its call of a start until a stop (uprobes)\n"
+	      "                       are kept from its call of a start until a stop (uprobes;\n"
+	      "                       kernel: ranges by kprobes, where the kernel has them)\n"
 	      "                   e.g. --addr-filter 'filter file:malloc@/lib/x86_64-linux-gnu/libc.so.6'\n"
 	      "                   Filter ranges are ORed; the result is ANDed with each -f.\n"
-	      "                   The events are recorded through perf + BPF (\"ustitch\" buffer).\n",
+	      "                   Tracepoint events are recorded through perf + BPF (\"ustitch\"\n"
+	      "                   buffer); samples are filtered by BPF on the sampling event.\n",
 	      out);
 }
 
