@@ -247,7 +247,7 @@ static int ust_bpfu_add_link(struct ust_bpfu *u, struct bpf_link *l)
 	return 0;
 }
 
-/* For ust_af_bpf_setup(): owns @l from here on. */
+/* Owns @l (NULL: attaching failed) from here on; also for ust_af_bpf_setup(). */
 static int ust_bpfu_keep_link(void *u, struct bpf_link *l)
 {
 	int ret;
@@ -335,15 +335,8 @@ int ust_bpfu_attach(struct ust_bpfu *u, const char *system, const char *event)
 {
 	struct bpf_program *p = u->deferred ? u->skel->progs.ust_bpfu_event :
 					      u->skel->progs.ust_bpfu_event_imm;
-	struct bpf_link *l = bpf_program__attach_tracepoint(p, system, event);
-	int ret;
 
-	if (!l)
-		return -errno;
-	ret = ust_bpfu_add_link(u, l);
-	if (ret)
-		bpf_link__destroy(l);
-	return ret;
+	return ust_bpfu_keep_link(u, bpf_program__attach_tracepoint(p, system, event));
 }
 
 int ust_bpfu_attach_perf(struct ust_bpfu *u, int perf_fd)
@@ -351,19 +344,11 @@ int ust_bpfu_attach_perf(struct ust_bpfu *u, int perf_fd)
 	struct bpf_program *p = u->af_only ? u->skel->progs.ust_bpfu_perf_af :
 				u->deferred ? u->skel->progs.ust_bpfu_perf :
 					      u->skel->progs.ust_bpfu_perf_imm;
-	struct bpf_link *l;
-	int ret;
 
 	if (!bpf_program__autoload(p))
 		return -EINVAL;		/* opened without opts.perf */
 	/* Not auto-attachable: a perf_event program needs its event's fd. */
-	l = bpf_program__attach_perf_event(p, perf_fd);
-	if (!l)
-		return -errno;
-	ret = ust_bpfu_add_link(u, l);
-	if (ret)
-		bpf_link__destroy(l);
-	return ret;
+	return ust_bpfu_keep_link(u, bpf_program__attach_perf_event(p, perf_fd));
 }
 
 int ust_bpfu_follow(struct ust_bpfu *u, pid_t tgid)
