@@ -38,6 +38,7 @@ struct ust_bpfu_task {
 	__u64 cookie;		/* 0: no cookie in this entry yet */
 	__u64 sp;		/* user sp and ip of the entry that got it */
 	__u64 ip;
+	__u64 exec_id;		/* task->self_exec_id then */
 	__u32 pending;		/* a work is scheduled and has not run yet */
 };
 
@@ -507,9 +508,11 @@ static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u
 	/*
 	 * The work was queued after the task had left (its irq_work ran too
 	 * late) and runs at the end of a later entry with no event: these
-	 * are that entry's frames.
+	 * are that entry's frames.  Unless the entry was an execve(): it
+	 * replaced the registers, and returns to the new program's first
+	 * instruction, whose stack this is (as the kernel's would be).
 	 */
-	if (c.sp != st->sp || regs->ip != st->ip) {
+	if ((c.sp != st->sp || regs->ip != st->ip) && task->self_exec_id == st->exec_id) {
 		r->flags |= UST_BPFU_F_LATE;
 		UST_COUNT(late);
 	}
@@ -595,6 +598,13 @@ static __always_inline __u64 ust_bpfu_take_cookie(void *ctx, struct task_struct 
 	 * and the old cookie gets none.
 	 */
 	if (st->cookie && (st->sp != sp || st->ip != ip)) {
+		if (task->self_exec_id != st->exec_id) {
+			/* An execve() of this entry set the new program's registers. */
+			st->sp = sp;
+			st->ip = ip;
+			st->exec_id = task->self_exec_id;
+			return st->cookie;
+		}
 		UST_COUNT(stale);
 		st->cookie = 0;
 	}
@@ -607,6 +617,7 @@ static __always_inline __u64 ust_bpfu_take_cookie(void *ctx, struct task_struct 
 	st->cookie = cookie;
 	st->sp = sp;
 	st->ip = ip;
+	st->exec_id = task->self_exec_id;
 	if (st->pending)
 		return cookie;
 	if (ust_bpfu_schedule(task, (__u32)id) == 0) {

@@ -68,6 +68,7 @@ struct task_struct {
 	int tgid;
 	struct mm_struct *mm;
 	struct signal_struct *signal;
+	__u64 self_exec_id;		/* + 1 at each execve(), before the new regs */
 } __attribute__((preserve_access_index));
 
 struct signal_struct {
