@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
  * ust_lh_perf: perf tracepoint events per CPU and their samples, for
- * lock_held() events.  To merge with ust_perf_ring (lib/perf_ring.c), which
- * was written concurrently for the same ring protocol: the kernel publishes
- * data_head after the record (acquire load here), the reader releases
- * space by storing data_tail (release store).
+ * lock_held() and --addr-filter events.  The rings are ust_perf_rings.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,7 +9,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,23 +32,6 @@ static int tp_id(const char *sys, const char *ev)
 		id = atoi(buf);
 	fclose(f);
 	return id;
-}
-
-static int ring_map(struct ust_lh_ring *r, int fd, unsigned int pages)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	struct perf_event_mmap_page *meta;
-
-	r->map_len = page * (pages + 1);
-	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (r->map == MAP_FAILED) {
-		r->map = NULL;
-		return -1;
-	}
-	meta = r->map;
-	r->data = (uint8_t *)r->map + (meta->data_offset ? meta->data_offset : page);
-	r->size = meta->data_size ? meta->data_size : page * pages;
-	return 0;
 }
 
 int ust_lh_perf_open(struct ust_lh_perf *p, const char *sys, const char *ev, const char *filter,
@@ -112,7 +91,7 @@ int ust_lh_perf_open(struct ust_lh_perf *p, const char *sys, const char *ev, con
 				 filter);
 			return -1;
 		}
-		if (ring_map(&p->rings[cpu], p->fds[cpu], pages)) {
+		if (ust_perf_ring_mmap(&p->rings[cpu].r, p->fds[cpu], pages)) {
 			snprintf(err, errlen, "mapping the perf buffer of CPU %d: %s", cpu,
 				 strerror(errno));
 			return -1;
@@ -151,13 +130,9 @@ void ust_lh_perf_snapshot(struct ust_lh_perf *p)
 {
 	int cpu;
 
-	for (cpu = 0; cpu < p->nr_cpus; cpu++) {
-		struct ust_lh_ring *r = &p->rings[cpu];
-
-		if (r->map)
-			r->head = __atomic_load_n(&((struct perf_event_mmap_page *)r->map)->data_head,
-						  __ATOMIC_ACQUIRE);
-	}
+	for (cpu = 0; cpu < p->nr_cpus; cpu++)
+		if (p->rings[cpu].r.map)
+			ust_perf_ring_snapshot(&p->rings[cpu].r);
 }
 
 int ust_lh_perf_parse(const void *body, size_t len, bool callchain, struct ust_lh_sample *s)
@@ -196,72 +171,52 @@ int ust_lh_perf_parse(const void *body, size_t len, bool callchain, struct ust_l
 	return 0;
 }
 
+struct lh_read_ctx {
+	struct ust_lh_perf *p;
+	struct ust_lh_ring *ring;
+	void (*fn)(const struct ust_lh_sample *s, void *ctx);
+	void *ctx;
+	long n;
+};
+
+static int lh_record(const void *rec, size_t size, void *data)
+{
+	const struct perf_event_header *h = rec;
+	struct lh_read_ctx *c = data;
+
+	if (h->type == PERF_RECORD_SAMPLE) {
+		struct ust_lh_sample s;
+
+		if (!ust_lh_perf_parse((const uint8_t *)rec + sizeof(*h), size - sizeof(*h),
+				       c->p->callchain, &s)) {
+			c->p->samples++;
+			c->fn(&s, c->ctx);
+			c->n++;
+		} else {
+			c->p->bad++;
+		}
+	} else if (h->type == PERF_RECORD_LOST && size >= sizeof(*h) + 16) {
+		uint64_t lost;
+
+		memcpy(&lost, (const uint8_t *)rec + sizeof(*h) + 8, 8);
+		c->ring->lost_rec += lost;
+	}
+	return 0;
+}
+
 long ust_lh_perf_read(struct ust_lh_perf *p, int cpu,
 		      void (*fn)(const struct ust_lh_sample *s, void *ctx), void *ctx)
 {
-	struct ust_lh_ring *r = &p->rings[cpu];
-	struct perf_event_mmap_page *meta = r->map;
-	uint64_t tail, head = r->head;
-	long n = 0;
+	struct lh_read_ctx c = { .p = p, .ring = &p->rings[cpu], .fn = fn, .ctx = ctx };
+	struct ust_perf_ring *r = &p->rings[cpu].r;
+	uint64_t bad = r->bad;
 
-	if (!meta)
+	if (!r->map)
 		return 0;
-	tail = meta->data_tail;
-	if (head - tail > r->size) {	/* never: the kernel does not overwrite */
-		p->bad++;
-		__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
-		return 0;
-	}
-	while (tail != head) {
-		uint64_t off = tail & (r->size - 1);
-		struct perf_event_header h;
-		const uint8_t *rec;
-		size_t first;
-
-		first = r->size - off < sizeof(h) ? (size_t)(r->size - off) : sizeof(h);
-		memcpy(&h, r->data + off, first);
-		memcpy((uint8_t *)&h + first, r->data, sizeof(h) - first);
-		if (h.size < sizeof(h) || (h.size & 7) || h.size > head - tail) {
-			p->bad++;
-			tail = head;
-			break;
-		}
-		if (off + h.size <= r->size) {
-			rec = r->data + off;
-		} else {
-			if (h.size > r->bounce_cap) {
-				void *nb = realloc(r->bounce, h.size);
-
-				if (!nb)
-					break;
-				r->bounce = nb;
-				r->bounce_cap = h.size;
-			}
-			first = (size_t)(r->size - off);
-			memcpy(r->bounce, r->data + off, first);
-			memcpy(r->bounce + first, r->data, h.size - first);
-			rec = r->bounce;
-		}
-		if (h.type == PERF_RECORD_SAMPLE) {
-			struct ust_lh_sample s;
-
-			if (!ust_lh_perf_parse(rec + sizeof(h), h.size - sizeof(h), p->callchain, &s)) {
-				p->samples++;
-				fn(&s, ctx);
-				n++;
-			} else {
-				p->bad++;
-			}
-		} else if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
-			uint64_t lost;
-
-			memcpy(&lost, rec + sizeof(h) + 8, 8);
-			r->lost_rec += lost;
-		}
-		tail += h.size;
-	}
-	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
-	return n;
+	if (ust_perf_ring_read(r, lh_record, &c) < 0)
+		return -1;
+	p->bad += r->bad - bad;
+	return c.n;
 }
 
 uint64_t ust_lh_perf_take_lost(struct ust_lh_perf *p, int cpu)
@@ -294,9 +249,9 @@ bool ust_lh_perf_busy(const struct ust_lh_perf *p)
 	int cpu;
 
 	for (cpu = 0; cpu < p->nr_cpus; cpu++) {
-		const struct ust_lh_ring *r = &p->rings[cpu];
+		const struct ust_perf_ring *r = &p->rings[cpu].r;
 
-		if (r->map && r->head - ((struct perf_event_mmap_page *)r->map)->data_tail >= r->size / 8)
+		if (r->map && ust_perf_ring_pending(r) >= r->size / 8)
 			return true;
 	}
 	return false;
@@ -306,11 +261,8 @@ void ust_lh_perf_close(struct ust_lh_perf *p)
 {
 	int cpu;
 
-	for (cpu = 0; p->rings && cpu < p->nr_cpus; cpu++) {
-		if (p->rings[cpu].map)
-			munmap(p->rings[cpu].map, p->rings[cpu].map_len);
-		free(p->rings[cpu].bounce);
-	}
+	for (cpu = 0; p->rings && cpu < p->nr_cpus; cpu++)
+		ust_perf_ring_fini(&p->rings[cpu].r);
 	for (cpu = 0; p->fds && cpu < p->nr_cpus; cpu++)
 		if (p->fds[cpu] >= 0)
 			close(p->fds[cpu]);

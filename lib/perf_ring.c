@@ -90,11 +90,18 @@ static void copy_out(const struct ust_perf_ring *r, uint64_t pos, void *dst, siz
 	memcpy((uint8_t *)dst + first, r->data, len - first);
 }
 
+void ust_perf_ring_snapshot(struct ust_perf_ring *r)
+{
+	r->limit = load_head(r);
+	r->limited = true;
+}
+
 long ust_perf_ring_read(struct ust_perf_ring *r, ust_perf_rec_fn fn, void *ctx)
 {
-	uint64_t head = load_head(r), tail = r->meta->data_tail;
+	uint64_t head = r->limited ? r->limit : load_head(r), tail = r->meta->data_tail;
 	long n = 0;
 
+	r->limited = false;
 	if (head - tail > r->size) {
 		/* More than the ring holds: the tail we were given is stale. */
 		r->bad++;

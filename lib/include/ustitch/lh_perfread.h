@@ -1,13 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1 */
 /*
  * ust_lh_perf: one tracepoint recorded through perf, one event per CPU
- * (pid -1: every task; the BPF filter chooses), each with its ring buffer,
- * and the samples read back as (tid, time, cpu, kernel callchain, raw
- * record).
- *
- * Written for lock_held() events while the general perf reader
- * (lib/perf_ring.c, ust_perf_*) was being written concurrently: merge the
- * ring walk into ust_perf_ring once both have settled.
+ * (pid -1: every task; the BPF filter chooses), each with its ring buffer
+ * (ust_perf_ring), and the samples read back as (tid, time, cpu, kernel
+ * callchain, raw record).
  */
 #ifndef USTITCH_LH_PERFREAD_H
 #define USTITCH_LH_PERFREAD_H
@@ -16,14 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ustitch/perf_ring.h"
+
 struct ust_lh_ring {
-	void *map;
-	size_t map_len;
-	uint8_t *data;
-	uint64_t size;		/* data area, a power of two */
-	uint8_t *bounce;
-	size_t bounce_cap;
-	uint64_t head;		/* snapshot taken by ust_lh_ring_snapshot() */
+	struct ust_perf_ring r;	/* mapped when r.map */
 	uint64_t lost_rec;	/* samples lost, by PERF_RECORD_LOST */
 	uint64_t lost_marked;	/* of those, already reported by the caller */
 };

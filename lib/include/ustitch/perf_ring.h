@@ -13,6 +13,7 @@
 #ifndef USTITCH_PERF_RING_H
 #define USTITCH_PERF_RING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,8 @@ struct ust_perf_ring {
 	size_t bounce_cap;
 	void *map;			/* what ust_perf_ring_mmap() mapped */
 	size_t map_len;
+	uint64_t limit;			/* ust_perf_ring_snapshot()'s head... */
+	bool limited;			/* ...for the next read */
 	uint64_t records;		/* handed to the callback */
 	uint64_t bad;			/* resynchronisations after corruption */
 	uint64_t bad_bytes;		/* bytes skipped by them */
@@ -47,6 +50,13 @@ typedef int (*ust_perf_rec_fn)(const void *rec, size_t size, void *ctx);
 /* Hand every complete record to @fn in ring order and free their space.
  * Returns the number of records handed over, or -1 (out of memory). */
 long ust_perf_ring_read(struct ust_perf_ring *r, ust_perf_rec_fn fn, void *ctx);
+
+/*
+ * Make the next ust_perf_ring_read() stop at what is written now: records
+ * written later wait for the read after (a reader that pairs them with
+ * another buffer read in between needs them not to be newer than it).
+ */
+void ust_perf_ring_snapshot(struct ust_perf_ring *r);
 
 /* Bytes written and not yet consumed. */
 uint64_t ust_perf_ring_pending(const struct ust_perf_ring *r);
