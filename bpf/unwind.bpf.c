@@ -631,9 +631,13 @@ static __always_inline __u64 ust_bpfu_take_cookie(void *ctx, struct task_struct 
 	return cookie;
 }
 
-/* @sample: a perf sample with its @ip and @period (ust_bpfu_sample). */
+/*
+ * One event's request: @sample says it is a perf sample, with its @ip and
+ * @period (ust_bpfu_sample).  @imm: the fallback without task_work, where
+ * every event gets its own cookie and stack, taken now.
+ */
 static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx, __u32 sample, __u64 ip,
-							 __u64 period)
+							 __u64 period, __u32 imm)
 {
 	__u64 ts = bpf_ktime_get_ns();
 	__u64 id = bpf_get_current_pid_tgid();
@@ -645,11 +649,21 @@ static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx, __u32 sample
 	if (!task)
 		return 0;
 	UST_COUNT(events);
-	cookie = ust_bpfu_take_cookie(ctx, task, id, cpu);
-	if (cookie)
-		ust_bpfu_emit_request(ts, cpu, id, cookie, sample, ip, period);
-	else if (sample)
-		ust_bpfu_sample_gap();
+	if (imm) {
+		cookie = ust_bpfu_new_cookie(cpu);
+		if (cookie)
+			UST_COUNT(cookies);
+	} else {
+		cookie = ust_bpfu_take_cookie(ctx, task, id, cpu);
+	}
+	if (!cookie) {
+		if (sample)
+			ust_bpfu_sample_gap();
+		return 0;
+	}
+	ust_bpfu_emit_request(ts, cpu, id, cookie, sample, ip, period);
+	if (imm)
+		ust_bpfu_emit_immediate(ctx, task, id, cookie, 0);
 	return 0;
 }
 
@@ -660,34 +674,8 @@ static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx, __u32 sample
 SEC("tracepoint")
 int ust_bpfu_event(void *ctx)
 {
-	ust_bpfu_event_body(ctx, 0, 0, 0);
+	ust_bpfu_event_body(ctx, 0, 0, 0, 0);
 	return 1;
-}
-
-/* Fallback without task_work: every event its own cookie and stack. */
-static __attribute__((noinline)) int ust_bpfu_event_imm_body(void *ctx, __u32 sample, __u64 ip,
-							     __u64 period)
-{
-	__u64 ts = bpf_ktime_get_ns();
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct task_struct *task;
-	__u64 cookie;
-
-	task = ust_bpfu_wanted(id);
-	if (!task)
-		return 0;
-	UST_COUNT(events);
-	cookie = ust_bpfu_new_cookie(cpu);
-	if (!cookie) {
-		if (sample)
-			ust_bpfu_sample_gap();
-		return 0;
-	}
-	UST_COUNT(cookies);
-	ust_bpfu_emit_request(ts, cpu, id, cookie, sample, ip, period);
-	ust_bpfu_emit_immediate(ctx, task, id, cookie, 0);
-	return 0;
 }
 
 /*
@@ -697,7 +685,7 @@ static __attribute__((noinline)) int ust_bpfu_event_imm_body(void *ctx, __u32 sa
 SEC("tracepoint")
 int ust_bpfu_event_imm(void *ctx)
 {
-	ust_bpfu_event_imm_body(ctx, 0, 0, 0);
+	ust_bpfu_event_body(ctx, 0, 0, 0, 1);
 	return 1;
 }
 
@@ -714,7 +702,7 @@ int ust_bpfu_perf(struct bpf_perf_event_data *ctx)
 	/* A sample --addr-filter drops needs no stack: no cookie either. */
 	if (!ust_af_keep_sample(ctx))
 		return 0;
-	ust_bpfu_event_body(ctx, 1, ctx->regs.ip, ctx->sample_period);
+	ust_bpfu_event_body(ctx, 1, ctx->regs.ip, ctx->sample_period, 0);
 	return 1;
 }
 
@@ -724,7 +712,7 @@ int ust_bpfu_perf_imm(struct bpf_perf_event_data *ctx)
 {
 	if (!ust_af_keep_sample(ctx))
 		return 0;
-	ust_bpfu_event_imm_body(ctx, 1, ctx->regs.ip, ctx->sample_period);
+	ust_bpfu_event_body(ctx, 1, ctx->regs.ip, ctx->sample_period, 1);
 	return 1;
 }
 

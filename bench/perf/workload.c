@@ -13,9 +13,6 @@
 
 volatile unsigned long wl_sink;
 
-#define LEVEL(n, next) \
-	__attribute__((noinline)) void wl_##n(long iters) { next(iters); wl_sink++; }
-
 __attribute__((noinline)) void wl_leaf(long iters)
 {
 	unsigned long x = wl_sink;
@@ -25,17 +22,7 @@ __attribute__((noinline)) void wl_leaf(long iters)
 	wl_sink = x;
 }
 
-LEVEL(11, wl_leaf)
-LEVEL(10, wl_11)
-LEVEL(9, wl_10)
-LEVEL(8, wl_9)
-LEVEL(7, wl_8)
-LEVEL(6, wl_7)
-LEVEL(5, wl_6)
-LEVEL(4, wl_5)
-LEVEL(3, wl_4)
-LEVEL(2, wl_3)
-LEVEL(1, wl_2)
+#include "../chain12.h"
 
 int main(int argc, char **argv)
 {

@@ -11,26 +11,13 @@
 
 volatile long wl_sink;
 
-#define LEVEL(n, next) \
-	__attribute__((noinline)) void wl_##n(long calls) { next(calls); wl_sink++; }
-
 __attribute__((noinline)) void wl_leaf(long calls)
 {
 	for (long i = 0; i < calls; i++)
 		wl_sink += getppid();
 }
 
-LEVEL(11, wl_leaf)
-LEVEL(10, wl_11)
-LEVEL(9, wl_10)
-LEVEL(8, wl_9)
-LEVEL(7, wl_8)
-LEVEL(6, wl_7)
-LEVEL(5, wl_6)
-LEVEL(4, wl_5)
-LEVEL(3, wl_4)
-LEVEL(2, wl_3)
-LEVEL(1, wl_2)
+#include "../chain12.h"
 
 int main(int argc, char **argv)
 {
