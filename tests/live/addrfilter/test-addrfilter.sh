@@ -9,19 +9,11 @@
 #
 # usage: test-addrfilter.sh filter|startstop|combine|samples|refusals
 set -u
-[ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
-[ -d /sys/kernel/tracing/instances ] || { echo "skip: no tracefs"; exit 77; }
-work=$(mktemp -d /tmp/ustitch-af.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-fails=0
-ok() { echo "ok - $*"; }
-bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
-expect_eq() { [ "$2" = "$3" ] && ok "$1: $2" || bad "$1: got '$2', expected '$3'"; }
+. "$(dirname "$0")/../lib.sh" af
 
 LIB=$UST_AF_LIB
 PROG=$UST_AF_PROG
 
-here=$(dirname "$0")
 SPIN=100	# AF_SPIN_MS: CPU milliseconds per spinning step of af-prog
 MIN=20		# samples (at 999 Hz) a step must get at the very least
 
@@ -108,9 +100,7 @@ srec() {
 	AF_SPIN_MS=$SPIN "$UST_USTITCH" record -o "$work/$out.dat" -e cpu-clock -F 999 "$@" \
 		-- "$PROG" "$LIB" >"$work/$out.out" 2>"$work/$out.log" ||
 		{ bad "record $*: $(cat "$work/$out.log")"; return 1; }
-	env HOME="$work" TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" \
-		${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} trace-cmd report "$work/$out.dat" \
-		>"$work/$out.txt" 2>&1
+	report "$work/$out.dat" >"$work/$out.txt"
 	awk -f "$here/../perf/samples.awk" "$work/$out.txt" >"$work/$out.samples"
 	expect_eq "$out: plugin messages other than lost stacks" \
 		"$(grep '^\[ustitch:' "$work/$out.txt" | grep -vic 'lost')" 0
@@ -121,8 +111,6 @@ srec() {
 scount() {
 	awk -v P="$2" "\$2 == P && ($3)" "$work/$1.samples" | wc -l
 }
-
-at_least() { [ "$2" -ge "$3" ] && ok "$1: $2 (>= $3)" || bad "$1: got $2, expected at least $3"; }
 
 pids_of() { awk '$1 == "af-prog" { print $2 }' "$work/$1.out"; }
 
@@ -243,4 +231,4 @@ case ${1:-} in
 filter | startstop | combine | samples | refusals) "$1" ;;
 *) echo "usage: $0 filter|startstop|combine|samples|refusals"; exit 2 ;;
 esac
-[ $fails = 0 ] || { echo "$fails failed"; exit 1; }
+finish

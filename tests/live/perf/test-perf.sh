@@ -5,23 +5,7 @@
 # lost, never show another one.
 # usage: test-perf.sh deferred|fp|lost|badcmd
 set -u
-[ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
-[ -d /sys/kernel/tracing/instances ] || { echo "skip: no tracefs"; exit 77; }
-work=$(mktemp -d /tmp/ustitch-perf.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-here=$(dirname "$0")
-fails=0
-ok() { echo "ok - $*"; }
-bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
-expect_eq() { [ "$2" = "$3" ] && ok "$1: $2" || bad "$1: got '$2', expected '$3'"; }
-# at_least NAME GOT MIN
-at_least() { [ "$2" -ge "$3" ] && ok "$1: $2 (>= $3)" || bad "$1: got $2, expected at least $3"; }
-
-report() {	# report FILE [options] -> plugin output
-	local f=$1; shift
-	env HOME="$work" TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" \
-		${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} trace-cmd report "$@" "$f" 2>&1
-}
+. "$(dirname "$0")/../lib.sh" perf
 
 MAIN="perf_c;perf_b;perf_a;main"
 THR="perf_c;thr_a;thr_main;start_thread"
@@ -123,4 +107,4 @@ badcmd() {
 }
 
 "$1"
-[ $fails -eq 0 ]
+finish

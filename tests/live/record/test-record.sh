@@ -2,20 +2,8 @@
 # Live tests of `ustitch record` on this kernel (root, tracefs, BPF).
 # usage: test-record.sh chain|signals|badcmd
 set -u
-[ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
-[ -d /sys/kernel/tracing/instances ] || { echo "skip: no tracefs"; exit 77; }
-work=$(mktemp -d /tmp/ustitch-rec.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-here=$(dirname "$0")
-fails=0
-ok() { echo "ok - $*"; }
-bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
-expect_eq() { [ "$2" = "$3" ] && ok "$1: $2" || bad "$1: got '$2', expected '$3'"; }
+. "$(dirname "$0")/../lib.sh" rec
 
-report() {	# report FILE -> plugin output
-	env HOME="$work" TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" \
-		${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} trace-cmd report "$1" 2>&1
-}
 instances() { ls /sys/kernel/tracing/instances | grep '^ustitch-' || true; }
 # BPF programs still held by recorder @1 (other tests may run their own).
 our_progs() { bpftool prog show 2>/dev/null | grep -c "ustitch($1)" || true; }
@@ -123,4 +111,4 @@ badcmd() {
 }
 
 "$1"
-[ $fails -eq 0 ]
+finish
