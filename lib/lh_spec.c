@@ -139,11 +139,21 @@ static int resolve_one(struct rctx *r, struct ust_lh_spec *s)
 	case UST_LH_S_SYMBOL:
 		if (resolve_name(r, s))
 			return -1;
-		if (s->kind == UST_LH_S_SLAB)
-			return need_track(r, s, s->mode == UST_LH_MODE_READ ?
-					  UST_LH_FAM_RWSEM | UST_LH_FAM_RWLOCK :
-					  UST_LH_FAM_MUTEX | UST_LH_FAM_RWSEM | UST_LH_FAM_SPINLOCK |
-					  UST_LH_FAM_RWLOCK);
+		if (s->kind == UST_LH_S_SLAB) {
+			if (need_track(r, s, s->mode == UST_LH_MODE_READ ?
+				       UST_LH_FAM_RWSEM | UST_LH_FAM_RWLOCK :
+				       UST_LH_FAM_MUTEX | UST_LH_FAM_RWSEM | UST_LH_FAM_SPINLOCK |
+				       UST_LH_FAM_RWLOCK))
+				return -1;
+			/*
+			 * The tracker asks the kfunc which cache a lock lives
+			 * in; without it every slab spec would silently be
+			 * false.
+			 */
+			if (env->no_kmem_cache)
+				return refuse(r, "needs the bpf_get_kmem_cache kfunc (Linux 6.13+) to tell the slab cache of a lock: this kernel lacks it");
+			return 0;
+		}
 		/* A symbol is an address. */
 		__attribute__((fallthrough));
 	case UST_LH_S_ADDR:
