@@ -475,9 +475,21 @@ int ust_lh_mmap_acquired(struct bpf_raw_tracepoint_args *ctx)
 	__u64 mm = ctx->args[0];
 	struct ust_lh_mmap_state *st;
 
-	/* Constant offsets: the verifier refuses variable ones into ctx. */
-	__u8 w = ust_lh_mmap_argoff ? (__u8)ctx->args[2] : (__u8)ctx->args[1];
-	__u8 ok = ust_lh_mmap_argoff ? (__u8)ctx->args[3] : (__u8)ctx->args[2];
+	__u8 w, ok;
+
+	/*
+	 * Constant offsets: the verifier refuses variable ones into ctx, and
+	 * the barriers keep clang from merging the two loads into one.
+	 */
+	if (ust_lh_mmap_argoff) {
+		barrier_var(ctx);
+		w = (__u8)ctx->args[2];
+		ok = (__u8)ctx->args[3];
+	} else {
+		barrier_var(ctx);
+		w = (__u8)ctx->args[1];
+		ok = (__u8)ctx->args[2];
+	}
 
 	if (w || !ok || mm != (__u64)BPF_CORE_READ(t, mm))
 		return 0;
@@ -498,7 +510,16 @@ int ust_lh_mmap_released(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct ust_lh_mmap_state *st;
 
-	if (ust_lh_mmap_argoff ? (__u8)ctx->args[2] : (__u8)ctx->args[1])
+	__u8 w;
+
+	if (ust_lh_mmap_argoff) {
+		barrier_var(ctx);
+		w = (__u8)ctx->args[2];
+	} else {
+		barrier_var(ctx);
+		w = (__u8)ctx->args[1];
+	}
+	if (w)
 		return 0;
 	st = bpf_task_storage_get(&ust_lh_mmap, bpf_get_current_task_btf(), 0, 0);
 	/* A hold taken before we attached ends here: never below zero. */
