@@ -475,22 +475,16 @@ int ust_lh_mmap_acquired(struct bpf_raw_tracepoint_args *ctx)
 	__u64 mm = ctx->args[0];
 	struct ust_lh_mmap_state *st;
 
-	__u8 w, ok;
+	__u8 a1 = (__u8)ctx->args[1], a2 = (__u8)ctx->args[2], w = a1, ok = a2;
 
 	/*
-	 * Constant offsets: the verifier refuses variable ones into ctx, and
-	 * the barriers keep clang from merging the two loads into one.
+	 * Constant offsets only (the verifier refuses variable ones into
+	 * ctx): args 1 and 2 exist either way, args[3] only with memcg_path.
 	 */
 	if (ust_lh_mmap_argoff) {
-		barrier_var(ctx);
-		w = (__u8)ctx->args[2];
+		w = a2;
 		ok = (__u8)ctx->args[3];
-	} else {
-		barrier_var(ctx);
-		w = (__u8)ctx->args[1];
-		ok = (__u8)ctx->args[2];
 	}
-
 	if (w || !ok || mm != (__u64)BPF_CORE_READ(t, mm))
 		return 0;
 	st = bpf_task_storage_get(&ust_lh_mmap, bpf_get_current_task_btf(), 0,
@@ -510,15 +504,12 @@ int ust_lh_mmap_released(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct ust_lh_mmap_state *st;
 
-	__u8 w;
+	/* (mm, write), or (mm, memcg_path, write): as in the acquire. */
+	__u8 w = (__u8)ctx->args[1];
 
-	if (ust_lh_mmap_argoff) {
-		barrier_var(ctx);
+	if (ust_lh_mmap_argoff)
 		w = (__u8)ctx->args[2];
-	} else {
-		barrier_var(ctx);
-		w = (__u8)ctx->args[1];
-	}
+
 	if (w)
 		return 0;
 	st = bpf_task_storage_get(&ust_lh_mmap, bpf_get_current_task_btf(), 0, 0);
