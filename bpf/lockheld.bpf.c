@@ -32,6 +32,12 @@
 const volatile __u32 ust_lh_stacks;
 /* The mmap_lock read trackers are attached. */
 const volatile bool ust_lh_mmap_track;
+/*
+ * The mmap_lock tracepoints' arguments are (mm, write, success) since
+ * 6.13; before, a memcg_path string came second: 1 skips it (user space
+ * reads the prototype from BTF).
+ */
+const volatile __u32 ust_lh_mmap_argoff;
 /* lockheld_track.bpf.c fills ust_lh_held. */
 const volatile bool ust_lh_tracking;
 
@@ -54,8 +60,10 @@ struct {
 	__uint(max_entries, 1 << 20);	/* resized by user space */
 } ust_lh_hits SEC(".maps");
 
+/* Not preallocated: see lockheld_track.bpf.c. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, struct ust_lh_held_key);
 	__type(value, struct ust_lh_held_val);
@@ -410,7 +418,17 @@ int ust_lh_mmap_acquired(struct bpf_raw_tracepoint_args *ctx)
 	__u64 mm = ctx->args[0];
 	struct ust_lh_mmap_state *st;
 
-	if ((__u8)ctx->args[1] || !(__u8)ctx->args[2] || mm != (__u64)BPF_CORE_READ(t, mm))
+	__u8 a1 = (__u8)ctx->args[1], a2 = (__u8)ctx->args[2], w = a1, ok = a2;
+
+	/*
+	 * Constant offsets only (the verifier refuses variable ones into
+	 * ctx): args 1 and 2 exist either way, args[3] only with memcg_path.
+	 */
+	if (ust_lh_mmap_argoff) {
+		w = a2;
+		ok = (__u8)ctx->args[3];
+	}
+	if (w || !ok || mm != (__u64)BPF_CORE_READ(t, mm))
 		return 0;
 	st = bpf_task_storage_get(&ust_lh_mmap, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -429,7 +447,13 @@ int ust_lh_mmap_released(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct ust_lh_mmap_state *st;
 
-	if ((__u8)ctx->args[1])
+	/* (mm, write), or (mm, memcg_path, write): as in the acquire. */
+	__u8 w = (__u8)ctx->args[1];
+
+	if (ust_lh_mmap_argoff)
+		w = (__u8)ctx->args[2];
+
+	if (w)
 		return 0;
 	st = bpf_task_storage_get(&ust_lh_mmap, bpf_get_current_task_btf(), 0, 0);
 	/* A hold taken before we attached ends here: never below zero. */

@@ -38,12 +38,37 @@ const volatile bool ust_lh_track_slab;
 /* 6.13+: the cache an object belongs to; weak so older kernels load. */
 extern struct kmem_cache *bpf_get_kmem_cache(__u64 addr) __ksym __weak;
 
+/*
+ * Not preallocated, as in the filter: a preallocated hash takes a per-CPU
+ * freelist spinlock in update and delete, and our spinlock hooks run
+ * inside those calls (on the bucket and freelist locks): a nested update
+ * would take the freelist lock its caller holds and hang the CPU.  The
+ * allocator of the other kind takes no lock, and the bucket locks are
+ * guarded by the map's own recursion counter (a nested update fails with
+ * -EBUSY; it only ever concerns the map's own locks).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, struct ust_lh_held_key);
 	__type(value, struct ust_lh_held_val);
 } ust_lh_held SEC(".maps");
+
+/*
+ * The recorder's tgids (the filter's ust_bpfu_tgids, by fd), and whether
+ * to look at them: when recording a command or pids, only their locks are
+ * counted.  Every other task then costs one lookup per lock call, and
+ * its lock calls never reach ust_lh_held.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} ust_bpfu_tgids SEC(".maps");
+
+volatile __u32 ust_lh_track_follow;
 
 static __always_inline void ust_lh_count(__u32 tid, __u64 what, bool write, int delta)
 {
@@ -71,8 +96,11 @@ static __always_inline void ust_lh_count(__u32 tid, __u64 what, bool write, int 
 
 static __always_inline void ust_lh_note(void *lock, __u32 type, bool write, int delta)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = (__u32)(id >> 32);
 
+	if (ust_lh_track_follow && !bpf_map_lookup_elem(&ust_bpfu_tgids, &tgid))
+		return;
 	ust_lh_count(tid, (__u64)lock, write, delta);
 	ust_lh_count(tid, type, write, delta);
 	if (ust_lh_track_slab && bpf_get_kmem_cache) {

@@ -92,6 +92,30 @@ static bool btf_has_func(void *ctx, const char *f)
 	return btf__find_by_name_kind(ctx, f, BTF_KIND_FUNC) >= 0;
 }
 
+/*
+ * 1 if the mmap_lock tracepoints still pass memcg_path before write (up
+ * to 6.12: the prototype btf_trace_<name> then has 5 parameters, the
+ * first being the tracepoint's data pointer), else 0.
+ */
+static __u32 mmap_tp_argoff(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	__u32 off = 0;
+	int id;
+
+	if (!btf || libbpf_get_error(btf))
+		return 0;
+	id = btf__find_by_name_kind(btf, "btf_trace_mmap_lock_acquire_returned", BTF_KIND_TYPEDEF);
+	t = id > 0 ? btf__type_by_id(btf, (__u32)id) : NULL;
+	while (t && (btf_is_typedef(t) || btf_is_ptr(t)))
+		t = btf__type_by_id(btf, t->type);
+	if (t && btf_is_func_proto(t) && btf_vlen(t) == 5)
+		off = 1;
+	btf__free(btf);
+	return off;
+}
+
 /* The fentry/fexit trackers, sharing ust_lh_held with the filter. */
 static int open_track(struct ust_lh_bpf *b, const struct ust_lh_bpf_opts *o, char *err,
 		      size_t errlen)
@@ -122,6 +146,9 @@ static int open_track(struct ust_lh_bpf *b, const struct ust_lh_bpf_opts *o, cha
 	}
 	b->track->rodata->ust_lh_track_slab = o->track_slab;
 	ret = bpf_map__reuse_fd(b->track->maps.ust_lh_held, bpf_map__fd(b->skel->maps.ust_lh_held));
+	if (!ret)
+		ret = bpf_map__reuse_fd(b->track->maps.ust_bpfu_tgids,
+					bpf_map__fd(b->skel->maps.ust_bpfu_tgids));
 	if (!ret)
 		ret = ust_lh_track_skel__load(b->track);
 	if (ret) {
@@ -176,6 +203,7 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 	}
 	b->skel->rodata->ust_lh_stacks = !o->bpfu ? 0 : ust_bpfu_deferred(o->bpfu) ? 1 : 2;
 	b->skel->rodata->ust_lh_mmap_track = o->mmap_read;
+	b->skel->rodata->ust_lh_mmap_argoff = o->mmap_read ? mmap_tp_argoff() : 0;
 	b->skel->rodata->ust_lh_tracking = o->families != 0;
 	bpf_map__set_max_entries(b->skel->maps.ust_lh_hits, (__u32)pow2(o->hits_bytes, 1 << 20));
 	bpf_object__for_each_map(m, b->skel->obj) {
@@ -321,8 +349,11 @@ int ust_lh_bpf_follow(struct ust_lh_bpf *b, pid_t tgid)
 
 	ret = bpf_map__update_elem(b->skel->maps.ust_bpfu_tgids, &key, sizeof(key), &one,
 				   sizeof(one), BPF_ANY);
-	if (!ret)
+	if (!ret) {
 		b->skel->bss->ust_filter_on = 1;
+		if (b->track)
+			b->track->bss->ust_lh_track_follow = 1;
+	}
 	return ret;
 }
 

@@ -167,8 +167,10 @@ const struct ust_lh_env *ust_lh_env_live(void)
 	if (l.btf && libbpf_get_error(l.btf))
 		l.btf = NULL;
 	l.env.btf_member = live_btf_member;
-	if (l.btf)
+	if (l.btf) {
 		l.env.families = ust_lh_track_available(live_func, &l, NULL, 0);
+		l.env.no_kmem_cache = !live_func(&l, "bpf_get_kmem_cache");
+	}
 #endif
 	return &l.env;
 }

@@ -73,6 +73,8 @@ static int need_track(struct rctx *r, struct ust_lh_spec *s, unsigned int fams)
 	for (i = 0; missing && i < 10; i++) {
 		const struct ust_lh_family *f = ust_lh_family_of(1U << i);
 
+		if (f && (missing & f->bit) && f->unsafe)
+			return refuse(r, "needs %s of %s locks: %s", TRACK_WHAT, f->name, f->unsafe);
 		if (f && (missing & f->bit))
 			return refuse(r, "needs %s of %s locks: this kernel has no out-of-line %s functions to hook (inlined or absent from BTF)",
 				      TRACK_WHAT, f->name, f->name);
@@ -139,11 +141,19 @@ static int resolve_one(struct rctx *r, struct ust_lh_spec *s)
 	case UST_LH_S_SYMBOL:
 		if (resolve_name(r, s))
 			return -1;
-		if (s->kind == UST_LH_S_SLAB)
+		if (s->kind == UST_LH_S_SLAB) {
+			/*
+			 * The tracker asks the kfunc which cache a lock lives
+			 * in; without it every slab spec would silently be
+			 * false.
+			 */
+			if (env->tracing && env->no_kmem_cache)
+				return refuse(r, "needs the bpf_get_kmem_cache kfunc (Linux 6.13+) to tell the slab cache of a lock: this kernel lacks it");
 			return need_track(r, s, s->mode == UST_LH_MODE_READ ?
 					  UST_LH_FAM_RWSEM | UST_LH_FAM_RWLOCK :
 					  UST_LH_FAM_MUTEX | UST_LH_FAM_RWSEM | UST_LH_FAM_SPINLOCK |
 					  UST_LH_FAM_RWLOCK);
+		}
 		/* A symbol is an address. */
 		__attribute__((fallthrough));
 	case UST_LH_S_ADDR:

@@ -591,8 +591,16 @@ static void lh_stop(struct rec_source *src, struct rec_ctx *c)
 	if (s->bpf)
 		lh_poll(src, c);
 	w = c->cap ? ust_cap_writer(c->cap) : NULL;
-	for (i = 0; w && i < s->nr_comms; i++)
+	for (i = 0; w && i < s->nr_comms; i++) {
+		/*
+		 * The command bears our name until its exec: if its last
+		 * hit came before, the kernel's saved_cmdlines (added after
+		 * us) has the name it ran under.
+		 */
+		if (s->comms[i].tid == c->child && !strcmp(s->comms[i].comm, "ustitch"))
+			continue;
 		ust_tdw_add_cmdline(w, s->comms[i].tid, s->comms[i].comm);
+	}
 }
 
 static void lh_summary(struct rec_source *src, FILE *out)

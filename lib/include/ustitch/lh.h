@@ -153,6 +153,8 @@ struct ust_lh_env {
 	unsigned int families;
 	/* No kallsyms for data: the kernel lists only functions. */
 	bool kallsyms_no_data;
+	/* No bpf_get_kmem_cache kfunc (before 6.13): no slab specs. */
+	bool no_kmem_cache;
 };
 
 /* The running kernel (probes once; the strings live until exit). */

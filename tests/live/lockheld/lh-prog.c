@@ -13,14 +13,21 @@
  *   4 D  signals: kill() to itself (signal_generate under rcu_read_lock(),
  *        in kill_pid_info()), and SIGSEGV from a write to a PROT_NONE page
  *        (raised by the page fault handler, outside any RCU read section)
- *   5    end
+ *   5    end; with "track", more phases for held-lock tracking:
+ *   5 E  pipe write()s: pipe_write() allocates each buffer page under
+ *        pipe->mutex (a mutex), and no rw_semaphore
+ *   6 F  write()s to a file with an inotify watch: fsnotify() delivers
+ *        inside srcu_read_lock(&fsnotify_mark_srcu), and inotify
+ *        allocates each event there (inotify_handle_inode_event)
+ *   7    end
  *
- * usage: lh-prog [pages]
+ * usage: lh-prog [pages [track]]
  */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -49,6 +56,37 @@ static void on_segv(int sig)
 {
 	(void)sig;
 	siglongjmp(jb, 1);
+}
+
+/* Phases E and F; the buffers are touched and the files set up first. */
+static int track_phases(void)
+{
+	static char buf[4 * 4096], ev[4096];
+	char path[] = "/tmp/lh-prog.XXXXXX";
+	int p[2], fd, in, i;
+
+	memset(buf, 1, sizeof(buf));
+	memset(ev, 0, sizeof(ev));
+	fd = mkstemp(path);
+	if (fd < 0 || pipe(p))
+		return 5;
+	in = inotify_init1(IN_NONBLOCK);
+	if (in < 0 || inotify_add_watch(in, path, IN_MODIFY) < 0)
+		return 6;
+	unlink(path);	/* the watch keeps the inode */
+	marker();		/* 5: phase E, after the setup's own allocations */
+	for (i = 0; i < ROUNDS; i++) {	/* pipe capacity: 16 pages */
+		if (write(p[1], buf, sizeof(buf)) != (ssize_t)sizeof(buf) ||
+		    read(p[0], buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			return 7;
+	}
+	marker();		/* 6: phase F */
+	for (i = 0; i < ROUNDS; i++) {
+		if (write(fd, buf, 1) != 1 || read(in, ev, sizeof(ev)) <= 0)
+			return 8;
+	}
+	marker();		/* 7: end */
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -94,6 +132,10 @@ int main(int argc, char **argv)
 		if (!sigsetjmp(jb, 1))
 			*(volatile char *)guard = 1;
 	}
+	if (usr1 != ROUNDS)
+		return 4;
+	if (argc > 2 && !strcmp(argv[2], "track"))
+		return track_phases();
 	marker();		/* 5: end */
-	return usr1 == ROUNDS ? 0 : 4;
+	return 0;
 }
