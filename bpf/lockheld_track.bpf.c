@@ -61,12 +61,7 @@ struct {
  * counted.  Every other task then costs one lookup per lock call, and
  * its lock calls never reach ust_lh_held.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
-} ust_bpfu_tgids SEC(".maps");
+#include "tgids.bpf.h"
 
 volatile __u32 ust_lh_track_follow;
 

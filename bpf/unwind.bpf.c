@@ -90,12 +90,7 @@ struct {
  * tgids to follow; unused while ust_filter_on == 0 (every user task).
  * Entries leave when their thread group dies (ust_bpfu_exit).
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
-} ust_bpfu_tgids SEC(".maps");
+#include "tgids.bpf.h"
 
 /* The kernel's per-CPU unwind_ctx_ctr. */
 struct {
