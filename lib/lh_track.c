@@ -64,12 +64,14 @@ static const struct ust_lh_family families[] = {
 	{ UST_LH_FAM_MUTEX, "mutex", mutex_fns, N(mutex_fns), NULL },
 	{ UST_LH_FAM_RWSEM, "rwsem", rwsem_fns, N(rwsem_fns), NULL },
 	/*
-	 * fexit/fentry programs on the raw spinlock functions run inside the
-	 * spinlocks that the BPF runtime and its maps take themselves: on a
-	 * 6.12 kernel (the vm lane) attaching them froze every CPU.
+	 * On the vm lane's 6.12 kernel, attaching the programs on the raw
+	 * spinlock functions froze every CPU within seconds, with nothing on
+	 * the console.  Whether through re-entry (the BPF runtime and its
+	 * maps take spinlocks themselves) or sheer cost under emulation is
+	 * not known yet: until it is, they are never attached.
 	 */
 	{ UST_LH_FAM_SPINLOCK, "spinlock", spin_fns, N(spin_fns),
-	  "BPF programs on the spinlock functions run inside the BPF runtime's own spinlocks (they froze a 6.12 kernel): not supported" },
+	  "hooking every spinlock acquire and release from BPF froze the vm lane's 6.12 kernel: not supported" },
 	{ UST_LH_FAM_RWLOCK, "rwlock", rwlock_fns, N(rwlock_fns), NULL },
 	{ UST_LH_FAM_RTMUTEX, "rt-mutex", rtmutex_fns, N(rtmutex_fns), NULL },
 	{ UST_LH_FAM_PERCPU_RWSEM, "percpu-rwsem", pcpu_fns, N(pcpu_fns), NULL },
