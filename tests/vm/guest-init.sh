@@ -54,9 +54,27 @@ mount -t tmpfs tmp /host/dev/shm
 mount -t tracefs nodev /host/sys/kernel/tracing
 mount -t debugfs nodev /host/sys/kernel/debug 2>/dev/null
 mount -t bpf bpf /host/sys/fs/bpf
+# A source or build tree under one of them (a clone in /tmp) would vanish
+# under its tmpfs: hold it aside first, and put it back on top.
+keep() {	# keep DIR N: bind DIR of the host root at /keep/N
+	case $1 in
+	/tmp/* | /run/* | /var/tmp/*)
+		mkdir -p "/keep/$2"
+		mount --bind "/host$1" "/keep/$2" || die "cannot hold $1"
+		;;
+	esac
+}
+restore() {	# restore DIR N
+	[ -d "/keep/$2" ] || return 0
+	mkdir -p "/host$1" && mount --bind "/keep/$2" "/host$1" || die "cannot put back $1"
+}
+keep "$UST_VM_SRC" src
+keep "$UST_VM_BUILD" build
 mount -t tmpfs tmp /host/tmp
 mount -t tmpfs tmp /host/run
 mount -t tmpfs tmp /host/var/tmp
+restore "$UST_VM_SRC" src
+restore "$UST_VM_BUILD" build
 mkdir -p /host/tmp/vm-scratch
 mount --bind /scratch /host/tmp/vm-scratch
 
