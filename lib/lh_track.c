@@ -65,13 +65,14 @@ static const struct ust_lh_family families[] = {
 	{ UST_LH_FAM_RWSEM, "rwsem", rwsem_fns, N(rwsem_fns), NULL },
 	/*
 	 * On the vm lane's 6.12 kernel, attaching the programs on the raw
-	 * spinlock functions froze every CPU within seconds, with nothing on
-	 * the console.  Whether through re-entry (the BPF runtime and its
-	 * maps take spinlocks themselves) or sheer cost under emulation is
-	 * not known yet: until it is, they are never attached.
+	 * spinlock functions hung a CPU within seconds: the RCU stall
+	 * detector saw it take no tick, so it spun with interrupts off, a
+	 * deadlock.  The BPF runtime takes spinlocks itself (RCU's read-side
+	 * slow path, the maps): re-entry through them is the likely way in.
+	 * Until that is ruled out, they are never attached.
 	 */
 	{ UST_LH_FAM_SPINLOCK, "spinlock", spin_fns, N(spin_fns),
-	  "hooking every spinlock acquire and release from BPF froze the vm lane's 6.12 kernel: not supported" },
+	  "hooking every spinlock acquire and release from BPF deadlocked the vm lane's 6.12 kernel (an RCU stall: a CPU stuck with interrupts off): not supported" },
 	{ UST_LH_FAM_RWLOCK, "rwlock", rwlock_fns, N(rwlock_fns), NULL },
 	{ UST_LH_FAM_RTMUTEX, "rt-mutex", rtmutex_fns, N(rtmutex_fns), NULL },
 	{ UST_LH_FAM_PERCPU_RWSEM, "percpu-rwsem", pcpu_fns, N(pcpu_fns), NULL },

@@ -197,7 +197,7 @@ track() {
 	# Spinlocks are never hooked (lib/lh_track.c): refused, with why.
 	out=$(cd "$work" && "$UST_USTITCH" record -e "$pa" -f 'lock_held(spinlock)' -- true 2>&1); rc=$?
 	expect_eq "lock_held(spinlock) refused" "$rc: $out" \
-		"2: ustitch record: $pa: -f 'lock_held(spinlock)': lock_held(spinlock): needs held-lock tracking (fexit on the lock functions, fentry on the unlock functions) of spinlock locks: hooking every spinlock acquire and release from BPF froze the vm lane's 6.12 kernel: not supported"
+		"2: ustitch record: $pa: -f 'lock_held(spinlock)': lock_held(spinlock): needs held-lock tracking (fexit on the lock functions, fentry on the unlock functions) of spinlock locks: hooking every spinlock acquire and release from BPF deadlocked the vm lane's 6.12 kernel (an RCU stall: a CPU stuck with interrupts off): not supported"
 	# Slab specs need bpf_get_kmem_cache (6.13+): refused before, never
 	# silently false.
 	if ! grep -qw bpf_get_kmem_cache /proc/kallsyms; then

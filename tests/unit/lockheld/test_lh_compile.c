@@ -152,9 +152,9 @@ static const struct {
 	/* A normal kernel. */
 	{ "lock_held(mutex) || lock_held(rwsem:R) || lock_held(srcu) || lock_held(rcu:W)", &normal, NULL },
 	{ "lock_held(spinlock)", &normal,
-	  "lock_held(spinlock): needs held-lock tracking (fexit on the lock functions, fentry on the unlock functions) of spinlock locks: hooking every spinlock acquire and release from BPF froze the vm lane's 6.12 kernel: not supported" },
+	  "lock_held(spinlock): needs held-lock tracking (fexit on the lock functions, fentry on the unlock functions) of spinlock locks: hooking every spinlock acquire and release from BPF deadlocked the vm lane's 6.12 kernel (an RCU stall: a CPU stuck with interrupts off): not supported" },
 	{ "lock_held(rq_lock)", &normal,
-	  "lock_held(rq_lock): needs held-lock tracking (fexit on the lock functions, fentry on the unlock functions) of spinlock locks: hooking every spinlock acquire and release from BPF froze the vm lane's 6.12 kernel: not supported" },
+	  "lock_held(rq_lock): needs held-lock tracking (fexit on the lock functions, fentry on the unlock functions) of spinlock locks: hooking every spinlock acquire and release from BPF deadlocked the vm lane's 6.12 kernel (an RCU stall: a CPU stuck with interrupts off): not supported" },
 };
 
 static void test_resolve(void **state)
@@ -334,7 +334,7 @@ static void test_track_families(void **state)
 	 * never hooked (lib/lh_track.c says why). */
 	av = ust_lh_track_available(all_but_read_unlock, NULL, why, sizeof(why));
 	assert_int_equal(av, UST_LH_FAM__ALL & ~(UST_LH_FAM_SPINLOCK | UST_LH_FAM_RWLOCK));
-	assert_string_equal(why, "spinlock: hooking every spinlock acquire and release from BPF froze the vm lane's 6.12 kernel: not supported; rwlock: no _raw_read_unlock_irqrestore");
+	assert_string_equal(why, "spinlock: hooking every spinlock acquire and release from BPF deadlocked the vm lane's 6.12 kernel (an RCU stall: a CPU stuck with interrupts off): not supported; rwlock: no _raw_read_unlock_irqrestore");
 	av = ust_lh_track_available(only_mutex_lock, NULL, why, sizeof(why));
 	assert_int_equal(av, UST_LH_FAM_MUTEX);
 	n = ust_lh_track_progs(UST_LH_FAM_MUTEX, only_mutex_lock, NULL, names, buf, 256);
