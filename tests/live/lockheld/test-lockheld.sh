@@ -211,7 +211,9 @@ refusals() {
 	local before after tracing kall
 	before=$(ls /sys/kernel/tracing/instances)
 	tracing=$("$UST_USTITCH" probe | grep '^bpf-tracing-progs: no' || true)
-	kall=$(zcat /proc/config.gz 2>/dev/null | grep -c '^CONFIG_KALLSYMS_ALL=y' || true)
+	# Data symbols in kallsyms (CONFIG_KALLSYMS_ALL), seen as the kernel
+	# shows them: not every kernel has /proc/config.gz.
+	kall=$(grep -c ' [bBdD] cgroup_mutex$' /proc/kallsyms || true)
 	while IFS=$'\t' read -r need filter msg; do
 		[ -z "$filter" ] && continue
 		[ "$need" = notracing ] && [ -z "$tracing" ] && { echo "skip: $filter (tracing programs load here)"; continue; }
