@@ -38,9 +38,28 @@ struct ust_bpfu_task {
 	__u64 cookie;		/* 0: no cookie in this entry yet */
 	__u64 sp;		/* user sp and ip of the entry that got it */
 	__u64 ip;
-	__u64 exec_id;		/* task->self_exec_id then */
+	__u64 sysnr;		/* and its system call number (orig_ax) */
 	__u32 pending;		/* a work is scheduled and has not run yet */
+	__u32 in_work;		/* the work runs: events now are of its entry */
 };
+
+#define UST_NR_EXECVE	59	/* x86-64 */
+#define UST_NR_EXECVEAT	322
+
+/*
+ * Is @regs still the entry that took @st's cookie?  Its user registers
+ * tell, except in execve(), which replaces them within the entry (from
+ * start_thread() on) and leaves orig_ax alone.
+ */
+static __always_inline bool ust_bpfu_same_entry(const struct ust_bpfu_task *st,
+						struct pt_regs *regs)
+{
+	__u64 nr = regs->orig_ax;
+
+	if (st->sp == regs->sp && st->ip == regs->ip)
+		return true;
+	return nr == st->sysnr && (nr == UST_NR_EXECVE || nr == UST_NR_EXECVEAT);
+}
 
 struct ust_bpfu_work {
 	struct bpf_task_work tw;
@@ -483,7 +502,7 @@ static long ust_bpfu_walk_one(__u32 i __ust_unused, void *data)
 }
 
 static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u64 id,
-						   const struct ust_bpfu_task *st)
+						   const struct ust_bpfu_task *st, __u64 cookie)
 {
 	struct ust_bpfu_walk_ctx c = {};
 	struct ust_bpfu_rec_stack *r;
@@ -503,11 +522,10 @@ static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u
 	/*
 	 * The work was queued after the task had left (its irq_work ran too
 	 * late) and runs at the end of a later entry with no event: these
-	 * are that entry's frames.  Unless the entry was an execve(): it
-	 * replaced the registers, and returns to the new program's first
-	 * instruction, whose stack this is (as the kernel's would be).
+	 * are that entry's frames.  (An execve() returns to the new
+	 * program's first instruction: that is its entry's stack.)
 	 */
-	if ((c.sp != st->sp || regs->ip != st->ip) && task->self_exec_id == st->exec_id) {
+	if (!ust_bpfu_same_entry(st, regs)) {
 		r->flags |= UST_BPFU_F_LATE;
 		UST_COUNT(late);
 	}
@@ -525,7 +543,7 @@ static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u
 	/* One more round than frames, to see whether the stack was cut. */
 	bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_bpfu_walk_one, &c, 0);
 	ust_bpfu_resolve(r);
-	ust_bpfu_fill_hdr(r, ts, id, st->cookie);
+	ust_bpfu_fill_hdr(r, ts, id, cookie);
 	bpf_ringbuf_submit(r, ust_bpfu_rb_flags());
 	UST_COUNT(stacks);
 }
@@ -536,6 +554,7 @@ static int ust_bpfu_work_cb(struct bpf_map *map __ust_unused, void *key __ust_un
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct ust_bpfu_task *st;
+	__u64 cookie;
 
 	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
 	if (st)
@@ -544,9 +563,17 @@ static int ust_bpfu_work_cb(struct bpf_map *map __ust_unused, void *key __ust_un
 		UST_COUNT(orphan);
 		return 0;
 	}
-	ust_bpfu_emit_deferred(task, bpf_get_current_pid_tgid(), st);
+	/*
+	 * The walk may fault, and the fault's events are of this same entry:
+	 * they must get this cookie, not make a new one (in_work).
+	 */
+	cookie = st->cookie;
+	st->in_work = 1;
+	ust_bpfu_emit_deferred(task, bpf_get_current_pid_tgid(), st, cookie);
+	st->in_work = 0;
 	/* unwind_exit_to_user_mode(): the next entry gets a new cookie. */
-	st->cookie = 0;
+	if (st->cookie == cookie)
+		st->cookie = 0;
 	return 0;
 }
 
@@ -592,14 +619,7 @@ static __always_inline __u64 ust_bpfu_take_cookie(void *ctx, struct task_struct 
 	 * entry.  The work still pending will report this entry's stack,
 	 * and the old cookie gets none.
 	 */
-	if (st->cookie && (st->sp != sp || st->ip != ip)) {
-		if (task->self_exec_id != st->exec_id) {
-			/* An execve() of this entry set the new program's registers. */
-			st->sp = sp;
-			st->ip = ip;
-			st->exec_id = task->self_exec_id;
-			return st->cookie;
-		}
+	if (st->cookie && !st->in_work && !ust_bpfu_same_entry(st, regs)) {
 		UST_COUNT(stale);
 		st->cookie = 0;
 	}
@@ -612,7 +632,7 @@ static __always_inline __u64 ust_bpfu_take_cookie(void *ctx, struct task_struct 
 	st->cookie = cookie;
 	st->sp = sp;
 	st->ip = ip;
-	st->exec_id = task->self_exec_id;
+	st->sysnr = regs->orig_ax;
 	if (st->pending)
 		return cookie;
 	if (ust_bpfu_schedule(task, (__u32)id) == 0) {

@@ -68,7 +68,6 @@ struct task_struct {
 	int tgid;
 	struct mm_struct *mm;
 	struct signal_struct *signal;
-	__u64 self_exec_id;		/* + 1 at each execve(), before the new regs */
 } __attribute__((preserve_access_index));
 
 struct signal_struct {
@@ -78,6 +77,7 @@ struct signal_struct {
 /* x86-64 kernel names (not the UAPI rip/rsp ones). */
 struct pt_regs {
 	unsigned long bp;
+	unsigned long orig_ax;		/* the system call number of the entry */
 	unsigned long ip;
 	unsigned long sp;
 } __attribute__((preserve_access_index));
