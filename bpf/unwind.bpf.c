@@ -17,10 +17,11 @@
  * ust_bpfu_event_imm is the fallback for kernels without the task_work
  * kfuncs: a cookie and an immediate (non-faulting) stack for every event.
  *
- * ust_bpfu_perf / ust_bpfu_perf_imm do the same for perf sampling events
- * (the backport of perf's defer_callchain, seed 002): the sample's kernel
- * entry gets its cookie, sent as a SAMPLE record with the sample's ip and
- * period so that user space can pair it with perf's own sample.
+ * ust_bpfu_perf does the same for perf sampling events (the backport of
+ * perf's defer_callchain, seed 002): the sample's kernel entry gets its
+ * cookie, sent as a SAMPLE record with the sample's ip and period so that
+ * user space can pair it with perf's own sample.  Without task_work,
+ * samples take perf's own immediate callchain instead (rec_perf.c).
  */
 #include "ust_bpfu_kern.h"
 #include <bpf/bpf_helpers.h>
@@ -415,17 +416,6 @@ static __always_inline void ust_bpfu_emit_immediate(void *ctx, struct task_struc
 	nr = len > 0 ? len / sizeof(__u64) : 0;
 	if (nr > UST_BPFU_MAX_FRAMES)
 		nr = UST_BPFU_MAX_FRAMES;
-	/* In a perf_event program the stack is the sample's own callchain,
-	 * which starts with perf's PERF_CONTEXT_USER marker: not a frame. */
-	if (nr && r->offs[1] >= (__u64)-4095) {
-		for (i = 1; i < UST_BPFU_MAX_FRAMES; i++) {
-			if (i >= nr)
-				break;
-			r->offs[i] = r->offs[i + 1];
-			asm volatile("" ::: "memory");
-		}
-		nr--;
-	}
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (nr && ust_leaf_ret && ust_bpfu_ra_at_sp(r->offs[1], false)) {
 		__u64 ra = 0;
@@ -718,16 +708,6 @@ int ust_bpfu_perf(struct bpf_perf_event_data *ctx)
 	if (!ust_af_keep_sample(ctx))
 		return 0;
 	ust_bpfu_event_body(ctx, 1, ctx->regs.ip, ctx->sample_period, 0);
-	return 1;
-}
-
-/* Fallback without task_work: every sample its own cookie and stack. */
-SEC("perf_event")
-int ust_bpfu_perf_imm(struct bpf_perf_event_data *ctx)
-{
-	if (!ust_af_keep_sample(ctx))
-		return 0;
-	ust_bpfu_event_body(ctx, 1, ctx->regs.ip, ctx->sample_period, 1);
 	return 1;
 }
 

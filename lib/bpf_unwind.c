@@ -215,7 +215,6 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_
 	bpf_program__set_autoload(skel->progs.ust_bpfu_fork, !o->no_children && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_exit, !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf, o->perf && deferred && !o->af_only);
-	bpf_program__set_autoload(skel->progs.ust_bpfu_perf_imm, o->perf && !deferred && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf_af, o->perf && o->af_only);
 	skel->rodata->ust_leaf_ret = !o->kernel_frames;
 	ust_bpfu_set_af(skel, o->perf ? o->af : NULL);
@@ -342,11 +341,10 @@ int ust_bpfu_attach(struct ust_bpfu *u, const char *system, const char *event)
 int ust_bpfu_attach_perf(struct ust_bpfu *u, int perf_fd)
 {
 	struct bpf_program *p = u->af_only ? u->skel->progs.ust_bpfu_perf_af :
-				u->deferred ? u->skel->progs.ust_bpfu_perf :
-					      u->skel->progs.ust_bpfu_perf_imm;
+					     u->skel->progs.ust_bpfu_perf;
 
 	if (!bpf_program__autoload(p))
-		return -EINVAL;		/* opened without opts.perf */
+		return -EINVAL;		/* opened without opts.perf, or without task_work */
 	/* Not auto-attachable: a perf_event program needs its event's fd. */
 	return ust_bpfu_keep_link(u, bpf_program__attach_perf_event(p, perf_fd));
 }

@@ -281,13 +281,8 @@ static void build_attr(const struct perf_src *p, int ev, bool tracking, bool inh
 	a->disabled = 1;
 	a->enable_on_exec = on_exec;
 	a->inherit = inherit;
-	/*
-	 * BPF makes the user part: with task_work, perf's would be taken for
-	 * nothing.  Without (the immediate fallback), the program's
-	 * bpf_get_stack() copies it from this sample's own callchain (that is
-	 * what it does in a perf_event program whose event has one): keep it.
-	 */
-	a->exclude_callchain_user = p->how == HOW_BPF && (!p->bpfu || ust_bpfu_deferred(p->bpfu));
+	/* BPF makes the user part: perf's would be taken for nothing. */
+	a->exclude_callchain_user = p->how == HOW_BPF;
 	if (p->how == HOW_KERNEL)
 		ust_perf_attr_set_defer(a);
 	if (tracking) {
@@ -694,8 +689,6 @@ static int open_bpf(struct perf_src *p, struct rec_ctx *c, char *err, size_t err
 	bo.perf = true;
 	bo.cookie_ctr_base = BPF_CTR_BASE;
 	bo.ringbuf_bytes = p->how == HOW_BPF ? BPF_RING_BYTES : 4096;
-	/* Testing aid, as for the tracepoint path: the no-task_work fallback. */
-	bo.immediate = getenv("USTITCH_FORCE_IMMEDIATE") != NULL;
 	bo.af = p->af;
 	bo.af_only = p->how != HOW_BPF;
 	p->bpfu = ust_bpfu_open(&bo, e2, sizeof(e2));
@@ -705,9 +698,19 @@ static int open_bpf(struct perf_src *p, struct rec_ctx *c, char *err, size_t err
 	}
 	if (bo.af_only)
 		return 0;
-	if (!ust_bpfu_deferred(p->bpfu))
+	if (!ust_bpfu_deferred(p->bpfu)) {
+		/*
+		 * The verifier refused the task_work program: as on kernels
+		 * without task_work (rec_perf_validate()), perf's own
+		 * immediate callchain; BPF then only filters, if asked to.
+		 */
 		snprintf(p->how_note, sizeof(p->how_note), "no BPF task_work: %s",
 			 ust_bpfu_why_immediate(p->bpfu));
+		ust_bpfu_close(p->bpfu);
+		p->bpfu = NULL;
+		p->how = HOW_FP;
+		return p->af ? open_bpf(p, c, err, errlen) : 0;
+	}
 	if (c->child > 0 && ust_bpfu_follow(p->bpfu, c->child))
 		goto fail;
 	for (i = 0; i < c->o->nr_pids; i++)
@@ -727,6 +730,11 @@ static int perf_start(struct rec_source *s, struct rec_ctx *c, char *err, size_t
 
 	p->c = c;
 	p->started = true;
+	/* First: it may still turn HOW_BPF into HOW_FP.  --addr-filter: BPF
+	 * decides which samples perf keeps. */
+	p->af = c->o->af && c->o->af->nr ? c->o->af : NULL;
+	if ((p->how == HOW_BPF || p->af) && open_bpf(p, c, err, errlen))
+		return -1;
 	if (ust_perf_layout_init(&p->lay, SAMPLE_TYPE | (p->how != HOW_NONE ? PERF_SAMPLE_CALLCHAIN : 0),
 				 true, err, errlen))
 		return -1;
@@ -762,10 +770,6 @@ static int perf_start(struct rec_source *s, struct rec_ctx *c, char *err, size_t
 	}
 	for (i = 0; i < c->o->nr_pids; i++)
 		note_process(p, (uint32_t)c->o->pids[i]);
-	/* --addr-filter: BPF decides which samples perf keeps. */
-	p->af = c->o->af && c->o->af->nr ? c->o->af : NULL;
-	if ((p->how == HOW_BPF || p->af) && open_bpf(p, c, err, errlen))
-		return -1;
 	return open_events(p, c, err, errlen);
 oom:
 	snprintf(err, errlen, "out of memory");

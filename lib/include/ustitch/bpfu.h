@@ -50,7 +50,8 @@ struct ust_bpfu_opts {
 	/*
 	 * Load the perf_event programs too, for ust_bpfu_attach_perf(): each
 	 * sample of a followed task gets the cookie of its kernel entry, as a
-	 * UST_BPFU_SAMPLE record.
+	 * UST_BPFU_SAMPLE record.  Deferred only: without task_work there is
+	 * no sample program (perf's own callchain is the immediate stack).
 	 */
 	bool perf;
 	/*
