@@ -94,6 +94,12 @@ struct lh_src {
 	unsigned char buf[65536 + 4096] __attribute__((aligned(8)));
 };
 
+/* What the user asked for, for messages: the run's lock_held() or --addr-filter. */
+static const char *lh_what(const struct lh_src *s)
+{
+	return s->any_lock ? "lock_held()" : "--addr-filter";
+}
+
 __attribute__((format(printf, 1, 2)))
 static int say(const char *fmt, ...)
 {
@@ -233,13 +239,13 @@ int rec_lockheld_claim(struct rec_opts *o)
 	}
 	if (o->clock_given && strcmp(o->clock, "mono")) {
 		say("-C %s: %s events are recorded by perf with CLOCK_MONOTONIC: use -C mono", o->clock,
-		    s->any_lock ? "lock_held()" : "--addr-filter");
+		    lh_what(s));
 		goto fail;
 	}
 	o->clock = "mono";
 	if (stacks && ust_bpfu_native_available()) {
 		say("%s with -O userstacktrace_delay on a kernel with native deferred stacks: not supported yet (record those events without userstacktrace_delay)",
-		    s->any_lock ? "lock_held()" : "--addr-filter");
+		    lh_what(s));
 		goto fail;
 	}
 	rec_add_source(o, src);
@@ -571,7 +577,7 @@ static int lh_start(struct rec_source *src, struct rec_ctx *c, char *err, size_t
 		ust_lh_perf_enable(&s->ev[i].perf, true);
 	/* Measured on 6.18: the filter's verdict is every perf user's. */
 	fprintf(stderr, PFX "note: while recording, the %s BPF filter also drops the samples other perf users (perf record, ...) take of",
-		s->any_lock ? "lock_held()" : "--addr-filter");
+		lh_what(s));
 	for (i = 0; i < s->nr_ev; i++)
 		fprintf(stderr, "%s %s:%s", i ? "," : "", s->ev[i].system, s->ev[i].event);
 	fprintf(stderr, "; ftrace is not affected\n");
@@ -619,7 +625,7 @@ static void lh_summary(struct rec_source *src, FILE *out)
 		no_hit += s->ev[i].no_hit;
 	}
 	fprintf(out, PFX "%s: %lu events kept of %llu filtered",
-		s->any_lock ? "lock_held()" : "--addr-filter", kept, (unsigned long long)st.runs);
+		lh_what(s), kept, (unsigned long long)st.runs);
 	if (lost)
 		fprintf(out, ", %lu lost (perf buffer full)", lost);
 	if (no_hit)
