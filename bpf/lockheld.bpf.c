@@ -38,8 +38,9 @@ const volatile bool ust_lh_mmap_track;
  * reads the prototype from BTF).
  */
 const volatile __u32 ust_lh_mmap_argoff;
-/* lockheld_track.bpf.c fills ust_lh_held. */
+/* lockheld_track.bpf.c fills ust_lh_held, and ust_lh_spin. */
 const volatile bool ust_lh_tracking;
+const volatile bool ust_lh_spin_tracking;
 
 /* What the runtime's own rcu_read_lock() adds, set after ust_lh_calib. */
 volatile __s32 ust_lh_rcu_bias = 1;
@@ -68,6 +69,14 @@ struct {
 	__type(key, struct ust_lh_held_key);
 	__type(value, struct ust_lh_held_val);
 } ust_lh_held SEC(".maps");
+
+/* Spinlocks held per CPU, filled by lockheld_track.bpf.c (same map by fd). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ust_lh_spin_cpu);
+} ust_lh_spin SEC(".maps");
 
 struct ust_lh_mmap_state {
 	__u64 mm;		/* the mm whose read holds are counted */
@@ -196,6 +205,35 @@ static __always_inline bool ust_lh_mmap_held(struct ust_lh_run *r, __u8 mode)
 	return st && st->mm == mm && st->read > 0;
 }
 
+/*
+ * A spinlock held on this CPU (always exclusive), by type, address or
+ * slab cache.  Slots of a context above this one are stale
+ * (lockheld_abi.h).
+ */
+static __always_inline bool ust_lh_spin_held(__u64 what)
+{
+	struct ust_lh_spin_cpu *c;
+	__u32 k = 0, ctx;
+	int i;
+
+	if (!ust_lh_spin_tracking)
+		return false;
+	c = bpf_map_lookup_elem(&ust_lh_spin, &k);
+	if (!c)
+		return false;
+	ctx = ust_lh_ctx();
+	for (i = 0; i < UST_LH_SPIN_SLOTS; i++) {
+		struct ust_lh_spin_slot *sl = &c->slot[i];
+		__u64 lock = *(volatile __u64 *)&sl->lock;
+
+		if (!lock || sl->ctx > ctx)
+			continue;
+		if (what == UST_LH_T_SPINLOCK || lock == what || sl->cache == what)
+			return true;
+	}
+	return false;
+}
+
 static __always_inline bool ust_lh_tracked(struct ust_lh_run *r, __u64 what, __u8 mode)
 {
 	struct ust_lh_held_key k = { .tid = r->tid, .what = what };
@@ -204,9 +242,9 @@ static __always_inline bool ust_lh_tracked(struct ust_lh_run *r, __u64 what, __u
 	if (!ust_lh_tracking)
 		return false;
 	v = bpf_map_lookup_elem(&ust_lh_held, &k);
-	if (!v)
-		return false;
-	return ((mode & UST_LH_M_READ) && v->read) || ((mode & UST_LH_M_WRITE) && v->write);
+	if (v && (((mode & UST_LH_M_READ) && v->read) || ((mode & UST_LH_M_WRITE) && v->write)))
+		return true;
+	return (mode & UST_LH_M_WRITE) && ust_lh_spin_held(what);
 }
 
 static __always_inline bool ust_lh_cmp(__u64 v, const struct ust_lh_insn *in)

@@ -138,6 +138,46 @@ struct ust_lh_held_val {
 	__u32 write;		/* times held exclusive */
 };
 
+/*
+ * Spinlocks are tracked per CPU (map ust_lh_spin), not in ust_lh_held: a
+ * spinlock holder runs with preemption off until it releases (non-RT
+ * kernels), so the spinlocks held on a CPU are those of the task running
+ * there, plus those of interrupts nested in it (lockdep counts these as
+ * the task's too).  A context switch hands the run-queue lock from one
+ * task to the next on the same CPU, which per-task keys cannot follow.
+ * And a slot array needs no lock: updating a hash map from the spinlock
+ * hooks takes the map's bucket spinlock, whose own hook then updates
+ * another bucket, and two CPUs doing that in opposite orders deadlock
+ * with interrupts off (seen on 6.12).
+ *
+ * Each slot notes the context that took the lock (task, softirq, hardirq,
+ * NMI).  An interrupt that arrives while a hook runs has its own calls to
+ * that hook skipped (the trampoline's recursion check), so it can leave a
+ * lock it released in a slot; but an interrupt releases everything before
+ * it returns, so a slot of a context above the current one is stale: it
+ * is free to take and never counts.  Nested contexts only ever return to
+ * the slot state they found, so plain stores suffice.
+ */
+#define UST_LH_SPIN_SLOTS	16
+
+enum ust_lh_ctx {
+	UST_LH_CTX_TASK,
+	UST_LH_CTX_SOFTIRQ,
+	UST_LH_CTX_HARDIRQ,
+	UST_LH_CTX_NMI,
+};
+
+struct ust_lh_spin_slot {
+	__u64 lock;		/* 0: free */
+	__u64 cache;		/* its kmem_cache, for slab specs; 0: unknown */
+	__u32 ctx;		/* enum ust_lh_ctx that took it */
+	__u32 pad;
+};
+
+struct ust_lh_spin_cpu {
+	struct ust_lh_spin_slot slot[UST_LH_SPIN_SLOTS];
+};
+
 /* Per-CPU counters (map ust_lh_stats), summed by user space. */
 struct ust_lh_counters {
 	__u64 runs;		/* filter runs */

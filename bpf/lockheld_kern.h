@@ -45,6 +45,41 @@ struct task_struct___lh {
 	int trc_reader_nesting;		/* CONFIG_TASKS_TRACE_RCU */
 } __attribute__((preserve_access_index));
 
+/*
+ * preempt_count() of this CPU: x86 keeps it in the per-CPU pcpu_hot
+ * (6.2 to 6.14), then in __preempt_count.  Weak: where neither exists,
+ * every context reads as the task's.
+ */
+struct pcpu_hot___lh {
+	int preempt_count;
+} __attribute__((preserve_access_index));
+
+extern const struct pcpu_hot___lh pcpu_hot __ksym __weak;
+extern const int __preempt_count __ksym __weak;
+
+/* include/linux/preempt.h */
+#define UST_LH_SOFTIRQ_OFFSET	0x00000100
+#define UST_LH_HARDIRQ_MASK	0x000f0000
+#define UST_LH_NMI_MASK		0x00f00000
+
+/* enum ust_lh_ctx (lockheld_abi.h) of the running code. */
+static __always_inline __u32 ust_lh_ctx(void)
+{
+	__u32 pc = 0;
+
+	if (&__preempt_count)
+		pc = *(const int *)bpf_this_cpu_ptr(&__preempt_count);
+	else if (&pcpu_hot)
+		pc = ((const struct pcpu_hot___lh *)bpf_this_cpu_ptr(&pcpu_hot))->preempt_count;
+	if (pc & UST_LH_NMI_MASK)
+		return UST_LH_CTX_NMI;
+	if (pc & UST_LH_HARDIRQ_MASK)
+		return UST_LH_CTX_HARDIRQ;
+	if (pc & UST_LH_SOFTIRQ_OFFSET)	/* serving softirqs, not just bh disabled */
+		return UST_LH_CTX_SOFTIRQ;
+	return UST_LH_CTX_TASK;
+}
+
 /* kernel/locking/mutex.h, rwsem.c, rtmutex_common.h */
 #define UST_LH_MUTEX_FLAGS		0x07ULL
 #define UST_LH_RWSEM_READER_OWNED	0x01ULL

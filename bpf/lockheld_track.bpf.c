@@ -8,8 +8,9 @@
  *
  * fexit on each acquire function (after it succeeded), fentry on each
  * release function: ust_lh_held counts, per task, each lock address, its
- * type tag and, for slab specs, its kmem_cache, read and write apart; the
- * filter (lockheld.bpf.c, same map by fd) looks them up.  Limits, as in the
+ * type tag and, for slab specs, its kmem_cache, read and write apart;
+ * spinlocks go to slots per CPU instead (ust_lh_spin, lockheld_abi.h says
+ * why).  The filter (lockheld.bpf.c, same maps by fd) looks them up.  Limits, as in the
  * kernel series this follows: locks taken before the programs were
  * attached are unknown until released and taken again; inlined lock
  * functions (CONFIG_INLINE_SPIN_LOCK and friends) have no entry point, so
@@ -24,6 +25,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "lockheld_abi.h"
+#include "lockheld_kern.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -54,6 +56,14 @@ struct {
 	__type(key, struct ust_lh_held_key);
 	__type(value, struct ust_lh_held_val);
 } ust_lh_held SEC(".maps");
+
+/* Spinlocks: slots per CPU (see lockheld_abi.h), shared with the filter. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ust_lh_spin_cpu);
+} ust_lh_spin SEC(".maps");
 
 /*
  * The recorder's tgids (the filter's ust_bpfu_tgids, by fd), and whether
@@ -105,6 +115,85 @@ static __always_inline void ust_lh_note(void *lock, __u32 type, bool write, int 
 			ust_lh_count(tid, (__u64)s, write, delta);
 	}
 }
+
+/*
+ * A spinlock taken: into a free slot of this CPU, or one a context above
+ * this one left behind (lockheld_abi.h).  Only the followed tasks' locks
+ * go in (as for ust_lh_held), but every release is looked for: the task
+ * releasing a lock is not always the one that took it (the run-queue lock
+ * across a context switch).  No map update, so no lock is taken here.
+ * Beyond UST_LH_SPIN_SLOTS nested spinlocks, the innermost are not seen.
+ */
+static __always_inline void ust_lh_spin_take(void *lock)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 k = 0, tgid = (__u32)(id >> 32), ctx;
+	struct ust_lh_spin_cpu *c;
+	__u64 cache = 0;
+	int i;
+
+	if (ust_lh_track_follow && !bpf_map_lookup_elem(&ust_bpfu_tgids, &tgid))
+		return;
+	c = bpf_map_lookup_elem(&ust_lh_spin, &k);
+	if (!c)
+		return;
+	ctx = ust_lh_ctx();
+	if (ust_lh_track_slab && bpf_get_kmem_cache)
+		cache = (__u64)bpf_get_kmem_cache((__u64)lock);
+	for (i = 0; i < UST_LH_SPIN_SLOTS; i++) {
+		struct ust_lh_spin_slot *sl = &c->slot[i];
+
+		if (sl->lock && sl->ctx <= ctx)
+			continue;
+		*(volatile __u64 *)&sl->lock = 0;	/* a stale one: free it first */
+		barrier();
+		sl->cache = cache;
+		sl->ctx = ctx;
+		barrier();	/* the lock last: the filter reads it first */
+		*(volatile __u64 *)&sl->lock = (__u64)lock;
+		/*
+		 * Again: an interrupt between the stores above may have taken
+		 * and freed this slot, leaving its own context in it.  From
+		 * here on it sees the slot in use and leaves it alone.
+		 */
+		barrier();
+		sl->cache = cache;
+		sl->ctx = ctx;
+		return;
+	}
+}
+
+static __always_inline void ust_lh_spin_drop(void *lock)
+{
+	struct ust_lh_spin_cpu *c;
+	__u32 k = 0;
+	int i;
+
+	c = bpf_map_lookup_elem(&ust_lh_spin, &k);
+	if (!c)
+		return;
+	for (i = UST_LH_SPIN_SLOTS - 1; i >= 0; i--) {
+		if (c->slot[i].lock == (__u64)lock) {
+			*(volatile __u64 *)&c->slot[i].lock = 0;
+			return;
+		}
+	}
+}
+
+#define UST_LH_SPIN_ACQ(fn)							\
+	SEC("fexit/" #fn)							\
+	int BPF_PROG(ust_lh_x_##fn, void *lock)				\
+	{									\
+		ust_lh_spin_take(lock);						\
+		return 0;							\
+	}
+#define UST_LH_SPIN_REL(fn)							\
+	SEC("fentry/" #fn)							\
+	int BPF_PROG(ust_lh_e_##fn, void *lock)				\
+	{									\
+		ust_lh_spin_drop(lock);						\
+		return 0;							\
+	}
 
 /* Acquired unconditionally / when the return value says so / released. */
 #define UST_LH_ACQ(fn, type, write)						\
@@ -158,15 +247,21 @@ int BPF_PROG(ust_lh_e_downgrade_write, void *lock)
 }
 
 /* spinlock_t / raw_spinlock_t (out of line only) */
-UST_LH_ACQ(_raw_spin_lock, UST_LH_T_SPINLOCK, true)
-UST_LH_ACQ(_raw_spin_lock_irq, UST_LH_T_SPINLOCK, true)
-UST_LH_ACQ(_raw_spin_lock_bh, UST_LH_T_SPINLOCK, true)
-UST_LH_ACQ(_raw_spin_lock_irqsave, UST_LH_T_SPINLOCK, true)
-UST_LH_ACQ_IF(_raw_spin_trylock, UST_LH_T_SPINLOCK, true, 1)
-UST_LH_REL(_raw_spin_unlock, UST_LH_T_SPINLOCK, true)
-UST_LH_REL(_raw_spin_unlock_irq, UST_LH_T_SPINLOCK, true)
-UST_LH_REL(_raw_spin_unlock_bh, UST_LH_T_SPINLOCK, true)
-UST_LH_REL(_raw_spin_unlock_irqrestore, UST_LH_T_SPINLOCK, true)
+UST_LH_SPIN_ACQ(_raw_spin_lock)
+UST_LH_SPIN_ACQ(_raw_spin_lock_irq)
+UST_LH_SPIN_ACQ(_raw_spin_lock_bh)
+UST_LH_SPIN_ACQ(_raw_spin_lock_irqsave)
+SEC("fexit/_raw_spin_trylock")
+int BPF_PROG(ust_lh_x__raw_spin_trylock, void *lock, long ret)
+{
+	if ((int)ret == 1)
+		ust_lh_spin_take(lock);
+	return 0;
+}
+UST_LH_SPIN_REL(_raw_spin_unlock)
+UST_LH_SPIN_REL(_raw_spin_unlock_irq)
+UST_LH_SPIN_REL(_raw_spin_unlock_bh)
+UST_LH_SPIN_REL(_raw_spin_unlock_irqrestore)
 
 /* rwlock_t */
 UST_LH_ACQ(_raw_read_lock, UST_LH_T_RWLOCK, false)

@@ -116,7 +116,7 @@ static __u32 mmap_tp_argoff(void)
 	return off;
 }
 
-/* The fentry/fexit trackers, sharing ust_lh_held with the filter. */
+/* The fentry/fexit trackers, sharing ust_lh_held and ust_lh_spin with the filter. */
 static int open_track(struct ust_lh_bpf *b, const struct ust_lh_bpf_opts *o, char *err,
 		      size_t errlen)
 {
@@ -146,6 +146,9 @@ static int open_track(struct ust_lh_bpf *b, const struct ust_lh_bpf_opts *o, cha
 	}
 	b->track->rodata->ust_lh_track_slab = o->track_slab;
 	ret = bpf_map__reuse_fd(b->track->maps.ust_lh_held, bpf_map__fd(b->skel->maps.ust_lh_held));
+	if (!ret)
+		ret = bpf_map__reuse_fd(b->track->maps.ust_lh_spin,
+					bpf_map__fd(b->skel->maps.ust_lh_spin));
 	if (!ret)
 		ret = bpf_map__reuse_fd(b->track->maps.ust_bpfu_tgids,
 					bpf_map__fd(b->skel->maps.ust_bpfu_tgids));
@@ -205,6 +208,7 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 	b->skel->rodata->ust_lh_mmap_track = o->mmap_read;
 	b->skel->rodata->ust_lh_mmap_argoff = o->mmap_read ? mmap_tp_argoff() : 0;
 	b->skel->rodata->ust_lh_tracking = o->families != 0;
+	b->skel->rodata->ust_lh_spin_tracking = (o->families & UST_LH_FAM_SPINLOCK) != 0;
 	bpf_map__set_max_entries(b->skel->maps.ust_lh_hits, (__u32)pow2(o->hits_bytes, 1 << 20));
 	bpf_object__for_each_map(m, b->skel->obj) {
 		const char *name = bpf_map__name(m);

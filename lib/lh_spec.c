@@ -73,8 +73,6 @@ static int need_track(struct rctx *r, struct ust_lh_spec *s, unsigned int fams)
 	for (i = 0; missing && i < 10; i++) {
 		const struct ust_lh_family *f = ust_lh_family_of(1U << i);
 
-		if (f && (missing & f->bit) && f->unsafe)
-			return refuse(r, "needs %s of %s locks: %s", TRACK_WHAT, f->name, f->unsafe);
 		if (f && (missing & f->bit))
 			return refuse(r, "needs %s of %s locks: this kernel has no out-of-line %s functions to hook (inlined or absent from BTF)",
 				      TRACK_WHAT, f->name, f->name);

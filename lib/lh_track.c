@@ -61,25 +61,16 @@ static const struct ust_lh_hookfn srcu_gp_fns[] = {
 };
 
 static const struct ust_lh_family families[] = {
-	{ UST_LH_FAM_MUTEX, "mutex", mutex_fns, N(mutex_fns), NULL },
-	{ UST_LH_FAM_RWSEM, "rwsem", rwsem_fns, N(rwsem_fns), NULL },
-	/*
-	 * On the vm lane's 6.12 kernel, attaching the programs on the raw
-	 * spinlock functions hung a CPU within seconds: the RCU stall
-	 * detector saw it take no tick, so it spun with interrupts off, a
-	 * deadlock.  The BPF runtime takes spinlocks itself (RCU's read-side
-	 * slow path, the maps): re-entry through them is the likely way in.
-	 * Until that is ruled out, they are never attached.
-	 */
-	{ UST_LH_FAM_SPINLOCK, "spinlock", spin_fns, N(spin_fns),
-	  "hooking every spinlock acquire and release from BPF deadlocked the vm lane's 6.12 kernel (an RCU stall: a CPU stuck with interrupts off): not supported" },
-	{ UST_LH_FAM_RWLOCK, "rwlock", rwlock_fns, N(rwlock_fns), NULL },
-	{ UST_LH_FAM_RTMUTEX, "rt-mutex", rtmutex_fns, N(rtmutex_fns), NULL },
-	{ UST_LH_FAM_PERCPU_RWSEM, "percpu-rwsem", pcpu_fns, N(pcpu_fns), NULL },
-	{ UST_LH_FAM_SEMAPHORE, "semaphore", sem_fns, N(sem_fns), NULL },
-	{ UST_LH_FAM_SRCU, "srcu", srcu_fns, N(srcu_fns), NULL },
-	{ UST_LH_FAM_RCU_GP, "rcu grace periods", rcu_gp_fns, N(rcu_gp_fns), NULL },
-	{ UST_LH_FAM_SRCU_GP, "srcu grace periods", srcu_gp_fns, N(srcu_gp_fns), NULL },
+	{ UST_LH_FAM_MUTEX, "mutex", mutex_fns, N(mutex_fns) },
+	{ UST_LH_FAM_RWSEM, "rwsem", rwsem_fns, N(rwsem_fns) },
+	{ UST_LH_FAM_SPINLOCK, "spinlock", spin_fns, N(spin_fns) },
+	{ UST_LH_FAM_RWLOCK, "rwlock", rwlock_fns, N(rwlock_fns) },
+	{ UST_LH_FAM_RTMUTEX, "rt-mutex", rtmutex_fns, N(rtmutex_fns) },
+	{ UST_LH_FAM_PERCPU_RWSEM, "percpu-rwsem", pcpu_fns, N(pcpu_fns) },
+	{ UST_LH_FAM_SEMAPHORE, "semaphore", sem_fns, N(sem_fns) },
+	{ UST_LH_FAM_SRCU, "srcu", srcu_fns, N(srcu_fns) },
+	{ UST_LH_FAM_RCU_GP, "rcu grace periods", rcu_gp_fns, N(rcu_gp_fns) },
+	{ UST_LH_FAM_SRCU_GP, "srcu grace periods", srcu_gp_fns, N(srcu_gp_fns) },
 };
 
 const struct ust_lh_family *ust_lh_families(int *nr)
@@ -111,13 +102,6 @@ unsigned int ust_lh_track_available(bool (*has_func)(void *ctx, const char *func
 		const struct ust_lh_family *f = &families[i];
 		const char *missing = NULL;
 		bool acq = false;
-
-		if (f->unsafe) {
-			if (why && used < whylen)
-				used += (size_t)snprintf(why + used, whylen - used, "%s%s: %s",
-							 used ? "; " : "", f->name, f->unsafe);
-			continue;
-		}
 
 		for (j = 0; j < f->nr_fns; j++) {
 			bool has = has_func(ctx, f->fns[j].func);

@@ -28,8 +28,6 @@ struct ust_lh_family {
 	const char *name;		/* "mutex" */
 	const struct ust_lh_hookfn *fns;
 	int nr_fns;
-	/* Why it is never hooked, even where its functions exist; or NULL. */
-	const char *unsafe;
 };
 
 /* The table, in UST_LH_FAM_* bit order. */
