@@ -47,15 +47,19 @@ struct task_struct___lh {
 
 /*
  * preempt_count() of this CPU: x86 keeps it in the per-CPU pcpu_hot
- * (6.2 to 6.14), then in __preempt_count.  Weak: where neither exists,
- * every context reads as the task's.
+ * (6.2 to 6.14), then in __preempt_count.  Untyped and weak: libbpf takes
+ * the addresses from /proc/kallsyms (a per-CPU symbol's is its offset in
+ * each CPU's area), so a kernel whose kallsyms lacks data symbols still
+ * loads the program (a typed ksym would fail the load there); every
+ * context then reads as the task's.
  */
 struct pcpu_hot___lh {
 	int preempt_count;
 } __attribute__((preserve_access_index));
 
-extern const struct pcpu_hot___lh pcpu_hot __ksym __weak;
-extern const int __preempt_count __ksym __weak;
+extern const void __per_cpu_offset __ksym __weak;
+extern const void pcpu_hot __ksym __weak;
+extern const void __preempt_count __ksym __weak;
 
 /* include/linux/preempt.h */
 #define UST_LH_SOFTIRQ_OFFSET	0x00000100
@@ -65,12 +69,20 @@ extern const int __preempt_count __ksym __weak;
 /* enum ust_lh_ctx (lockheld_abi.h) of the running code. */
 static __always_inline __u32 ust_lh_ctx(void)
 {
+	__u64 base = 0, var = 0;
 	__u32 pc = 0;
 
+	if (!&__per_cpu_offset)
+		return UST_LH_CTX_TASK;
 	if (&__preempt_count)
-		pc = *(const int *)bpf_this_cpu_ptr(&__preempt_count);
-	else if (&pcpu_hot)
-		pc = ((const struct pcpu_hot___lh *)bpf_this_cpu_ptr(&pcpu_hot))->preempt_count;
+		var = (__u64)&__preempt_count;
+	else if (&pcpu_hot && bpf_core_type_exists(struct pcpu_hot___lh))
+		var = (__u64)&pcpu_hot + bpf_core_field_offset(struct pcpu_hot___lh, preempt_count);
+	if (!var || bpf_probe_read_kernel(&base, sizeof(base),
+					  (const char *)&__per_cpu_offset +
+					  bpf_get_smp_processor_id() * sizeof(__u64)) ||
+	    bpf_probe_read_kernel(&pc, sizeof(pc), (const void *)(base + var)))
+		return UST_LH_CTX_TASK;
 	if (pc & UST_LH_NMI_MASK)
 		return UST_LH_CTX_NMI;
 	if (pc & UST_LH_HARDIRQ_MASK)

@@ -24,6 +24,7 @@
 #include "ust_bpfu_kern.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "lockheld_abi.h"
 #include "lockheld_kern.h"
 

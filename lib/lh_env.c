@@ -147,6 +147,22 @@ static bool live_func(void *ctx, const char *func)
 }
 #endif
 
+/*
+ * The spinlock hooks read this CPU's preempt_count() at addresses libbpf
+ * takes from kallsyms (bpf/lockheld_kern.h): without them every context
+ * would look like the task's, and locks an interrupt left behind would
+ * count as held.
+ */
+static const char *no_spin_ctx(struct live *l)
+{
+	uint64_t a;
+
+	if (live_ksym(l, "__per_cpu_offset", &a) &&
+	    (live_ksym(l, "__preempt_count", &a) || live_ksym(l, "pcpu_hot", &a)))
+		return NULL;
+	return "the spinlock hooks read preempt_count() through data symbols in /proc/kallsyms (__per_cpu_offset, and __preempt_count or pcpu_hot), which this kernel does not list";
+}
+
 const struct ust_lh_env *ust_lh_env_live(void)
 {
 	static struct live l;
@@ -171,6 +187,7 @@ const struct ust_lh_env *ust_lh_env_live(void)
 		l.env.families = ust_lh_track_available(live_func, &l, NULL, 0);
 		l.env.no_kmem_cache = !live_func(&l, "bpf_get_kmem_cache");
 	}
+	l.env.no_spin_why = no_spin_ctx(&l);
 #endif
 	return &l.env;
 }

@@ -69,6 +69,11 @@ static int need_track(struct rctx *r, struct ust_lh_spec *s, unsigned int fams)
 	if (!env->tracing)
 		return refuse(r, "needs %s: tracing programs %s", TRACK_WHAT,
 			      env->no_tracing_why ? env->no_tracing_why : "not available");
+	/* Specs that other families can also satisfy do without spinlocks. */
+	if (env->no_spin_why && fams == UST_LH_FAM_SPINLOCK)
+		return refuse(r, "needs %s of spinlock locks: %s", TRACK_WHAT, env->no_spin_why);
+	if (env->no_spin_why)
+		fams &= ~UST_LH_FAM_SPINLOCK;
 	missing = fams & ~env->families;
 	for (i = 0; missing && i < 10; i++) {
 		const struct ust_lh_family *f = ust_lh_family_of(1U << i);
@@ -170,6 +175,8 @@ static int resolve_one(struct rctx *r, struct ust_lh_spec *s)
 		if (env->tracing) {
 			s->families = env->families & (UST_LH_FAM_SPINLOCK | UST_LH_FAM_RWLOCK |
 						       UST_LH_FAM_SEMAPHORE | UST_LH_FAM_RWSEM);
+			if (env->no_spin_why)
+				s->families &= ~UST_LH_FAM_SPINLOCK;
 		}
 		return 0;
 	case UST_LH_S_MMAP_LOCK:

@@ -155,6 +155,12 @@ struct ust_lh_env {
 	bool kallsyms_no_data;
 	/* No bpf_get_kmem_cache kfunc (before 6.13): no slab specs. */
 	bool no_kmem_cache;
+	/*
+	 * Why spinlocks cannot be tracked though their functions exist (the
+	 * hooks tell interrupt contexts apart by preempt_count(), found
+	 * through kallsyms); NULL: they can.
+	 */
+	const char *no_spin_why;
 };
 
 /* The running kernel (probes once; the strings live until exit). */

@@ -96,6 +96,12 @@ static const struct ust_lh_env normal = {
 	.tracing = true, .families = UST_LH_FAM__ALL,
 };
 
+/* Tracing programs, but no data symbols in kallsyms to tell contexts apart. */
+static const struct ust_lh_env no_spin_ctx = {
+	.ksym = fake_ksym, .slab = fake_slab, .btf_member = yes_member, .tracepoint = yes_tp,
+	.tracing = true, .families = UST_LH_FAM__ALL, .no_spin_why = "no preempt_count()",
+};
+
 static const struct ust_lh_env no_preempt_rcu = {
 	.ksym = fake_ksym, .slab = fake_slab, .btf_member = no_rcu_member, .tracepoint = no_tp,
 };
@@ -152,6 +158,9 @@ static const struct {
 	/* A normal kernel. */
 	{ "lock_held(mutex) || lock_held(rwsem:R) || lock_held(srcu) || lock_held(rcu:W)", &normal, NULL },
 	{ "lock_held(spinlock) || lock_held(siglock)", &normal, NULL },
+	{ "lock_held(siglock)", &no_spin_ctx,
+	  "lock_held(siglock): needs held-lock tracking (fexit on the lock functions, fentry on the unlock functions) of spinlock locks: no preempt_count()" },
+	{ "lock_held(mutex)", &no_spin_ctx, NULL },
 	{ "lock_held(rq_lock)", &normal,
 	  "lock_held(rq_lock): needs the addresses of the run-queue locks, which ustitch does not find yet" },
 };
