@@ -208,7 +208,11 @@ static __always_inline bool ust_lh_mmap_held(struct ust_lh_run *r, __u8 mode)
 /*
  * A spinlock held on this CPU (always exclusive), by type, address or
  * slab cache.  Slots of a context above this one are stale
- * (lockheld_abi.h).
+ * (lockheld_abi.h), and so is a slot whose lock is free now: its release
+ * was not seen (the trampolines skip a hook that nests in itself, and a
+ * few in a long run do).  The lock word of a spinlock_t or raw_spinlock_t
+ * comes first (a qspinlock's, non-RT kernels): 0 is unlocked.  The stale
+ * slot is freed on the way.
  */
 static __always_inline bool ust_lh_spin_held(__u64 what)
 {
@@ -226,10 +230,15 @@ static __always_inline bool ust_lh_spin_held(__u64 what)
 		struct ust_lh_spin_slot *sl = &c->slot[i];
 		__u64 lock = *(volatile __u64 *)&sl->lock;
 
+		__u32 word = 0;
+
 		if (!lock || sl->ctx > ctx)
 			continue;
-		if (what == UST_LH_T_SPINLOCK || lock == what || sl->cache == what)
+		if (what != UST_LH_T_SPINLOCK && lock != what && sl->cache != what)
+			continue;
+		if (!bpf_probe_read_kernel(&word, sizeof(word), (void *)lock) && word)
 			return true;
+		*(volatile __u64 *)&sl->lock = 0;
 	}
 	return false;
 }

@@ -155,8 +155,10 @@ struct ust_lh_held_val {
  * that hook skipped (the trampoline's recursion check), so it can leave a
  * lock it released in a slot; but an interrupt releases everything before
  * it returns, so a slot of a context above the current one is stale: it
- * is free to take and never counts.  Nested contexts only ever return to
- * the slot state they found, so plain stores suffice.
+ * is free to take and never counts.  A few releases in a long run go
+ * unseen in task context too, so the filter also checks that a slot's
+ * lock is locked at all before counting it.  Nested contexts only ever
+ * return to the slot state they found, so plain stores suffice.
  */
 #define UST_LH_SPIN_SLOTS	16
 
@@ -177,6 +179,10 @@ struct ust_lh_spin_slot {
 struct ust_lh_spin_cpu {
 	struct ust_lh_spin_slot slot[UST_LH_SPIN_SLOTS];
 };
+
+/* lockheld_slab.bpf.c: a cache name's room, and how many caches to walk. */
+#define UST_LH_SLAB_NAME	64
+#define UST_LH_SLAB_MAX		8192
 
 /* Per-CPU counters (map ust_lh_stats), summed by user space. */
 struct ust_lh_counters {

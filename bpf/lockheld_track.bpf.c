@@ -42,6 +42,64 @@ const volatile bool ust_lh_track_slab;
 extern struct kmem_cache *bpf_get_kmem_cache(__u64 addr) __ksym __weak;
 
 /*
+ * Before it, the same walk by hand: the direct map's address to its
+ * struct page in the vmemmap, to the head page, which a slab overlays
+ * with its struct slab.  x86-64's layout variables come from kallsyms
+ * (untyped, weak: user space refuses slab specs where they are missing).
+ */
+extern const void page_offset_base __ksym __weak;
+extern const void vmemmap_base __ksym __weak;
+extern const void max_pfn __ksym __weak;
+
+struct page___lh {
+	unsigned long compound_head;	/* bit 0: a tail page, the rest its head */
+} __attribute__((preserve_access_index));
+
+struct slab___lh {
+	struct kmem_cache *slab_cache;
+} __attribute__((preserve_access_index));
+
+/*
+ * The kmem_cache of the slab object at @addr, or 0.  The page is not
+ * checked to be a slab (how a page says so changed across versions): in
+ * any other page that word is some other pointer or counter, and the
+ * filter only compares it with the address of the cache a spec names.
+ */
+static __always_inline __u64 ust_lh_slab_cache(__u64 addr)
+{
+	__u64 pob = 0, vmb = 0, maxpfn = 0, pfn, page, head = 0, cache = 0;
+
+	if (bpf_get_kmem_cache)
+		return (__u64)bpf_get_kmem_cache(addr);
+	/*
+	 * The hooked functions' lock argument is a typed kernel pointer to
+	 * the verifier, which allows no arithmetic on it: a copy through a
+	 * helper is a plain number.
+	 */
+	if (bpf_probe_read_kernel(&addr, sizeof(addr), &addr))
+		return 0;
+	if (!&page_offset_base || !&vmemmap_base || !&max_pfn ||
+	    bpf_probe_read_kernel(&pob, sizeof(pob), &page_offset_base) ||
+	    bpf_probe_read_kernel(&vmb, sizeof(vmb), &vmemmap_base) ||
+	    bpf_probe_read_kernel(&maxpfn, sizeof(maxpfn), &max_pfn) ||
+	    addr < pob)
+		return 0;
+	pfn = (addr - pob) >> 12;
+	if (pfn >= maxpfn)	/* not in the direct map: static data, vmalloc, stacks */
+		return 0;
+	page = vmb + pfn * bpf_core_type_size(struct page___lh);
+	if (bpf_probe_read_kernel(&head, sizeof(head), (void *)(page +
+				  bpf_core_field_offset(struct page___lh, compound_head))))
+		return 0;
+	if (head & 1)
+		page = head - 1;
+	if (bpf_probe_read_kernel(&cache, sizeof(cache), (void *)(page +
+				  bpf_core_field_offset(struct slab___lh, slab_cache))))
+		return 0;
+	return cache;
+}
+
+/*
  * Not preallocated, as in the filter: a preallocated hash takes a per-CPU
  * freelist spinlock in update and delete, and our spinlock hooks run
  * inside those calls (on the bucket and freelist locks): a nested update
@@ -109,11 +167,11 @@ static __always_inline void ust_lh_note(void *lock, __u32 type, bool write, int 
 		return;
 	ust_lh_count(tid, (__u64)lock, write, delta);
 	ust_lh_count(tid, type, write, delta);
-	if (ust_lh_track_slab && bpf_get_kmem_cache) {
-		struct kmem_cache *s = bpf_get_kmem_cache((__u64)lock);
+	if (ust_lh_track_slab) {
+		__u64 cache = ust_lh_slab_cache((__u64)lock);
 
-		if (s)
-			ust_lh_count(tid, (__u64)s, write, delta);
+		if (cache)
+			ust_lh_count(tid, cache, write, delta);
 	}
 }
 
@@ -139,8 +197,8 @@ static __always_inline void ust_lh_spin_take(void *lock)
 	if (!c)
 		return;
 	ctx = ust_lh_ctx();
-	if (ust_lh_track_slab && bpf_get_kmem_cache)
-		cache = (__u64)bpf_get_kmem_cache((__u64)lock);
+	if (ust_lh_track_slab)
+		cache = ust_lh_slab_cache((__u64)lock);
 	for (i = 0; i < UST_LH_SPIN_SLOTS; i++) {
 		struct ust_lh_spin_slot *sl = &c->slot[i];
 

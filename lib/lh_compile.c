@@ -130,6 +130,8 @@ static int compile_lock(struct cc *c, const struct ust_lh_node *nd, bool neg, in
 	if (nd->spec >= UST_LH_MAX_LEAVES)
 		return cerr(c, nd->start, "more than %d lock_held() tests", UST_LH_MAX_LEAVES);
 	c->out->families |= s->families;
+	if (s->kind == UST_LH_S_SLAB)
+		c->out->needs_track_slab = true;
 	switch (s->mech) {
 	case UST_LH_MECH_OWNER:
 		return lock_insn(c, nd, UST_LH_OP_OWNER, s->addr, m, neg, t, f);

@@ -163,6 +163,22 @@ static const char *no_spin_ctx(struct live *l)
 	return "the spinlock hooks read preempt_count() through data symbols in /proc/kallsyms (__per_cpu_offset, and __preempt_count or pcpu_hot), which this kernel does not list";
 }
 
+static bool live_slab_addr(void *ctx, const char *name, uint64_t *addr, char *why,
+			   size_t whylen)
+{
+	(void)ctx;
+	return ust_lh_slab_addr(name, addr, why, whylen) == 0;
+}
+
+/* The layout variables the hooks' own address-to-slab walk reads. */
+static bool slab_walk(struct live *l)
+{
+	uint64_t a;
+
+	return live_ksym(l, "page_offset_base", &a) && live_ksym(l, "vmemmap_base", &a) &&
+	       live_ksym(l, "max_pfn", &a);
+}
+
 const struct ust_lh_env *ust_lh_env_live(void)
 {
 	static struct live l;
@@ -174,6 +190,7 @@ const struct ust_lh_env *ust_lh_env_live(void)
 	l.env.ctx = &l;
 	l.env.ksym = live_ksym;
 	l.env.slab = live_slab;
+	l.env.slab_addr = live_slab_addr;
 	l.env.tracepoint = live_tracepoint;
 	l.env.kallsyms_no_data = kallsyms_no_data();
 	l.env.tracing = ust_probe_one(UST_PROBE_BPF_TRACING, l.why, sizeof(l.why));
@@ -185,7 +202,7 @@ const struct ust_lh_env *ust_lh_env_live(void)
 	l.env.btf_member = live_btf_member;
 	if (l.btf) {
 		l.env.families = ust_lh_track_available(live_func, &l, NULL, 0);
-		l.env.no_kmem_cache = !live_func(&l, "bpf_get_kmem_cache");
+		l.env.no_kmem_cache = !live_func(&l, "bpf_get_kmem_cache") && !slab_walk(&l);
 	}
 	l.env.no_spin_why = no_spin_ctx(&l);
 #endif

@@ -151,11 +151,20 @@ static int resolve_one(struct rctx *r, struct ust_lh_spec *s)
 			 * false.
 			 */
 			if (env->tracing && env->no_kmem_cache)
-				return refuse(r, "needs the bpf_get_kmem_cache kfunc (Linux 6.13+) to tell the slab cache of a lock: this kernel lacks it");
-			return need_track(r, s, s->mode == UST_LH_MODE_READ ?
-					  UST_LH_FAM_RWSEM | UST_LH_FAM_RWLOCK :
-					  UST_LH_FAM_MUTEX | UST_LH_FAM_RWSEM | UST_LH_FAM_SPINLOCK |
-					  UST_LH_FAM_RWLOCK);
+				return refuse(r, "needs the bpf_get_kmem_cache kfunc (Linux 6.13+), or page_offset_base, vmemmap_base and max_pfn in /proc/kallsyms, to tell the slab cache of a lock: this kernel has neither");
+			if (need_track(r, s, s->mode == UST_LH_MODE_READ ?
+				       UST_LH_FAM_RWSEM | UST_LH_FAM_RWLOCK :
+				       UST_LH_FAM_MUTEX | UST_LH_FAM_RWSEM | UST_LH_FAM_SPINLOCK |
+				       UST_LH_FAM_RWLOCK))
+				return -1;
+			if (env->slab_addr) {
+				char why[256];
+
+				if (!env->slab_addr(env->ctx, s->name, &s->addr, why, sizeof(why)))
+					return refuse(r, "cannot find the address of slab cache '%s': %s",
+						      s->name, why);
+			}
+			return 0;
 		}
 		/* A symbol is an address. */
 		__attribute__((fallthrough));

@@ -502,6 +502,7 @@ static int lh_start(struct rec_source *src, struct rec_ctx *c, char *err, size_t
 
 		bo.mmap_read |= cp->mmap_read;
 		bo.families |= cp->families;
+		bo.track_slab |= cp->needs_track_slab;
 		stacks |= s->ev[i].stacks;
 		rcu |= cp->rcu;
 	}

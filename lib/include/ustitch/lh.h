@@ -142,6 +142,8 @@ struct ust_lh_env {
 	bool (*ksym)(void *ctx, const char *name, uint64_t *addr);
 	/* A slab cache of that name exists. */
 	bool (*slab)(void *ctx, const char *name);
+	/* Its kmem_cache's address, or false with why (NULL: not asked). */
+	bool (*slab_addr)(void *ctx, const char *name, uint64_t *addr, char *why, size_t whylen);
 	/* A struct member exists in the kernel's BTF (e.g. "task_struct", "rcu_read_lock_nesting"). */
 	bool (*btf_member)(void *ctx, const char *type, const char *member);
 	/* A tracepoint exists ("mmap_lock/mmap_lock_released"). */
@@ -153,7 +155,10 @@ struct ust_lh_env {
 	unsigned int families;
 	/* No kallsyms for data: the kernel lists only functions. */
 	bool kallsyms_no_data;
-	/* No bpf_get_kmem_cache kfunc (before 6.13): no slab specs. */
+	/*
+	 * No bpf_get_kmem_cache kfunc (before 6.13) and no data symbols to
+	 * walk from an address to its slab by hand: no slab specs.
+	 */
 	bool no_kmem_cache;
 	/*
 	 * Why spinlocks cannot be tracked though their functions exist (the
@@ -162,6 +167,9 @@ struct ust_lh_env {
 	 */
 	const char *no_spin_why;
 };
+
+/* A slab cache's kmem_cache address, by name (lib/lh_slab.c); -1 with why. */
+int ust_lh_slab_addr(const char *name, uint64_t *addr, char *why, size_t whylen);
 
 /* The running kernel (probes once; the strings live until exit). */
 const struct ust_lh_env *ust_lh_env_live(void);

@@ -19,7 +19,10 @@
  *   6 F  write()s to a file with an inotify watch: fsnotify() delivers
  *        inside srcu_read_lock(&fsnotify_mark_srcu), and inotify
  *        allocates each event there (inotify_handle_inode_event)
- *   7    end
+ *   7 G  page-sized pwrite()s to a new file in /tmp: each page of a tmpfs
+ *        file is allocated inside shmem_file_write_iter(), under the
+ *        inode's i_rwsem (an rw_semaphore in a shmem_inode_cache object)
+ *   8    end
  *
  * usage: lh-prog [pages [track]]
  */
@@ -62,8 +65,8 @@ static void on_segv(int sig)
 static int track_phases(void)
 {
 	static char buf[4 * 4096], ev[4096];
-	char path[] = "/tmp/lh-prog.XXXXXX";
-	int p[2], fd, in, i;
+	char path[] = "/tmp/lh-prog.XXXXXX", gpath[] = "/tmp/lh-prog-g.XXXXXX";
+	int p[2], fd, in, g, i;
 
 	memset(buf, 1, sizeof(buf));
 	memset(ev, 0, sizeof(ev));
@@ -74,6 +77,10 @@ static int track_phases(void)
 	if (in < 0 || inotify_add_watch(in, path, IN_MODIFY) < 0)
 		return 6;
 	unlink(path);	/* the watch keeps the inode */
+	g = mkstemp(gpath);
+	if (g < 0)
+		return 9;
+	unlink(gpath);
 	marker();		/* 5: phase E, after the setup's own allocations */
 	for (i = 0; i < ROUNDS; i++) {	/* pipe capacity: 16 pages */
 		if (write(p[1], buf, sizeof(buf)) != (ssize_t)sizeof(buf) ||
@@ -85,7 +92,12 @@ static int track_phases(void)
 		if (write(fd, buf, 1) != 1 || read(in, ev, sizeof(ev)) <= 0)
 			return 8;
 	}
-	marker();		/* 7: end */
+	marker();		/* 7: phase G */
+	for (i = 0; i < ROUNDS; i++) {
+		if (pwrite(g, buf, 4096, (off_t)i * 4096) != 4096)
+			return 9;
+	}
+	marker();		/* 8: end */
 	return 0;
 }
 

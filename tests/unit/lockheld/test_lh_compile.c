@@ -100,6 +100,7 @@ static const struct ust_lh_env normal = {
 static const struct ust_lh_env no_spin_ctx = {
 	.ksym = fake_ksym, .slab = fake_slab, .btf_member = yes_member, .tracepoint = yes_tp,
 	.tracing = true, .families = UST_LH_FAM__ALL, .no_spin_why = "no preempt_count()",
+	.no_kmem_cache = true,
 };
 
 static const struct ust_lh_env no_preempt_rcu = {
@@ -161,6 +162,9 @@ static const struct {
 	{ "lock_held(siglock)", &no_spin_ctx,
 	  "lock_held(siglock): needs held-lock tracking (fexit on the lock functions, fentry on the unlock functions) of spinlock locks: no preempt_count()" },
 	{ "lock_held(mutex)", &no_spin_ctx, NULL },
+	{ "lock_held(&dentry)", &no_spin_ctx,
+	  "lock_held(&dentry): needs the bpf_get_kmem_cache kfunc (Linux 6.13+), or page_offset_base, vmemmap_base and max_pfn in /proc/kallsyms, to tell the slab cache of a lock: this kernel has neither" },
+	{ "lock_held(&dentry) && !lock_held(&dentry:R)", &normal, NULL },
 	{ "lock_held(rq_lock)", &normal,
 	  "lock_held(rq_lock): needs the addresses of the run-queue locks, which ustitch does not find yet" },
 };
