@@ -204,6 +204,13 @@ track() {
 	expect_eq "lock_held(spinlock), phase D (signals)" "$(count spin signal_generate lh 4)" $((2 * ROUNDS))
 	rec siglock "$sg" 'lock_held(siglock)' || return
 	expect_eq "lock_held(siglock), phase D (signals)" "$(count siglock signal_generate lh 4)" $((2 * ROUNDS))
+	# The same signals by the slab cache of their lock: a spinlock inside
+	# a slab object (sighand_struct), as a dentry's d_lock is.
+	rec sighand "$sg" 'lock_held(&sighand_cache)' || return
+	expect_eq "lock_held(&sighand_cache), phase D (signals)" "$(count sighand signal_generate lh 4)" $((2 * ROUNDS))
+	# ... and a spinlock held in another cache's object does not count.
+	rec sigdentry "$sg" 'lock_held(&dentry)' || return
+	expect_eq "lock_held(&dentry), phase D (signals)" "$(count sigdentry signal_generate lh 4)" 0
 	rec nospin "$pa" '!lock_held(spinlock)' || return
 	expect_eq "!lock_held(spinlock), phase A (faults)" "$(count nospin $e lh 1)" "$(count nospin $e ft 1)"
 	expect_eq "!lock_held(spinlock), phase E (pipe_write)" "$(count nospin $e lh 5)" "$(count nospin $e ft 5)"
