@@ -61,22 +61,7 @@ struct {
 	__uint(max_entries, 1 << 20);	/* resized by user space */
 } ust_lh_hits SEC(".maps");
 
-/* Not preallocated: see lockheld_track.bpf.c. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 65536);
-	__type(key, struct ust_lh_held_key);
-	__type(value, struct ust_lh_held_val);
-} ust_lh_held SEC(".maps");
-
-/* Spinlocks held per CPU, filled by lockheld_track.bpf.c (same map by fd). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ust_lh_spin_cpu);
-} ust_lh_spin SEC(".maps");
+#include "lockheld_maps.h"
 
 struct ust_lh_mmap_state {
 	__u64 mm;		/* the mm whose read holds are counted */

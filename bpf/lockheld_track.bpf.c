@@ -99,30 +99,7 @@ static __always_inline __u64 ust_lh_slab_cache(__u64 addr)
 	return cache;
 }
 
-/*
- * Not preallocated, as in the filter: a preallocated hash takes a per-CPU
- * freelist spinlock in update and delete, and our spinlock hooks run
- * inside those calls (on the bucket and freelist locks): a nested update
- * would take the freelist lock its caller holds and hang the CPU.  The
- * allocator of the other kind takes no lock, and the bucket locks are
- * guarded by the map's own recursion counter (a nested update fails with
- * -EBUSY; it only ever concerns the map's own locks).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 65536);
-	__type(key, struct ust_lh_held_key);
-	__type(value, struct ust_lh_held_val);
-} ust_lh_held SEC(".maps");
-
-/* Spinlocks: slots per CPU (see lockheld_abi.h), shared with the filter. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ust_lh_spin_cpu);
-} ust_lh_spin SEC(".maps");
+#include "lockheld_maps.h"
 
 /*
  * The recorder's tgids (the filter's ust_bpfu_tgids, by fd), and whether

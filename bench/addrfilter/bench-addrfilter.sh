@@ -28,9 +28,7 @@ once() {	# once N [record args...] -> ns per getppid()
 			2>"$work/err" || { cat "$work/err" >&2; echo nan; }
 	fi
 }
-best() {	# the best of 3: a 2-core VM is noisy
-	printf '%s\n%s\n%s\n' "$("$@")" "$("$@")" "$("$@")" | sort -g | head -1
-}
+. "$(dirname "$0")/../best.sh"
 
 base=$(best once "$N")
 anchor=$(best once "$N" -e $ev)
@@ -56,17 +54,14 @@ srun() {	# srun [record args...] -> "loop_ns samples"
 		"$UST_WORKLOAD" "$iters" >"$work/s.out" 2>"$work/s.err"
 	echo "$(awk '{ print $1 }' "$work/s.out") $(grep -o 'perf: [0-9]* samples' "$work/s.err" | awk '{ print $2 }')"
 }
-sbest() {
-	printf '%s\n%s\n%s\n' "$(srun "$@")" "$(srun "$@")" "$(srun "$@")" | sort -g | head -1
-}
-read -r sa na < <(sbest)
+read -r sa na < <(best srun)
 printf '%-52s %10s %12s %9s\n' "cpu-clock at 10 kHz, no callchain" "loop ms" "vs anchor" "samples"
 printf '%-52s %10.1f %12.3f %9s\n' "(anchor) no --addr-filter" "$(awk -v t="$sa" 'BEGIN { print t / 1e6 }')" 1 "${na:-?}"
 for row in \
 	"filter file:wl_leaf@workload (keeps nearly all)|filter file:wl_leaf@$UST_WORKLOAD" \
 	"filter kernel:0xffffffff81000000/0x10 (drops all)|filter kernel:0xffffffff81000000/0x10"; do
 	IFS='|' read -r label spec <<<"$row"
-	read -r t n < <(sbest --addr-filter "$spec")
+	read -r t n < <(best srun --addr-filter "$spec")
 	printf '%-52s %10.1f %12.3f %9s\n' "$label" "$(awk -v t="$t" 'BEGIN { print t / 1e6 }')" \
 		"$(awk -v t="$t" -v a="$sa" 'BEGIN { print t / a }')" "${n:-?}"
 done

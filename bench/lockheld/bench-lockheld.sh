@@ -27,13 +27,9 @@ once() {	# once MODE N [record args...] -> ns per op
 	fi
 }
 
-run() {	# the best of 3: a 2-core VM is noisy
-	local a b c
-	a=$(once "$@"); b=$(once "$@"); c=$(once "$@")
-	printf '%s\n%s\n%s\n' "$a" "$b" "$c" | sort -g | head -1
-}
+. "$(dirname "$0")/../best.sh"
 
-base=$(run events $N)
+base=$(best once events $N)
 ev=syscalls:sys_enter_getppid
 printf '%-46s %10s %12s %8s\n' "per event of $ev" "ns/event" "added ns" "ratio"
 printf '%-46s %10.1f %12s %8s\n' "no recording" "$base" "-" "-"
@@ -48,9 +44,9 @@ for row in \
 	"d-drop|(d) RCU nesting, filtered out|lock_held(rcu)"; do
 	IFS='|' read -r key label filter <<<"$row"
 	if [ -n "$filter" ]; then
-		t=$(run events $N -e $ev -f "$filter")
+		t=$(best once events $N -e $ev -f "$filter")
 	else
-		t=$(run events $N -e $ev)
+		t=$(best once events $N -e $ev)
 	fi
 	add[$key]=$(awk -v t="$t" -v b="$base" 'BEGIN { print t - b }')
 	printf '%-46s %10.1f %12.1f %8.2f\n' "$label" "$t" "${add[$key]}" \
@@ -60,7 +56,7 @@ echo "(ratio: time per event over that of the same syscall not recorded)"
 echo
 # The baseline records too (an ftrace event, no BPF): the recorder's own
 # polling is the same in every row.
-mbase=$(run mmap $M -e $ev)
+mbase=$(best once mmap $M -e $ev)
 printf '%-58s %10s %8s\n' "lock-heavy workload (mmap+munmap)" "ns/op" "ratio"
 printf '%-58s %10.1f %8.2f\n' "nothing attached (recording $ev by ftrace)" "$mbase" 1
 for row in \
@@ -68,6 +64,6 @@ for row in \
 	"mmap_lock read trackers (lock_held(mmap_lock))|lock_held(mmap_lock)" \
 	"RCU nesting (lock_held(rcu))|lock_held(rcu)"; do
 	IFS='|' read -r label filter <<<"$row"
-	t=$(run mmap $M -e $ev -f "$filter")
+	t=$(best once mmap $M -e $ev -f "$filter")
 	printf '%-58s %10.1f %8.2f\n' "$label" "$t" "$(awk -v t="$t" -v b="$mbase" 'BEGIN { print t / b }')"
 done
