@@ -49,6 +49,11 @@ mount -t proc proc /host/proc
 mount -t sysfs sys /host/sys
 mount -t devtmpfs dev /host/dev
 mkdir -p /host/dev/pts /host/dev/shm
+# What udev would add and devtmpfs has not: bash's <(...) needs /dev/fd.
+ln -s /proc/self/fd /host/dev/fd
+ln -s fd/0 /host/dev/stdin
+ln -s fd/1 /host/dev/stdout
+ln -s fd/2 /host/dev/stderr
 mount -t devpts devpts /host/dev/pts
 mount -t tmpfs tmp /host/dev/shm
 mount -t tracefs nodev /host/sys/kernel/tracing
