@@ -14,6 +14,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,16 +99,55 @@ __attribute__((noinline)) void child_x(double ms)
 	perf_sink++;
 }
 
+/*
+ * With 't', main (and a child it forks) on the first CPU it may use and the
+ * thread on the second: the tests check that samples come from several
+ * CPUs' rings, and on a loaded machine the scheduler may otherwise keep
+ * every task of the program on one CPU for the whole run.  Nothing is
+ * pinned when only one CPU is allowed.
+ */
+static void pin_apart(pthread_attr_t *thr_attr)
+{
+	cpu_set_t allowed, one;
+	int first = -1, second = -1;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		return;
+	for (int c = 0; c < CPU_SETSIZE && second < 0; c++)
+		if (CPU_ISSET(c, &allowed)) {
+			if (first < 0)
+				first = c;
+			else
+				second = c;
+		}
+	if (second < 0)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(second, &one);
+	if (pthread_attr_setaffinity_np(thr_attr, sizeof(one), &one))
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+}
+
 int main(int argc, char **argv)
 {
 	double user_ms = argc > 1 ? atof(argv[1]) : 500, kernel_ms = argc > 2 ? atof(argv[2]) : 0;
 	const char *extra = argc > 3 ? argv[3] : "";
 	pthread_t thr;
+	pthread_attr_t thr_attr;
 	bool thread = strchr(extra, 't') != NULL, fork_child = strchr(extra, 'f') != NULL;
 	pid_t child = -1;
 
-	if (thread && pthread_create(&thr, NULL, thr_main, &user_ms))
-		return 1;
+	if (thread) {
+		if (pthread_attr_init(&thr_attr))
+			return 1;
+		pin_apart(&thr_attr);
+		if (pthread_create(&thr, &thr_attr, thr_main, &user_ms))
+			return 1;
+		pthread_attr_destroy(&thr_attr);
+	}
 	if (fork_child && (child = fork()) == 0) {
 		child_x(user_ms);
 		_exit(0);
