@@ -9,7 +9,8 @@
 #define UST_LH_MAPS_H
 
 /*
- * Sleeping locks and SRCU, per (task, lock).  Not preallocated: a
+ * Every tracked lock but spinlocks (sleeping locks, rwlocks, SRCU), per
+ * task and lock address, slab cache or type tag.  Not preallocated: a
  * preallocated hash takes a per-CPU freelist spinlock in update and
  * delete, and the spinlock hooks run inside those calls (on the bucket and
  * freelist locks): a nested update would take the freelist lock its caller
