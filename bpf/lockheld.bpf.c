@@ -215,13 +215,11 @@ static __always_inline bool ust_lh_spin_held(__u64 what)
 		struct ust_lh_spin_slot *sl = &c->slot[i];
 		__u64 lock = *(volatile __u64 *)&sl->lock;
 
-		__u32 word = 0;
-
 		if (!lock || sl->ctx > ctx)
 			continue;
 		if (what != UST_LH_T_SPINLOCK && lock != what && sl->cache != what)
 			continue;
-		if (!bpf_probe_read_kernel(&word, sizeof(word), (void *)lock) && word)
+		if (!ust_lh_spin_unlocked(lock))
 			return true;
 		*(volatile __u64 *)&sl->lock = 0;
 	}

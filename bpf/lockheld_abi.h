@@ -156,8 +156,9 @@ struct ust_lh_held_val {
  * lock it released in a slot; but an interrupt releases everything before
  * it returns, so a slot of a context above the current one is stale: it
  * is free to take and never counts.  A few releases in a long run go
- * unseen in task context too, so the filter also checks that a slot's
- * lock is locked at all before counting it.  Nested contexts only ever
+ * unseen in task context too, so a slot whose lock reads unlocked is
+ * stale as well: the filter does not count it, and a take reuses it
+ * (else such slots would pile up until no lock found one).  Nested contexts only ever
  * return to the slot state they found, so plain stores suffice.
  */
 #define UST_LH_SPIN_SLOTS	16

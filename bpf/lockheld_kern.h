@@ -92,6 +92,18 @@ static __always_inline __u32 ust_lh_ctx(void)
 	return UST_LH_CTX_TASK;
 }
 
+/*
+ * A slot of ust_lh_spin whose lock reads unlocked (or cannot be read) is
+ * stale: its release went unseen (lockheld_abi.h).  The filter does not
+ * count it, and a take reuses it.
+ */
+static __always_inline bool ust_lh_spin_unlocked(__u64 lock)
+{
+	__u32 word = 0;
+
+	return bpf_probe_read_kernel(&word, sizeof(word), (void *)lock) || !word;
+}
+
 /* kernel/locking/mutex.h, rwsem.c, rtmutex_common.h */
 #define UST_LH_MUTEX_FLAGS		0x07ULL
 #define UST_LH_RWSEM_READER_OWNED	0x01ULL

@@ -153,8 +153,10 @@ static __always_inline void ust_lh_note(void *lock, __u32 type, bool write, int 
 }
 
 /*
- * A spinlock taken: into a free slot of this CPU, or one a context above
- * this one left behind (lockheld_abi.h).  Only the followed tasks' locks
+ * A spinlock taken: into a free slot of this CPU, or a stale one: left
+ * behind by a context above this one, or naming a lock that is unlocked
+ * (lockheld_abi.h).  Reusing the latter keeps releases missed in this
+ * context from filling the slots for the rest of the run.  Only the followed tasks' locks
  * go in (as for ust_lh_held), but every release is looked for: the task
  * releasing a lock is not always the one that took it (the run-queue lock
  * across a context switch).  No map update, so no lock is taken here.
@@ -178,8 +180,9 @@ static __always_inline void ust_lh_spin_take(void *lock)
 		cache = ust_lh_slab_cache((__u64)lock);
 	for (i = 0; i < UST_LH_SPIN_SLOTS; i++) {
 		struct ust_lh_spin_slot *sl = &c->slot[i];
+		__u64 held = *(volatile __u64 *)&sl->lock;
 
-		if (sl->lock && sl->ctx <= ctx)
+		if (held && sl->ctx <= ctx && !ust_lh_spin_unlocked(held))
 			continue;
 		*(volatile __u64 *)&sl->lock = 0;	/* a stale one: free it first */
 		barrier();
