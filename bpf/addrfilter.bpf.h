@@ -20,7 +20,7 @@
 
 #include "addrfilter_abi.h"
 
-/* Set before load by lib/bpf_unwind.c, for perf samples only. */
+/* Set before load by lib/record/bpfu.c, for perf samples only. */
 const volatile __u32 ust_af_nr;			/* ranges in ust_af_ranges */
 const volatile bool ust_af_samples;		/* filter the perf samples */
 const volatile bool ust_af_sample_filters;	/* ... by their filter ranges */
@@ -134,7 +134,7 @@ static __always_inline bool ust_af_switch(void)
 	return on && *on;
 }
 
-/* Attached by lib/af_bpf.c as uprobes or, for kernel: ranges, kprobes. */
+/* Attached by lib/addrfilter/af_bpf.c as uprobes or, for kernel: ranges, kprobes. */
 SEC("kprobe")
 int ust_af_start(void *ctx __ust_unused)
 {

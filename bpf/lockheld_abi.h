@@ -5,7 +5,7 @@
  * includer provides __u8.. __u64 (BPF: ust_bpfu_kern.h, user space:
  * <linux/types.h>).
  *
- * The evaluator: a filter expression is compiled (lib/lh_compile.c) into
+ * The evaluator: a filter expression is compiled (lib/lockheld/lh_compile.c) into
  * a small decision graph, one per traced event, kept in an array map:
  * each node tests one predicate (a lock_held() leaf or an ftrace field
  * term) and names the next node for "true" and for "false", or the final
@@ -36,7 +36,7 @@ enum ust_lh_op {
 	UST_LH_OP_TRACKED,	/* arg: lock address, slab cache or type tag; fentry/fexit map */
 	UST_LH_OP_FIELD,	/* an ftrace term on the raw record: off, size, cmp, arg */
 	UST_LH_OP_PID,		/* common_pid term: the current tid, cmp, arg */
-	/* --- address filters (issue 7, lib/af_compile.c) --- */
+	/* --- address filters (issue 7, lib/addrfilter/af_compile.c) --- */
 	UST_LH_OP_AF_FILE,	/* arg: range index; user IP at kernel entry in that file range */
 	UST_LH_OP_AF_KERNEL,	/* arg: range index; sampled kernel IP in that range */
 	UST_LH_OP_AF_SWITCH,	/* current's start/stop switch is on */

@@ -14,7 +14,7 @@
  * kernel series this follows: locks taken before the programs were
  * attached are unknown until released and taken again; inlined lock
  * functions (CONFIG_INLINE_SPIN_LOCK and friends) have no entry point, so
- * user space (lib/lh_track.c) enables a family only when the kernel's BTF
+ * user space (lib/lockheld/lh_track.c) enables a family only when the kernel's BTF
  * has its acquire functions and every release function.
  *
  * Every program is loaded only on demand: kernels that refuse tracing

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The recorder's tgids to follow (lib/bpf_unwind.c ust_bpfu_follow()).
+ * The recorder's tgids to follow (lib/record/bpfu.c ust_bpfu_follow()).
  * unwind.bpf.c owns it; lockheld_track.bpf.c shares it by fd (libbpf
  * bpf_map__reuse_fd() wants the same definition on both sides).
  */

@@ -30,7 +30,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Set before load by lib/bpf_unwind.c. */
+/* Set before load by lib/record/bpfu.c. */
 const volatile bool ust_leaf_ret = true;
 /* Set at run time: nonzero once a tgid is in ust_bpfu_tgids. */
 volatile __u32 ust_filter_on;

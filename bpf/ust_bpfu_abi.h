@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What unwind.bpf.c sends to user space (lib/bpf_unwind.c) through its ring
+ * What unwind.bpf.c sends to user space (lib/record/bpfu.c) through its ring
  * buffer.  Included by both sides: the includer provides __u32/__u64 (BPF:
  * ust_bpfu_kern.h, user space: <linux/types.h>).
  *
- * These records are not the ftrace records: lib/bpf_unwind.c turns them
+ * These records are not the ftrace records: lib/record/bpfu.c turns them
  * into the kernel's user_unwind_cookie / user_unwind_stack bytes.  They
  * carry what the ftrace records cannot (flags, tgid, the CPU of the
  * callback) and keep one fixed size per kind, because a BPF ring-buffer

@@ -37,7 +37,7 @@
 #include "ustitch/hmap.h"
 #include "ustitch/lh.h"
 #include "ustitch/lh_bpf.h"
-#include "ustitch/lh_perfread.h"
+#include "ustitch/perf_tp.h"
 #include "ustitch/probe.h"
 #include "ustitch/strbuf.h"
 #include "ustitch/tdw.h"
@@ -56,7 +56,7 @@ struct lh_event {
 	bool stacks;			/* -O userstacktrace_delay in its buffer */
 	struct ust_lh_expr expr;
 	struct ust_lh_compiled comp;
-	struct ust_lh_perf perf;
+	struct ust_perf_tp perf;
 	bool perf_open;
 	unsigned long kept, no_hit;
 };
@@ -315,7 +315,7 @@ static void on_hit(const struct ust_lh_hit_u *h, void *ctx)
 }
 
 /* The hit of this sample, taken out of the CPU's pending ones, or false. */
-static bool take_hit(struct lh_src *s, const struct ust_lh_sample *sm, int slot,
+static bool take_hit(struct lh_src *s, const struct ust_perf_tp_sample *sm, int slot,
 		     struct ust_lh_hit_u *out)
 {
 	struct lh_hitvec *v;
@@ -379,7 +379,7 @@ struct lh_read {
 	int slot;
 };
 
-static void on_sample(const struct ust_lh_sample *sm, void *ctx)
+static void on_sample(const struct ust_perf_tp_sample *sm, void *ctx)
 {
 	struct lh_read *rd = ctx;
 	struct lh_src *s = rd->s;
@@ -451,8 +451,8 @@ static int lh_poll(struct rec_source *src, struct rec_ctx *c)
 	int i, cpu;
 
 	for (i = 0; i < s->nr_ev; i++) {
-		ust_lh_perf_snapshot(&s->ev[i].perf);
-		busy |= ust_lh_perf_busy(&s->ev[i].perf);
+		ust_perf_tp_snapshot(&s->ev[i].perf);
+		busy |= ust_perf_tp_busy(&s->ev[i].perf);
 	}
 	if (ust_lh_bpf_hits(s->bpf, on_hit, s) < 0)
 		return -1;
@@ -460,9 +460,9 @@ static int lh_poll(struct rec_source *src, struct rec_ctx *c)
 		struct lh_read rd = { .s = s, .e = &s->ev[i], .slot = i };
 
 		for (cpu = 0; cpu < s->ev[i].perf.nr_cpus; cpu++) {
-			ust_lh_perf_read(&s->ev[i].perf, cpu, on_sample, &rd);
+			ust_perf_tp_read(&s->ev[i].perf, cpu, on_sample, &rd);
 			/* The report shows where: after what this CPU kept. */
-			lost = ust_lh_perf_take_lost(&s->ev[i].perf, cpu);
+			lost = ust_perf_tp_take_lost(&s->ev[i].perf, cpu);
 			if (lost && rec_spool_add_lost(c->spool, (unsigned int)cpu, rec_mono_now(), lost))
 				s->spool_err++;
 		}
@@ -476,7 +476,7 @@ static int lh_wait_fds(struct rec_source *src, int epfd)
 	int i;
 
 	for (i = 0; i < s->nr_ev; i++)
-		if (s->ev[i].perf_open && ust_lh_perf_wait_fds(&s->ev[i].perf, epfd))
+		if (s->ev[i].perf_open && ust_perf_tp_wait_fds(&s->ev[i].perf, epfd))
 			return -1;
 	return 0;
 }
@@ -557,12 +557,12 @@ static int lh_start(struct rec_source *src, struct rec_ctx *c, char *err, size_t
 			return -1;
 		}
 		e->perf_open = true;
-		if (ust_lh_perf_open(&e->perf, e->system, e->event, e->comp.ftrace, e->stacktrace,
+		if (ust_perf_tp_open(&e->perf, e->system, e->event, e->comp.ftrace, e->stacktrace,
 				     LH_PAGES, perr, sizeof(perr))) {
 			snprintf(err, errlen, "%s", perr);
 			return -1;
 		}
-		r = ust_lh_bpf_attach(s->bpf, i, ust_lh_perf_fd(&e->perf));
+		r = ust_lh_bpf_attach(s->bpf, i, ust_perf_tp_fd(&e->perf));
 		if (r) {
 			snprintf(err, errlen, "%s:%s: attaching the BPF filter: %s%s", e->system,
 				 e->event, strerror(-r),
@@ -575,7 +575,7 @@ static int lh_start(struct rec_source *src, struct rec_ctx *c, char *err, size_t
 		return -1;
 	}
 	for (i = 0; i < s->nr_ev; i++)
-		ust_lh_perf_enable(&s->ev[i].perf, true);
+		ust_perf_tp_enable(&s->ev[i].perf, true);
 	/* Measured on 6.18: the filter's verdict is every perf user's. */
 	fprintf(stderr, PFX "note: while recording, the %s BPF filter also drops the samples other perf users (perf record, ...) take of",
 		lh_what(s));
@@ -594,7 +594,7 @@ static void lh_stop(struct rec_source *src, struct rec_ctx *c)
 
 	for (k = 0; k < s->nr_ev; k++)
 		if (s->ev[k].perf_open)
-			ust_lh_perf_enable(&s->ev[k].perf, false);
+			ust_perf_tp_enable(&s->ev[k].perf, false);
 	if (s->bpf)
 		lh_poll(src, c);
 	w = c->cap ? ust_cap_writer(c->cap) : NULL;
@@ -643,7 +643,7 @@ static void lh_free(struct rec_source *src)
 		ust_lh_bpf_close(s->bpf);
 		for (i = 0; i < s->nr_ev; i++) {
 			if (s->ev[i].perf_open)
-				ust_lh_perf_close(&s->ev[i].perf);
+				ust_perf_tp_close(&s->ev[i].perf);
 			ust_lh_compiled_free(&s->ev[i].comp);
 			ust_lh_expr_free(&s->ev[i].expr);
 			free(s->ev[i].system);

@@ -160,7 +160,7 @@ int ust_bpfu_fd(const struct ust_bpfu *u);
 /*
  * The fd of the unwinder's map @name ("ust_bpfu_tasks", ...), for another
  * BPF object that gives cookies from the same sequence (lock_held()
- * filters, lib/lh_bpf.c); negative if none.
+ * filters, lib/lockheld/lh_bpf.c); negative if none.
  */
 int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name);
 /* true: stacks are deferred (task_work); false: the immediate fallback. */

@@ -119,7 +119,7 @@ char *ust_lh_leaf_text(const struct ust_lh_expr *e, int spec);
 
 /* ---- resolution against a kernel ----------------------------------- */
 
-/* Held-lock tracking families (lib/lh_track.c). */
+/* Held-lock tracking families (lib/lockheld/lh_track.c). */
 #define UST_LH_FAM_MUTEX	(1U << 0)
 #define UST_LH_FAM_RWSEM	(1U << 1)
 #define UST_LH_FAM_SPINLOCK	(1U << 2)
@@ -151,7 +151,7 @@ struct ust_lh_env {
 	/* Tracing programs (fentry/fexit) load; @why says why not. */
 	bool tracing;
 	const char *no_tracing_why;
-	/* Families whose functions are all in BTF (lib/lh_track.c). */
+	/* Families whose functions are all in BTF (lib/lockheld/lh_track.c). */
 	unsigned int families;
 	/* No kallsyms for data: the kernel lists only functions. */
 	bool kallsyms_no_data;
@@ -168,7 +168,7 @@ struct ust_lh_env {
 	const char *no_spin_why;
 };
 
-/* A slab cache's kmem_cache address, by name (lib/lh_slab.c); -1 with why. */
+/* A slab cache's kmem_cache address, by name (lib/lockheld/lh_slab.c); -1 with why. */
 int ust_lh_slab_addr(const char *name, uint64_t *addr, char *why, size_t whylen);
 
 /* The running kernel (probes once; the strings live until exit). */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * --addr-filter as decision-graph nodes (lib/af_compile.c): the exact
+ * --addr-filter as decision-graph nodes (lib/addrfilter/af_compile.c): the exact
  * graphs, dumped, for filter ranges (ORed), a start/stop switch, both in
  * front of an event's own graph, and the refusals of kernel ranges.
  */

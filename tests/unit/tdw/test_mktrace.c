@@ -278,7 +278,7 @@ static void test_stack_symbol(void **state)
 		   elf_path, elf_path);
 	ret = mktrace(spec, out, &err);
 	free(spec);
-	/* Until lib/sym.c can look names up, the frame form cannot work. */
+	/* Until lib/sym/sym.c can look names up, the frame form cannot work. */
 	if (ret != 0 && strstr(err, "no symbol cache")) {
 		free(err);
 		skip();
@@ -430,7 +430,7 @@ static void test_mapping(void **state)
 	assert_int_equal(tt_u32(r[0].data + 4), 5);
 	assert_int_equal(tt_u64(r[0].data + 8), elf_st.st_ino);
 	assert_int_equal(tt_u32(r[0].data + 16), kdev_of(&elf_st));
-	if (blen) {	/* cross-checked with lib/sym.c's own note reader */
+	if (blen) {	/* cross-checked with lib/sym/sym.c's own note reader */
 		assert_int_equal(tt_u32(r[0].data + 20), blen);
 		assert_memory_equal(r[0].data + 24, bid, blen);
 	}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * ust_lh_perf: perf tracepoint events per CPU and their samples, for
+ * ust_perf_tp: perf tracepoint events per CPU and their samples, for
  * lock_held() and --addr-filter events.  The rings are ust_perf_rings.
  */
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include <linux/perf_event.h>
 #include <tracefs/tracefs.h>
 
-#include "ustitch/lh_perfread.h"
+#include "ustitch/perf_tp.h"
 
 static int tp_id(const char *sys, const char *ev)
 {
@@ -34,7 +34,7 @@ static int tp_id(const char *sys, const char *ev)
 	return id;
 }
 
-int ust_lh_perf_open(struct ust_lh_perf *p, const char *sys, const char *ev, const char *filter,
+int ust_perf_tp_open(struct ust_perf_tp *p, const char *sys, const char *ev, const char *filter,
 		     bool callchain, unsigned int pages, char *err, size_t errlen)
 {
 	struct perf_event_attr a;
@@ -105,7 +105,7 @@ int ust_lh_perf_open(struct ust_lh_perf *p, const char *sys, const char *ev, con
 	return 0;
 }
 
-int ust_lh_perf_fd(const struct ust_lh_perf *p)
+int ust_perf_tp_fd(const struct ust_perf_tp *p)
 {
 	int cpu;
 
@@ -115,7 +115,7 @@ int ust_lh_perf_fd(const struct ust_lh_perf *p)
 	return -1;
 }
 
-int ust_lh_perf_enable(struct ust_lh_perf *p, bool on)
+int ust_perf_tp_enable(struct ust_perf_tp *p, bool on)
 {
 	int cpu, r = 0;
 
@@ -126,7 +126,7 @@ int ust_lh_perf_enable(struct ust_lh_perf *p, bool on)
 	return r;
 }
 
-void ust_lh_perf_snapshot(struct ust_lh_perf *p)
+void ust_perf_tp_snapshot(struct ust_perf_tp *p)
 {
 	int cpu;
 
@@ -135,7 +135,7 @@ void ust_lh_perf_snapshot(struct ust_lh_perf *p)
 			ust_perf_ring_snapshot(&p->rings[cpu].r);
 }
 
-int ust_lh_perf_parse(const void *body, size_t len, bool callchain, struct ust_lh_sample *s)
+int ust_perf_tp_parse(const void *body, size_t len, bool callchain, struct ust_perf_tp_sample *s)
 {
 	const uint8_t *b = body, *end = b + len;
 	uint64_t nr;
@@ -172,9 +172,9 @@ int ust_lh_perf_parse(const void *body, size_t len, bool callchain, struct ust_l
 }
 
 struct lh_read_ctx {
-	struct ust_lh_perf *p;
-	struct ust_lh_ring *ring;
-	void (*fn)(const struct ust_lh_sample *s, void *ctx);
+	struct ust_perf_tp *p;
+	struct ust_perf_tp_ring *ring;
+	void (*fn)(const struct ust_perf_tp_sample *s, void *ctx);
 	void *ctx;
 	long n;
 };
@@ -185,9 +185,9 @@ static int lh_record(const void *rec, size_t size, void *data)
 	struct lh_read_ctx *c = data;
 
 	if (h->type == PERF_RECORD_SAMPLE) {
-		struct ust_lh_sample s;
+		struct ust_perf_tp_sample s;
 
-		if (!ust_lh_perf_parse((const uint8_t *)rec + sizeof(*h), size - sizeof(*h),
+		if (!ust_perf_tp_parse((const uint8_t *)rec + sizeof(*h), size - sizeof(*h),
 				       c->p->callchain, &s)) {
 			c->p->samples++;
 			c->fn(&s, c->ctx);
@@ -204,8 +204,8 @@ static int lh_record(const void *rec, size_t size, void *data)
 	return 0;
 }
 
-long ust_lh_perf_read(struct ust_lh_perf *p, int cpu,
-		      void (*fn)(const struct ust_lh_sample *s, void *ctx), void *ctx)
+long ust_perf_tp_read(struct ust_perf_tp *p, int cpu,
+		      void (*fn)(const struct ust_perf_tp_sample *s, void *ctx), void *ctx)
 {
 	struct lh_read_ctx c = { .p = p, .ring = &p->rings[cpu], .fn = fn, .ctx = ctx };
 	struct ust_perf_ring *r = &p->rings[cpu].r;
@@ -219,9 +219,9 @@ long ust_lh_perf_read(struct ust_lh_perf *p, int cpu,
 	return c.n;
 }
 
-uint64_t ust_lh_perf_take_lost(struct ust_lh_perf *p, int cpu)
+uint64_t ust_perf_tp_take_lost(struct ust_perf_tp *p, int cpu)
 {
-	struct ust_lh_ring *r = &p->rings[cpu];
+	struct ust_perf_tp_ring *r = &p->rings[cpu];
 	uint64_t v[2], lost = r->lost_rec, n;
 
 	if (p->lost_fmt && p->fds[cpu] >= 0 && read(p->fds[cpu], v, sizeof(v)) == sizeof(v) &&
@@ -233,7 +233,7 @@ uint64_t ust_lh_perf_take_lost(struct ust_lh_perf *p, int cpu)
 	return n;
 }
 
-int ust_lh_perf_wait_fds(const struct ust_lh_perf *p, int epfd)
+int ust_perf_tp_wait_fds(const struct ust_perf_tp *p, int epfd)
 {
 	struct epoll_event e = { .events = EPOLLIN };
 	int cpu;
@@ -244,7 +244,7 @@ int ust_lh_perf_wait_fds(const struct ust_lh_perf *p, int epfd)
 	return 0;
 }
 
-bool ust_lh_perf_busy(const struct ust_lh_perf *p)
+bool ust_perf_tp_busy(const struct ust_perf_tp *p)
 {
 	int cpu;
 
@@ -257,7 +257,7 @@ bool ust_lh_perf_busy(const struct ust_lh_perf *p)
 	return false;
 }
 
-void ust_lh_perf_close(struct ust_lh_perf *p)
+void ust_perf_tp_close(struct ust_perf_tp *p)
 {
 	int cpu;
 

@@ -31,7 +31,7 @@
 
 #include "ustitch/lh.h"
 #include "ustitch/strbuf.h"
-#include "../bpf/lockheld_abi.h"
+#include "lockheld_abi.h"
 
 _Static_assert(sizeof(struct ust_lh_insn_u) == sizeof(struct ust_lh_insn), "one node layout");
 _Static_assert(sizeof(((struct ust_lh_compiled *)0)->insn) / sizeof(struct ust_lh_insn_u) ==
@@ -443,7 +443,7 @@ char *ust_lh_compiled_dump(const struct ust_lh_compiled *c)
 			ust_sb_printf(&sb, "pid %s %" PRId64, cmps[in->cmp < 8 ? in->cmp : 0],
 				      (int64_t)in->arg);
 			break;
-		case UST_LH_OP_AF_FILE:		/* --addr-filter (lib/af_compile.c) */
+		case UST_LH_OP_AF_FILE:		/* --addr-filter (lib/addrfilter/af_compile.c) */
 			ust_sb_printf(&sb, "user ip in range %" PRIu64, in->arg);
 			break;
 		case UST_LH_OP_AF_KERNEL:

@@ -14,7 +14,7 @@
 #include "ustitch/addrfilter.h"
 #include "ustitch/af_bpf.h"
 #include "ustitch/lh.h"
-#include "../bpf/lockheld_abi.h"
+#include "lockheld_abi.h"
 
 /* BPF can attach kprobes: the kprobe PMU exists (what libbpf uses). */
 static bool have_kprobes(void)

@@ -194,7 +194,7 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 		bpf_program__set_autoload(p, false);
 	bpf_program__set_autoload(b->skel->progs.ust_lh_filter, true);
 	bpf_program__set_autoload(b->skel->progs.ust_lh_calib, true);
-	/* --addr-filter start/stop (lib/af_bpf.c attaches them if asked). */
+	/* --addr-filter start/stop (lib/addrfilter/af_bpf.c attaches them if asked). */
 	bpf_program__set_autoload(b->skel->progs.ust_af_start, true);
 	bpf_program__set_autoload(b->skel->progs.ust_af_stop, true);
 	bpf_program__set_autoload(b->skel->progs.ust_lh_mmap_acquired, o->mmap_read);
@@ -265,7 +265,7 @@ fail:
 	return NULL;
 }
 
-/* For lib/af_bpf.c: the loaded object, and links closed with it. */
+/* For lib/addrfilter/af_bpf.c: the loaded object, and links closed with it. */
 static int keep_link(void *b, struct bpf_link *l)
 {
 	return add_link(b, l);
