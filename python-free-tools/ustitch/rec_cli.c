@@ -115,6 +115,172 @@ static int add_str(char ***arr, int *nr, const char *s)
 	return 0;
 }
 
+/* -e: an ftrace event pattern for the current buffer, or a perf event
+ * (perf's spelling: a name without "system:").  0, or 2. */
+static int opt_event(struct rec_opts *o, const char *arg, bool *ftrace)
+{
+	char *spec = strdup(arg), *colon = strchr(spec, ':');
+	int r;
+
+	if (!spec[0] || (colon && (!colon[1] || colon == spec))) {
+		free(spec);
+		return fail("bad event '%s': expected system:event, system or event%s", arg, "");
+	}
+	if (!colon && rec_perf_is_event(spec)) {
+		/* perf's spelling: a sampling event, not ftrace's. */
+		r = rec_perf_add_event(o, spec);
+		free(spec);
+		return r;
+	}
+	if (colon) {
+		*colon = '\0';
+		r = add_event(cur_buf(o), spec, colon + 1);
+	} else {
+		/* A bare name: a system, or an event of any system. */
+		r = add_event(cur_buf(o), "", spec);
+	}
+	free(spec);
+	if (r)
+		return 2;
+	*ftrace = true;
+	return 0;
+}
+
+/* -f: the filter of the -e just before it. */
+static int opt_filter(struct rec_opts *o, const char *arg, bool after_event)
+{
+	struct rec_buffer *b = cur_buf(o);
+
+	if (!b->nr_ev || !after_event)
+		return fail("-f '%s' must follow the -e it filters%s", arg, "");
+	if (b->ev[b->nr_ev - 1].filter)
+		return fail("a second -f '%s' for the same -e%s", arg, "");
+	b->ev[b->nr_ev - 1].filter = strdup(arg);
+	return 0;
+}
+
+/* -O: an ftrace option of the current buffer; userstacktrace_delay is ours. */
+static int opt_option(struct rec_opts *o, const char *arg)
+{
+	struct rec_buffer *b = cur_buf(o);
+
+	if (!strcmp(arg, UST_ABI_OPT_USERSTACKTRACE_DELAY))
+		b->deferred = true;
+	else if (!strcmp(arg, "no" UST_ABI_OPT_USERSTACKTRACE_DELAY))
+		b->deferred = false;
+	else if (add_str(&b->opts, &b->nr_opts, arg))
+		return 2;
+	return 0;
+}
+
+static int opt_buffer_kb(struct rec_opts *o, const char *arg)
+{
+	char *end;
+	long kb = strtol(arg, &end, 10);
+
+	if (*end || kb <= 0)
+		return fail("-b '%s': not a positive number of KiB%s", arg, "");
+	o->buffer_kb = (size_t)kb;
+	return 0;
+}
+
+static int opt_pid(struct rec_opts *o, const char *arg)
+{
+	char *end;
+	long pid = strtol(arg, &end, 10);
+	void *n;
+
+	if (*end || pid <= 0)
+		return fail("-P '%s': not a process id%s", arg, "");
+	if (kill((pid_t)pid, 0) && errno == ESRCH)
+		return fail("-P %s: no such process%s", arg, "");
+	n = realloc(o->pids, (size_t)(o->nr_pids + 1) * sizeof(pid_t));
+	if (!n)
+		return 2;
+	o->pids = n;
+	o->pids[o->nr_pids++] = (pid_t)pid;
+	return 0;
+}
+
+/* -B: start an extra buffer; the -e/-f/-O after it are its own. */
+static int opt_buffer(struct rec_opts *o, const char *arg)
+{
+	int i;
+
+	if (!arg[0] || strchr(arg, '/') || !strcmp(arg, "ustitch"))
+		return fail("-B '%s': not a usable buffer name%s", arg,
+			    !strcmp(arg, "ustitch") ? " (\"ustitch\" holds the BPF-made stacks)" : "");
+	for (i = 1; i < o->nr_bufs; i++)
+		if (!strcmp(o->bufs[i].name, arg))
+			return fail("-B %s given twice%s", arg, "");
+	return add_buf(o, arg) ? 2 : 0;
+}
+
+static int opt_tracer(struct rec_opts *o, const char *arg)
+{
+	if (!strcmp(arg, "lockheld"))
+		o->lockheld = true;
+	else if (strcmp(arg, "nop"))
+		return fail("-p %s: ustitch record uses no tracer plugin; only -p nop or -p lockheld is accepted%s",
+			    arg, "");
+	return 0;
+}
+
+/* One option other than -e.  0, or 2 (printed). */
+static int opt_one(struct rec_opts *o, int c, const char *arg, bool after_event)
+{
+	switch (c) {
+	case 'f':
+		return opt_filter(o, arg, after_event);
+	case 'O':
+		return opt_option(o, arg);
+	case 'o':
+		o->output = arg;
+		return 0;
+	case 'C':
+		o->clock = arg;
+		o->clock_given = true;
+		return 0;
+	case 'b':
+		return opt_buffer_kb(o, arg);
+	case 'P':
+		return opt_pid(o, arg);
+	case 'B':
+		return opt_buffer(o, arg);
+	case 'p':
+		return opt_tracer(o, arg);
+	case 'q':
+		o->quiet = true;
+		return 0;
+	case REC_AF_OPT:
+		return rec_af_option(o, arg) ? 2 : 0;
+	case 'h':
+		rec_usage(stdout);
+		exit(0);
+	case 'F':
+	case 'c':
+	case 'g':
+	case REC_PERF_OPT_CALL_GRAPH:
+		return rec_perf_option(o, c, arg) ? 2 : 0;
+	default:
+		rec_usage(stderr);
+		return 2;
+	}
+}
+
+/* Every buffer records something (the main one may hold samples only). */
+static int check_buffers(struct rec_opts *o)
+{
+	int b;
+
+	for (b = 0; b < o->nr_bufs; b++)
+		if (!o->bufs[b].nr_ev && !(b == 0 && rec_perf_wanted(o)))	/* samples only */
+			return fail("%s%s has no events: give at least one -e",
+				    o->bufs[b].name ? "buffer " : "the main buffer",
+				    o->bufs[b].name ? o->bufs[b].name : "");
+	return 0;
+}
+
 int rec_parse(int argc, char **argv, struct rec_opts *o)
 {
 	static const struct option longopts[] = {
@@ -124,7 +290,7 @@ int rec_parse(int argc, char **argv, struct rec_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	bool last_was_event = false;
-	int c;
+	int c, r;
 
 	memset(o, 0, sizeof(*o));
 	o->output = "trace.dat";
@@ -133,136 +299,16 @@ int rec_parse(int argc, char **argv, struct rec_opts *o)
 	optind = 1;
 	/* '+': stop at the command, as trace-cmd record does. */
 	while ((c = getopt_long(argc, argv, "+e:f:O:o:C:b:P:B:p:qhF:c:g", longopts, NULL)) != -1) {
-		struct rec_buffer *b = cur_buf(o);
-		char *end;
+		bool is_event = false;
 
-		switch (c) {
-		case 'e': {
-			char *spec = strdup(optarg), *colon = strchr(spec, ':');
-			int r;
-
-			if (!spec[0] || (colon && (!colon[1] || colon == spec))) {
-				free(spec);
-				return fail("bad event '%s': expected system:event, system or event%s", optarg, "");
-			}
-			if (!colon && rec_perf_is_event(spec)) {
-				/* perf's spelling: a sampling event, not ftrace's. */
-				r = rec_perf_add_event(o, spec);
-				free(spec);
-				if (r)
-					return r;
-				last_was_event = false;
-				continue;
-			}
-			if (colon) {
-				*colon = '\0';
-				r = add_event(b, spec, colon + 1);
-			} else {
-				/* A bare name: a system, or an event of any system. */
-				r = add_event(b, "", spec);
-			}
-			free(spec);
-			if (r)
-				return 2;
-			last_was_event = true;
-			continue;
-		}
-		case 'f':
-			if (!b->nr_ev || !last_was_event)
-				return fail("-f '%s' must follow the -e it filters%s", optarg, "");
-			if (b->ev[b->nr_ev - 1].filter)
-				return fail("a second -f '%s' for the same -e%s", optarg, "");
-			b->ev[b->nr_ev - 1].filter = strdup(optarg);
-			break;
-		case 'O':
-			if (!strcmp(optarg, UST_ABI_OPT_USERSTACKTRACE_DELAY))
-				b->deferred = true;
-			else if (!strcmp(optarg, "no" UST_ABI_OPT_USERSTACKTRACE_DELAY))
-				b->deferred = false;
-			else if (add_str(&b->opts, &b->nr_opts, optarg))
-				return 2;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'C':
-			o->clock = optarg;
-			o->clock_given = true;
-			break;
-		case 'b': {
-			long kb = strtol(optarg, &end, 10);
-
-			if (*end || kb <= 0)
-				return fail("-b '%s': not a positive number of KiB%s", optarg, "");
-			o->buffer_kb = (size_t)kb;
-			break;
-		}
-		case 'P': {
-			long pid = strtol(optarg, &end, 10);
-			void *n;
-
-			if (*end || pid <= 0)
-				return fail("-P '%s': not a process id%s", optarg, "");
-			if (kill((pid_t)pid, 0) && errno == ESRCH)
-				return fail("-P %s: no such process%s", optarg, "");
-			n = realloc(o->pids, (size_t)(o->nr_pids + 1) * sizeof(pid_t));
-			if (!n)
-				return 2;
-			o->pids = n;
-			o->pids[o->nr_pids++] = (pid_t)pid;
-			break;
-		}
-		case 'B': {
-			int i;
-
-			if (!optarg[0] || strchr(optarg, '/') || !strcmp(optarg, "ustitch"))
-				return fail("-B '%s': not a usable buffer name%s", optarg,
-					    !strcmp(optarg, "ustitch") ? " (\"ustitch\" holds the BPF-made stacks)" : "");
-			for (i = 1; i < o->nr_bufs; i++)
-				if (!strcmp(o->bufs[i].name, optarg))
-					return fail("-B %s given twice%s", optarg, "");
-			if (add_buf(o, optarg))
-				return 2;
-			break;
-		}
-		case 'p':
-			if (!strcmp(optarg, "lockheld"))
-				o->lockheld = true;
-			else if (strcmp(optarg, "nop"))
-				return fail("-p %s: ustitch record uses no tracer plugin; only -p nop or -p lockheld is accepted%s",
-					    optarg, "");
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case REC_AF_OPT:
-			if (rec_af_option(o, optarg))
-				return 2;
-			break;
-		case 'h':
-			rec_usage(stdout);
-			exit(0);
-		case 'F':
-		case 'c':
-		case 'g':
-		case REC_PERF_OPT_CALL_GRAPH:
-			if (rec_perf_option(o, c, optarg))
-				return 2;
-			break;
-		default:
-			rec_usage(stderr);
-			return 2;
-		}
-		last_was_event = false;
+		r = c == 'e' ? opt_event(o, optarg, &is_event) : opt_one(o, c, optarg, last_was_event);
+		if (r)
+			return r;
+		last_was_event = is_event;
 	}
 	if (optind < argc)
 		o->cmd = argv + optind;
-	for (c = 0; c < o->nr_bufs; c++)
-		if (!o->bufs[c].nr_ev && !(c == 0 && rec_perf_wanted(o)))	/* samples only */
-			return fail("%s%s has no events: give at least one -e",
-				    o->bufs[c].name ? "buffer " : "the main buffer",
-				    o->bufs[c].name ? o->bufs[c].name : "");
-	return 0;
+	return check_buffers(o);
 }
 
 /* ---- validation ------------------------------------------------------ */

@@ -61,6 +61,13 @@ struct run {
 	uint64_t drops_seen;
 	int spool_err;
 	struct rec_ctx ctx;
+	struct ust_cap_buffer *cb;	/* the capture's view of o->bufs */
+	bool bpf, spooling, started;	/* BPF makes stacks; a "ustitch" buffer; file begun */
+	pid_t child;			/* the command, or -1 */
+	int go_fd, err_fd;		/* its start and exec-failure pipes */
+	int ep;				/* what the main loop waits on, or -1 */
+	double t0;
+	char pathbuf[4096];		/* the command's file */
 };
 
 void rec_add_source(struct rec_opts *o, struct rec_source *s)
@@ -392,40 +399,50 @@ fail:
 	return -1;
 }
 
-int rec_run(struct rec_opts *o, bool native)
+/* ---- the run, step by step ------------------------------------------ */
+
+/* SIGINT, SIGTERM and SIGHUP end the recording; the trace is still written. */
+static void catch_signals(void)
 {
-	struct ust_cap_buffer *cb;
-	struct ust_cap_opts co = { 0 };
 	struct sigaction sa = { 0 };
-	struct run r = { .o = o };
-	int go_fd = -1, err_fd = -1, status = 0, b, ret = 1, stale;
-	bool bpf = false, spooling, started = false, busy = false, tty = isatty(2) && !o->quiet;
-	int ep = -1;
-	struct rec_source *src;
-	double t0, last = 0;
-	pid_t child = -1;
-	char err[512], pathbuf[4096];
 
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+}
 
-	stale = ust_cap_remove_stale();
-	if (stale && !o->quiet)
+/* Instances left by recorders that were SIGKILLed. */
+static void remove_stale(struct run *r)
+{
+	int stale = ust_cap_remove_stale();
+
+	if (stale && !r->o->quiet)
 		fprintf(stderr, PFX "removed %d stale ustitch instance%s of recorders that are gone\n",
 			stale, stale == 1 ? "" : "s");
+}
 
-	cb = calloc((size_t)o->nr_bufs, sizeof(*cb));
-	if (!cb)
-		return 1;
+/*
+ * The capture's view of each buffer: its events and options.  Deferred
+ * stacks are the kernel's own options when it has them (@native), else
+ * BPF's.  0 or -1.
+ */
+static int plan_buffers(struct run *r, bool native)
+{
+	struct rec_opts *o = r->o;
+	int b;
+
+	r->cb = calloc((size_t)o->nr_bufs, sizeof(*r->cb));
+	if (!r->cb)
+		return -1;
 	for (b = 0; b < o->nr_bufs; b++) {
 		struct rec_buffer *rb = &o->bufs[b];
 		struct ust_cap_event *ev = calloc((size_t)rb->nr_ev, sizeof(*ev));
 		int i;
 
 		if (!ev)
-			return 1;
+			return -1;
+		r->cb[b].events = ev;
 		for (i = 0; i < rb->nr_ev; i++) {
 			ev[i].system = rb->ev[i].system;
 			ev[i].event = rb->ev[i].event;
@@ -436,160 +453,244 @@ int rec_run(struct rec_opts *o, bool native)
 			char **n = realloc(rb->opts, (size_t)(rb->nr_opts + 2) * sizeof(char *));
 
 			if (!n)
-				return 1;
+				return -1;
 			rb->opts = n;
 			rb->opts[rb->nr_opts++] = strdup(UST_ABI_OPT_USERSTACKTRACE_DELAY);
 			rb->opts[rb->nr_opts++] = strdup(UST_ABI_OPT_USERSTACKTRACE);
 		} else if (rb->deferred) {
-			bpf = true;
+			r->bpf = true;
 		}
-		cb[b].name = rb->name;
-		cb[b].events = ev;
-		cb[b].nr_events = rb->nr_ev;
-		cb[b].options = (const char *const *)rb->opts;
-		cb[b].nr_options = rb->nr_opts;
+		r->cb[b].name = rb->name;
+		r->cb[b].nr_events = rb->nr_ev;
+		r->cb[b].options = (const char *const *)rb->opts;
+		r->cb[b].nr_options = rb->nr_opts;
 	}
-	spooling = bpf || o->sources;
-	if (spooling)
-		pick_ids(&r);
+	r->spooling = r->bpf || o->sources;
+	if (r->spooling)
+		pick_ids(r);
+	return 0;
+}
 
-	if (o->cmd) {
-		child = spawn(o->cmd, &go_fd, &err_fd);
-		if (child < 0) {
-			fprintf(stderr, PFX "cannot start %s: %s\n", o->cmd[0], strerror(errno));
-			return 1;
-		}
+/* The command, forked and held until tracing is on.  0 or -1. */
+static int start_command(struct run *r)
+{
+	if (!r->o->cmd)
+		return 0;
+	r->child = spawn(r->o->cmd, &r->go_fd, &r->err_fd);
+	if (r->child < 0) {
+		fprintf(stderr, PFX "cannot start %s: %s\n", r->o->cmd[0], strerror(errno));
+		return -1;
 	}
-	co.buffers = cb;
+	return 0;
+}
+
+/* The tracefs instances, following the command.  0 or -1. */
+static int start_capture(struct run *r)
+{
+	struct rec_opts *o = r->o;
+	struct ust_cap_opts co = { 0 };
+	char err[512];
+
+	co.buffers = r->cb;
 	co.nr_buffers = o->nr_bufs;
 	co.clock = o->clock;
 	co.buffer_kb = o->buffer_kb;
 	co.pids = o->pids;
 	co.nr_pids = o->nr_pids;
-	r.cap = ust_cap_start(o->output, &co, err, sizeof(err));
-	if (!r.cap) {
+	r->cap = ust_cap_start(o->output, &co, err, sizeof(err));
+	if (!r->cap) {
 		fprintf(stderr, PFX "%s\n", err);
-		goto kill_child;
+		return -1;
 	}
-	started = true;
-	if (child > 0 && ust_cap_follow(r.cap, child)) {
-		fprintf(stderr, PFX "cannot follow pid %d\n", (int)child);
-		goto abort;
+	r->started = true;
+	if (r->child > 0 && ust_cap_follow(r->cap, r->child)) {
+		fprintf(stderr, PFX "cannot follow pid %d\n", (int)r->child);
+		return -1;
 	}
-	if (spooling) {
-		r.spool = rec_spool_new();
-		r.maps = rec_maps_new(r.mapping_id, o->cmd ? cmd_path(o->cmd[0], pathbuf, sizeof(pathbuf)) : NULL);
-		if (!r.spool || !r.maps || (bpf && start_bpf(&r, child)))
-			goto abort;
-	}
-	r.ctx.o = o;
-	r.ctx.spool = r.spool;
-	r.ctx.maps = r.maps;
-	r.ctx.bpfu = r.bpfu;
-	r.ctx.child = child;
-	r.ctx.cookie_id = r.cookie_id;
-	r.ctx.stack_id = r.stack_id;
-	r.ctx.mapping_id = r.mapping_id;
-	r.ctx.flags_id = r.flags_id;
-	r.ctx.cap = r.cap;
-	for (src = o->sources; src; src = src->next) {
-		if (src->ops->start(src, &r.ctx, err, sizeof(err))) {
-			fprintf(stderr, PFX "%s: %s\n", src->ops->name, err);
-			goto abort;
-		}
-	}
-	/* What the main loop waits on: the BPF ring and the sources' buffers. */
-	ep = wait_set(&r, o);
-	ust_cap_on(r.cap);
-	t0 = now_s();
-	if (child > 0) {
-		int e = 0;
+	return 0;
+}
 
-		if (write(go_fd, "g", 1) != 1)
-			goto abort;
-		close(go_fd);
-		go_fd = -1;
-		/* The exec either closes the pipe (success) or reports errno. */
-		if (read(err_fd, &e, sizeof(e)) == (ssize_t)sizeof(e)) {
-			fprintf(stderr, PFX "cannot run %s: %s\n", o->cmd[0], strerror(e));
-			waitpid(child, NULL, 0);
-			child = -1;
-			goto abort;
+/* The spool of the "ustitch" buffer, its mapping records, the BPF unwinder.  0 or -1. */
+static int start_spool(struct run *r)
+{
+	struct rec_opts *o = r->o;
+
+	if (!r->spooling)
+		return 0;
+	r->spool = rec_spool_new();
+	r->maps = rec_maps_new(r->mapping_id,
+			       o->cmd ? cmd_path(o->cmd[0], r->pathbuf, sizeof(r->pathbuf)) : NULL);
+	if (!r->spool || !r->maps || (r->bpf && start_bpf(r, r->child)))
+		return -1;
+	return 0;
+}
+
+/* The extra producers (perf sampling, lock_held(), --addr-filter).  0 or -1. */
+static int start_sources(struct run *r)
+{
+	struct rec_source *src;
+	char err[512];
+
+	r->ctx.o = r->o;
+	r->ctx.spool = r->spool;
+	r->ctx.maps = r->maps;
+	r->ctx.bpfu = r->bpfu;
+	r->ctx.child = r->child;
+	r->ctx.cookie_id = r->cookie_id;
+	r->ctx.stack_id = r->stack_id;
+	r->ctx.mapping_id = r->mapping_id;
+	r->ctx.flags_id = r->flags_id;
+	r->ctx.cap = r->cap;
+	for (src = r->o->sources; src; src = src->next) {
+		if (src->ops->start(src, &r->ctx, err, sizeof(err))) {
+			fprintf(stderr, PFX "%s: %s\n", src->ops->name, err);
+			return -1;
 		}
-		close(err_fd);
-		err_fd = -1;
-	} else if (!o->quiet) {
-		fprintf(stderr, PFX "recording; stop with Ctrl-C (SIGINT) or SIGTERM\n");
 	}
+	return 0;
+}
+
+/* Tracing on, then the command runs (or the user is told how to stop).  0 or -1. */
+static int go(struct run *r)
+{
+	int e = 0;
+
+	/* What the main loop waits on: the BPF ring and the sources' buffers. */
+	r->ep = wait_set(r, r->o);
+	ust_cap_on(r->cap);
+	r->t0 = now_s();
+	if (r->child <= 0) {
+		if (!r->o->quiet)
+			fprintf(stderr, PFX "recording; stop with Ctrl-C (SIGINT) or SIGTERM\n");
+		return 0;
+	}
+	if (write(r->go_fd, "g", 1) != 1)
+		return -1;
+	close(r->go_fd);
+	r->go_fd = -1;
+	/* The exec either closes the pipe (success) or reports errno. */
+	if (read(r->err_fd, &e, sizeof(e)) == (ssize_t)sizeof(e)) {
+		fprintf(stderr, PFX "cannot run %s: %s\n", r->o->cmd[0], strerror(e));
+		waitpid(r->child, NULL, 0);
+		r->child = -1;
+		return -1;
+	}
+	close(r->err_fd);
+	r->err_fd = -1;
+	return 0;
+}
+
+/* One round's reading: BPF records, the sources, the ftrace buffers.
+ * 0, 1 to end the recording, -1 to abort it. */
+static int drain(struct run *r, bool *busy)
+{
+	struct rec_source *src;
+
+	if (r->bpfu && ust_bpfu_consume(r->bpfu, on_bpf_record, r) < 0)
+		return 1;
+	note_drops(r);
+	*busy = false;
+	for (src = r->o->sources; src; src = src->next) {
+		int pr = src->ops->poll ? src->ops->poll(src, &r->ctx) : 0;
+
+		if (pr < 0) {
+			fprintf(stderr, PFX "%s: reading failed\n", src->ops->name);
+			return -1;
+		}
+		*busy |= pr > 0;
+	}
+	if (ust_cap_drain(r->cap) < 0) {
+		fprintf(stderr, PFX "reading the ring buffer failed\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Until a signal, or the command's exit.  0, or -1 to abort. */
+static int poll_loop(struct run *r)
+{
+	bool busy = false, tty = isatty(2) && !r->o->quiet;
+	double last = 0;
+	int status = 0;
 
 	while (!stop_sig) {
 		/* Short rounds: the kernel's per-CPU buffers fill fast; shorter
 		 * still while a source says its buffers are filling up. */
-		int wait_ms = busy ? 2 : 50, pr;
+		int wait_ms = busy ? 2 : 50, d;
 		struct epoll_event ev[8];
 
-		if (ep >= 0 ? epoll_wait(ep, ev, 8, wait_ms) < 0 && errno != EINTR :
-			      usleep((useconds_t)wait_ms * 1000) < 0 && errno != EINTR)
+		if (r->ep >= 0 ? epoll_wait(r->ep, ev, 8, wait_ms) < 0 && errno != EINTR :
+				 usleep((useconds_t)wait_ms * 1000) < 0 && errno != EINTR)
 			break;
-		if (r.bpfu && ust_bpfu_consume(r.bpfu, on_bpf_record, &r) < 0)
-			break;
-		note_drops(&r);
-		busy = false;
-		for (src = o->sources; src; src = src->next) {
-			pr = src->ops->poll ? src->ops->poll(src, &r.ctx) : 0;
-			if (pr < 0) {
-				fprintf(stderr, PFX "%s: reading failed\n", src->ops->name);
-				goto abort;
-			}
-			busy |= pr > 0;
-		}
-		if (ust_cap_drain(r.cap) < 0) {
-			fprintf(stderr, PFX "reading the ring buffer failed\n");
-			goto abort;
-		}
-		if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
-			child = -1;
+		d = drain(r, &busy);
+		if (d)
+			return d < 0 ? -1 : 0;
+		if (r->child > 0 && waitpid(r->child, &status, WNOHANG) == r->child) {
+			r->child = -1;
 			break;
 		}
 		if (tty && now_s() - last >= 0.5) {
-			show_status(&r, t0, false);
+			show_status(r, r->t0, false);
 			last = now_s();
 		}
 	}
-	ust_cap_off(r.cap);
-	for (src = o->sources; src; src = src->next)
+	return 0;
+}
+
+/* Tracing off, the sources stopped, the last BPF records read. */
+static void stop_all(struct run *r)
+{
+	struct rec_source *src;
+
+	ust_cap_off(r->cap);
+	for (src = r->o->sources; src; src = src->next)
 		if (src->ops->stop)
-			src->ops->stop(src, &r.ctx);
-	if (r.bpfu) {
+			src->ops->stop(src, &r->ctx);
+	if (r->bpfu) {
 		/* Stacks of the last kernel entries arrive after the events. */
 		usleep(20000);
-		ust_bpfu_consume(r.bpfu, on_bpf_record, &r);
-		note_drops(&r);
+		ust_bpfu_consume(r->bpfu, on_bpf_record, r);
+		note_drops(r);
 	}
-	if (tty)
-		show_status(&r, t0, true);
-	if (r.spool_err || (spooling && write_ustitch_buffer(&r))) {
+	if (isatty(2) && !r->o->quiet)
+		show_status(r, r->t0, true);
+}
+
+/* The "ustitch" buffer, the summary, then the file completed.  0 or -1. */
+static int finish(struct run *r)
+{
+	struct rec_source *src;
+	char err[512];
+
+	if (r->spool_err || (r->spooling && write_ustitch_buffer(r))) {
 		fprintf(stderr, PFX "writing the BPF records failed: %s\n",
-			strerror(r.spool_err ? r.spool_err : errno));
-		goto abort;
+			strerror(r->spool_err ? r->spool_err : errno));
+		return -1;
 	}
-	if (!o->quiet) {
-		summary(&r, o->output);
-		for (src = o->sources; src; src = src->next)
+	if (!r->o->quiet) {
+		summary(r, r->o->output);
+		for (src = r->o->sources; src; src = src->next)
 			if (src->ops->summary)
 				src->ops->summary(src, stderr);
 	}
-	if (ust_cap_finish(r.cap, err, sizeof(err))) {
-		r.cap = NULL;
+	if (ust_cap_finish(r->cap, err, sizeof(err))) {
+		r->cap = NULL;
 		fprintf(stderr, PFX "%s\n", err);
-		goto abort;
+		return -1;
 	}
-	r.cap = NULL;
-	/* As trace-cmd record: the command's own exit status is not ours. */
-	ret = 0;
-abort:
-	if (ep >= 0)
-		close(ep);
+	r->cap = NULL;
+	return 0;
+}
+
+/* Everything undone; after a failure, no half-written trace is left. */
+static void clean_up(struct run *r, bool failed)
+{
+	struct rec_opts *o = r->o;
+	struct rec_source *src;
+	int b;
+
+	if (r->ep >= 0)
+		close(r->ep);
 	/* Unlinked first: free() may free the source itself. */
 	while ((src = o->sources)) {
 		o->sources = src->next;
@@ -601,28 +702,44 @@ abort:
 		free(o->af);
 		o->af = NULL;
 	}
-	for (b = 0; b < r.ctx.nr_formats; b++)
-		free(r.ctx.formats[b]);
-	free(r.ctx.formats);
-	ust_bpfu_close(r.bpfu);
-	ust_cap_abort(r.cap);
-	rec_spool_free(r.spool);
-	rec_maps_free(r.maps);
-kill_child:
-	if (child > 0) {
+	for (b = 0; b < r->ctx.nr_formats; b++)
+		free(r->ctx.formats[b]);
+	free(r->ctx.formats);
+	ust_bpfu_close(r->bpfu);
+	ust_cap_abort(r->cap);
+	rec_spool_free(r->spool);
+	rec_maps_free(r->maps);
+	if (r->child > 0) {
 		/* The command must not outlive a recorder that failed. */
-		if (go_fd >= 0)
-			kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
+		if (r->go_fd >= 0)
+			kill(r->child, SIGKILL);
+		waitpid(r->child, NULL, 0);
 	}
-	if (go_fd >= 0)
-		close(go_fd);
-	if (err_fd >= 0)
-		close(err_fd);
-	if (ret && started)
+	if (r->go_fd >= 0)
+		close(r->go_fd);
+	if (r->err_fd >= 0)
+		close(r->err_fd);
+	if (failed && r->started)
 		unlink(o->output);	/* never leave a half-written trace behind */
-	for (b = 0; b < o->nr_bufs; b++)
-		free((void *)cb[b].events);
-	free(cb);
+	for (b = 0; r->cb && b < o->nr_bufs; b++)
+		free((void *)r->cb[b].events);
+	free(r->cb);
+}
+
+int rec_run(struct rec_opts *o, bool native)
+{
+	struct run r = { .o = o, .go_fd = -1, .err_fd = -1, .ep = -1, .child = -1 };
+	int ret = 1;
+
+	catch_signals();
+	remove_stale(&r);
+	if (!plan_buffers(&r, native) && !start_command(&r) && !start_capture(&r) &&
+	    !start_spool(&r) && !start_sources(&r) && !go(&r) && !poll_loop(&r)) {
+		stop_all(&r);
+		/* As trace-cmd record: the command's own exit status is not ours. */
+		if (!finish(&r))
+			ret = 0;
+	}
+	clean_up(&r, ret != 0);
 	return ret;
 }
