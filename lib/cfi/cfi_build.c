@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Building a file's unwind table: .eh_frame (and .debug_frame) -> rows
+ * keyed by file offset, in the format of bpf/ust_cfi_abi.h.
+ *
+ * Why libdw rather than our own CFI interpreter: libdw already handles
+ * every augmentation and pointer encoding gcc, clang and binutils emit,
+ * the CIE's initial instructions and the x86-64 ABI defaults, remember/
+ * restore_state and .debug_frame with the same code, and it is checked
+ * against corrupt input by its own test suite and fuzzing.  Its cost was
+ * measured before choosing it: 0.5 to 32 ms per Debian library (see
+ * bench/cfi for libc and libLLVM), which is negligible next to the
+ * one-time nature of a table (cached by build-id, on disk too).  The only
+ * thing libdw does not give is the list of FDEs, which cfi_fde.c decodes.
+ *
+ * The walk: for every FDE (sorted by start), from its start: ask libdw
+ * for the frame state at pc (dwarf_cfi_addrframe), which also says where
+ * that row ends (dwarf_frame_info); map it to a rule (cfi_rule.c); go on
+ * at the row's end.  .eh_frame comes first; .debug_frame (of the file, or
+ * of its separate debug file found as ust_sym finds it) only fills what
+ * no .eh_frame FDE covers.
+ *
+ * Overlapping FDEs (seen in hand-written assembly): the FDE that starts
+ * first keeps its whole range; a later FDE only contributes rows past the
+ * end of everything before it, and for those pcs the rule is what libdw's
+ * own lookup returns.  That depends on the file alone, so a table is the
+ * same whenever it is built (and the overlaps are counted in the stats).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cfi_internal.h"
+
+struct seg {
+	uint64_t vaddr, end, off;	/* executable PT_LOAD: [vaddr, end) at off */
+};
+
+struct span {
+	uint64_t off, end;		/* file offsets */
+	uint32_t seq;			/* creation order: ties sort stably */
+	struct ust_cfi_rule rule;
+};
+
+struct ival {
+	uint64_t start, end;
+};
+
+struct builder {
+	struct seg *segs;
+	int nr_segs;
+	struct span *spans;
+	size_t nr_spans, cap_spans;
+	struct ival *eh_cov;		/* vaddr ranges walked from .eh_frame, ascending */
+	size_t nr_eh_cov, cap_eh_cov;
+	struct ust_cfi_stats *st;
+	char *err;
+	size_t errsz;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int add_span(struct builder *b, uint64_t vlo, uint64_t vhi,
+		    const struct ust_cfi_rule *r)
+{
+	int i;
+
+	for (i = 0; i < b->nr_segs; i++) {
+		const struct seg *s = &b->segs[i];
+		uint64_t lo = vlo > s->vaddr ? vlo : s->vaddr;
+		uint64_t hi = vhi < s->end ? vhi : s->end;
+
+		if (lo >= hi)
+			continue;
+		if (b->nr_spans == b->cap_spans) {
+			size_t cap = b->cap_spans ? 2 * b->cap_spans : 1024;
+			struct span *n = realloc(b->spans, cap * sizeof(*n));
+
+			if (!n)
+				return ust_cfi_fail(b->err, b->errsz, -ENOMEM, "out of memory");
+			b->spans = n;
+			b->cap_spans = cap;
+		}
+		b->spans[b->nr_spans++] = (struct span){
+			.off = lo - s->vaddr + s->off,
+			.end = hi - s->vaddr + s->off,
+			.seq = (uint32_t)b->nr_spans,
+			.rule = *r,
+		};
+	}
+	return 0;
+}
+
+/* The rows of [lo, hi) as libdw sees them. */
+static int walk(struct builder *b, Dwarf_CFI *cfi, const char *name,
+		const struct ust_cfi_fde *fde, uint64_t lo, uint64_t hi)
+{
+	uint64_t pc = lo;
+	int ret;
+
+	while (pc < hi) {
+		struct ust_cfi_rule r;
+		Dwarf_Frame *frame;
+		Dwarf_Addr start, end;
+		bool signal;
+
+		if (dwarf_cfi_addrframe(cfi, pc, &frame) != 0)
+			return ust_cfi_fail(b->err, b->errsz, -EBADMSG,
+					    "corrupt %s: FDE at offset %#llx: no rule for %#llx: %s",
+					    name, (unsigned long long)fde->sec_off,
+					    (unsigned long long)pc, dwarf_errmsg(-1));
+		if (dwarf_frame_info(frame, &start, &end, &signal) < 0 || end <= pc) {
+			free(frame);
+			return ust_cfi_fail(b->err, b->errsz, -EBADMSG,
+					    "corrupt %s: FDE at offset %#llx: empty row at %#llx",
+					    name, (unsigned long long)fde->sec_off,
+					    (unsigned long long)pc);
+		}
+		ust_cfi_rule_of(frame, signal, &r);
+		free(frame);
+		if (end > hi)
+			end = hi;
+		ret = add_span(b, pc, end, &r);
+		if (ret)
+			return ret;
+		pc = end;
+	}
+	return 0;
+}
+
+/* Is any of [lo, hi) inside an executable segment? */
+static bool in_text(const struct builder *b, uint64_t lo, uint64_t hi)
+{
+	int i;
+
+	for (i = 0; i < b->nr_segs; i++)
+		if (lo < b->segs[i].end && hi > b->segs[i].vaddr)
+			return true;
+	return false;
+}
+
+static int add_eh_cov(struct builder *b, uint64_t lo, uint64_t hi)
+{
+	if (b->nr_eh_cov && b->eh_cov[b->nr_eh_cov - 1].end == lo) {
+		b->eh_cov[b->nr_eh_cov - 1].end = hi;
+		return 0;
+	}
+	if (b->nr_eh_cov == b->cap_eh_cov) {
+		size_t cap = b->cap_eh_cov ? 2 * b->cap_eh_cov : 256;
+		struct ival *n = realloc(b->eh_cov, cap * sizeof(*n));
+
+		if (!n)
+			return ust_cfi_fail(b->err, b->errsz, -ENOMEM, "out of memory");
+		b->eh_cov = n;
+		b->cap_eh_cov = cap;
+	}
+	b->eh_cov[b->nr_eh_cov++] = (struct ival){ lo, hi };
+	return 0;
+}
+
+/* First .eh_frame range ending after @pc. */
+static size_t eh_cov_after(const struct builder *b, uint64_t pc)
+{
+	size_t lo = 0, hi = b->nr_eh_cov;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->eh_cov[mid].end <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* All FDEs of one section; @eh: .eh_frame (else .debug_frame, gaps only). */
+static int walk_section(struct builder *b, Elf *elf, Elf_Scn *scn, Dwarf_CFI *cfi, bool eh)
+{
+	const char *name = eh ? ".eh_frame" : ".debug_frame";
+	struct ust_cfi_fde *fdes;
+	uint64_t covered = 0;
+	int nr, i, ret = 0;
+
+	nr = ust_cfi_fde_list(elf, scn, eh, &fdes, b->err, b->errsz);
+	if (nr < 0)
+		return nr;
+	for (i = 0; i < nr; i++) {
+		const struct ust_cfi_fde *f = &fdes[i];
+		uint64_t lo = f->start;
+		size_t before = b->nr_spans;
+
+		if (!in_text(b, f->start, f->end)) {
+			b->st->fdes_outside++;
+			continue;
+		}
+		if (f->start < covered) {
+			b->st->fdes_overlapping++;
+			lo = covered;
+		}
+		if (lo >= f->end)
+			continue;
+		covered = f->end;
+		if (eh) {
+			ret = walk(b, cfi, name, f, lo, f->end);
+			if (!ret)
+				ret = add_eh_cov(b, lo, f->end);
+		} else {
+			size_t k = eh_cov_after(b, lo);
+			uint64_t pc = lo;
+
+			while (!ret && pc < f->end) {
+				uint64_t stop = f->end;
+
+				if (k < b->nr_eh_cov && b->eh_cov[k].start <= pc) {
+					pc = b->eh_cov[k++].end;
+					continue;
+				}
+				if (k < b->nr_eh_cov && b->eh_cov[k].start < stop)
+					stop = b->eh_cov[k].start;
+				ret = walk(b, cfi, name, f, pc, stop);
+				pc = stop;
+			}
+		}
+		if (ret)
+			break;
+		if (b->nr_spans > before) {
+			b->st->fdes++;
+			if (!eh)
+				b->st->fdes_debug_frame++;
+		}
+	}
+	free(fdes);
+	return ret;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int push_row(struct ust_cfi_table *t, size_t *cap, uint64_t off,
+		    const struct ust_cfi_rule *r)
+{
+	if (t->nr_rows == *cap) {
+		size_t n = *cap ? 2 * *cap : 1024;
+		struct ust_cfi_row *rows = realloc(t->rows, n * sizeof(*rows));
+
+		if (!rows)
+			return -ENOMEM;
+		t->rows = rows;
+		*cap = n;
+	}
+	t->rows[t->nr_rows++] = (struct ust_cfi_row){
+		.off = (__u32)off,
+		.cfa_off = r->cfa_off,
+		.rbp_off = r->rbp_off,
+		.cfa_type = r->cfa_type,
+		.rbp_type = r->rbp_type,
+	};
+	return 0;
+}
+
+/* Spans -> rows: sorted, gaps as NONE, equal neighbours merged. */
+static int finish(struct builder *b, struct ust_cfi_table *t)
+{
+	static const struct ust_cfi_rule none = { .cfa_type = UST_CFI_CFA_NONE };
+	struct ust_cfi_rule last = none;
+	uint64_t prev_end = 0;
+	bool have = false;
+	size_t cap = 0, i;
+	uint32_t r;
+
+	qsort(b->spans, b->nr_spans, sizeof(*b->spans), cmp_span);
+	for (i = 0; i < b->nr_spans; i++) {
+		struct span *s = &b->spans[i];
+
+		if (have && s->off < prev_end)
+			s->off = prev_end;	/* cannot happen with sane segments; keep sorted */
+		if (s->off >= s->end)
+			continue;
+		if (s->end > (uint64_t)UINT32_MAX)
+			return ust_cfi_fail(b->err, b->errsz, -ERANGE,
+					    "code at file offset %#llx: beyond the rows' 4 GiB",
+					    (unsigned long long)s->off);
+		if (have && s->off > prev_end) {
+			if (push_row(t, &cap, prev_end, &none))
+				goto nomem;
+			last = none;
+		}
+		if (!have || s->off > prev_end || !ust_cfi_rule_eq(&last, &s->rule)) {
+			if (push_row(t, &cap, s->off, &s->rule))
+				goto nomem;
+			last = s->rule;
+			if (s->rule.overflow)
+				b->st->rows_overflow++;
+		}
+		prev_end = s->end;
+		have = true;
+	}
+	if (have && push_row(t, &cap, prev_end, &none))
+		goto nomem;
+
+	b->st->rows = t->nr_rows;
+	for (r = 0; r < t->nr_rows; r++) {
+		const struct ust_cfi_row *row = &t->rows[r];
+		uint64_t len = r + 1 < t->nr_rows ? t->rows[r + 1].off - row->off : 0;
+
+		b->st->rows_cfa[row->cfa_type]++;
+		b->st->rows_rbp[row->rbp_type]++;
+		b->st->bytes_cfa[row->cfa_type] += len;
+		if (row->cfa_type != UST_CFI_CFA_NONE)
+			b->st->covered_bytes += len;
+	}
+	return 0;
+nomem:
+	return ust_cfi_fail(b->err, b->errsz, -ENOMEM, "out of memory");
+}
+
+/*
+ * The code the table is for: the executable sections (SHF_EXECINSTR)
+ * inside the executable segments; the segments themselves when the
+ * sections are gone (they also hold headers and, without -z
+ * separate-code, read-only data).
+ */
+static void text_bytes(struct builder *b, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	uint64_t sum = 0;
+	int i;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
+		    (sh.sh_flags & SHF_EXECINSTR) && sh.sh_size &&
+		    in_text(b, sh.sh_addr, sh.sh_addr + sh.sh_size))
+			sum += sh.sh_size;
+	}
+	if (!sum)
+		for (i = 0; i < b->nr_segs; i++)
+			sum += b->segs[i].end - b->segs[i].vaddr;
+	b->st->text_bytes = sum;
+}
+
+static int load_segments(struct builder *b, Elf *elf)
+{
+	struct ust_sym_seg *segs;
+	bool guessed;
+	int nr, i;
+
+	if (ust_sym_elf_segments(elf, &segs, &nr, &guessed) != 0)
+		return ust_cfi_fail(b->err, b->errsz, -ENOEXEC,
+				    "corrupt ELF: unreadable program headers");
+	b->segs = calloc(nr ? (size_t)nr : 1, sizeof(*b->segs));
+	if (!b->segs) {
+		free(segs);
+		return ust_cfi_fail(b->err, b->errsz, -ENOMEM, "out of memory");
+	}
+	for (i = 0; i < nr; i++) {
+		if (!segs[i].exec || !segs[i].filesz || segs[i].vaddr + segs[i].filesz < segs[i].vaddr)
+			continue;
+		b->segs[b->nr_segs++] = (struct seg){
+			.vaddr = segs[i].vaddr,
+			.end = segs[i].vaddr + segs[i].filesz,
+			.off = segs[i].off,
+		};
+	}
+	free(segs);
+	text_bytes(b, elf);
+	return 0;
+}
+
+/* The .debug_frame of @elf and its CFI, or all NULL when it has none. */
+static void debug_frame_of(Elf *elf, Dwarf **dw, Dwarf_CFI **cfi, Elf_Scn **scn)
+{
+	GElf_Shdr sh;
+
+	*dw = NULL;
+	*cfi = NULL;
+	*scn = ust_sym_elf_section(elf, ".debug_frame", &sh);
+	if (!*scn || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+		return;
+	*dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (*dw)
+		*cfi = dwarf_getcfi(*dw);
+	if (!*cfi) {
+		if (*dw)
+			dwarf_end(*dw);
+		*dw = NULL;
+		*scn = NULL;
+	}
+}
+
+int ust_cfi_build_elf(const struct ust_sym_elf *e, const char *path,
+		      const struct ust_cfi_opts *opts, struct ust_cfi_table **out,
+		      char *err, size_t errsz)
+{
+	static const struct ust_cfi_opts no_opts;
+	struct builder b = { .err = err, .errsz = errsz };
+	struct ust_sym_elf dbg = { 0 };
+	struct ust_cfi_table *t;
+	Dwarf *dw = NULL;
+	Dwarf_CFI *cfi;
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	double t0 = now_ms();
+	int ret;
+
+	*out = NULL;
+	if (!opts)
+		opts = &no_opts;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return ust_cfi_fail(err, errsz, -ENOMEM, "out of memory");
+	b.st = &t->stats;
+	t->build_id_len = ust_sym_elf_build_id(e->elf, t->build_id, sizeof(t->build_id));
+	ret = load_segments(&b, e->elf);
+	if (ret)
+		goto out;
+
+	scn = ust_sym_elf_section(e->elf, ".eh_frame", &sh);
+	if (scn && sh.sh_type != SHT_NOBITS && sh.sh_size) {
+		cfi = dwarf_getcfi_elf(e->elf);
+		if (!cfi) {
+			ret = ust_cfi_fail(err, errsz, -EBADMSG, "corrupt .eh_frame: %s",
+					   dwarf_errmsg(-1));
+			goto out;
+		}
+		ret = walk_section(&b, e->elf, scn, cfi, true);
+		dwarf_cfi_end(cfi);
+		if (ret)
+			goto out;
+	}
+
+	if (!opts->no_debug_frame) {
+		debug_frame_of(e->elf, &dw, &cfi, &scn);
+		if (!cfi && path &&
+		    ust_sym_debug_find(opts->debug_dirs, opts->nr_debug_dirs, e, path,
+				       t->build_id_len ? t->build_id : NULL,
+				       t->build_id_len, &dbg) == 0) {
+			debug_frame_of(dbg.elf, &dw, &cfi, &scn);
+			t->debug_file = cfi != NULL;
+		}
+		if (cfi) {
+			ret = walk_section(&b, t->debug_file ? dbg.elf : e->elf, scn, cfi, false);
+			if (ret)
+				goto out;
+		}
+	}
+
+	ret = finish(&b, t);
+out:
+	if (dw)
+		dwarf_end(dw);
+	if (dbg.elf)
+		ust_sym_elf_close(&dbg);
+	free(b.segs);
+	free(b.spans);
+	free(b.eh_cov);
+	if (ret) {
+		ust_cfi_table_free(t);
+		return ret;
+	}
+	t->stats.build_ms = now_ms() - t0;
+	*out = t;
+	return 0;
+}
+
+int ust_cfi_build_path(const char *path, const struct ust_cfi_opts *opts,
+		       struct ust_cfi_table **out, char *err, size_t errsz)
+{
+	struct ust_sym_elf e;
+	int ret;
+
+	*out = NULL;
+	ret = ust_cfi_elf_path(&e, path, err, errsz);
+	if (ret)
+		return ret;
+	ret = ust_cfi_build_elf(&e, path, opts, out, err, errsz);
+	ust_sym_elf_close(&e);
+	return ret;
+}
+
+int ust_cfi_build_fd(int fd, const struct ust_cfi_opts *opts,
+		     struct ust_cfi_table **out, char *err, size_t errsz)
+{
+	char link[64], path[PATH_MAX];
+	struct ust_sym_elf e;
+	ssize_t n;
+	int ret;
+
+	*out = NULL;
+	ret = ust_cfi_elf_fd(&e, fd, err, errsz);
+	if (ret)
+		return ret;
+	/* The file's name, for the .gnu_debuglink lookup next to it. */
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n > 0 && path[0] == '/')
+		path[n] = '\0';
+	else
+		path[0] = '\0';
+	ret = ust_cfi_build_elf(&e, path[0] ? path : NULL, opts, out, err, errsz);
+	ust_sym_elf_close(&e);
+	return ret;
+}
+
+int ust_cfi_build_mem(const void *image, size_t size, const struct ust_cfi_opts *opts,
+		      struct ust_cfi_table **out, char *err, size_t errsz)
+{
+	struct ust_sym_elf e;
+	int ret;
+
+	*out = NULL;
+	ret = ust_cfi_elf_mem(&e, image, size, err, errsz);
+	if (ret)
+		return ret;
+	ret = ust_cfi_build_elf(&e, NULL, opts, out, err, errsz);
+	ust_sym_elf_close(&e);
+	return ret;
+}
+
+void ust_cfi_table_free(struct ust_cfi_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	free(t);
+}

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * The FDEs of one CFI section and the ranges they cover.
+ *
+ * libdw looks an FDE up by address but does not list them; dwarf_next_cfi
+ * walks the entries yet leaves an FDE's initial location and range
+ * encoded as its CIE says ('R' in the augmentation, DW_EH_PE_*).  This
+ * file decodes just that: the augmentation data up to 'R' and the two
+ * encoded fields.  The rows themselves come from libdw (cfi_build.c).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfi_internal.h"
+
+#define PE_OMIT		0xff
+#define PE_FMT(e)	((e) & 0x0f)
+#define PE_APP(e)	((e) & 0x70)
+#define PE_INDIRECT	0x80
+enum { PE_absptr = 0x00, PE_uleb128 = 0x01, PE_udata2 = 0x02, PE_udata4 = 0x03,
+       PE_udata8 = 0x04, PE_sleb128 = 0x09, PE_sdata2 = 0x0a, PE_sdata4 = 0x0b,
+       PE_sdata8 = 0x0c };
+enum { PE_abs = 0x00, PE_pcrel = 0x10 };
+
+struct cie_info {
+	uint64_t off;
+	uint8_t enc;		/* FDE pointer encoding */
+	bool ok;		/* the encoding is known */
+};
+
+static int read_uleb(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	unsigned int shift = 0;
+
+	*v = 0;
+	while (p < end) {
+		uint8_t b = *p++;
+
+		if (shift < 64)
+			*v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			*pp = p;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int read_sleb(const uint8_t **pp, const uint8_t *end, int64_t *v)
+{
+	const uint8_t *p = *pp;
+	unsigned int shift = 0;
+	uint64_t u = 0;
+
+	while (p < end) {
+		uint8_t b = *p++;
+
+		if (shift < 64)
+			u |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift < 64 && (b & 0x40))
+				u |= ~(uint64_t)0 << shift;
+			*v = (int64_t)u;
+			*pp = p;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Little-endian fixed-size field (x86-64 only, as the row format). */
+static int read_fixed(const uint8_t **pp, const uint8_t *end, size_t n, bool sign,
+		      uint64_t *v)
+{
+	uint64_t u = 0;
+	size_t i;
+
+	if ((size_t)(end - *pp) < n)
+		return -1;
+	for (i = 0; i < n; i++)
+		u |= (uint64_t)(*pp)[i] << (8 * i);
+	if (sign && n < 8 && (u >> (8 * n - 1)) & 1)
+		u |= ~(uint64_t)0 << (8 * n);
+	*pp += n;
+	*v = u;
+	return 0;
+}
+
+/* The value of one encoded field; @field_vaddr is its own address (pcrel). */
+static int read_encoded(const uint8_t **pp, const uint8_t *end, uint8_t enc,
+			uint64_t field_vaddr, bool apply, uint64_t *v)
+{
+	int64_t s;
+
+	switch (PE_FMT(enc)) {
+	case PE_absptr:
+	case PE_udata8:
+	case PE_sdata8:
+		if (read_fixed(pp, end, 8, false, v))
+			return -1;
+		break;
+	case PE_udata2:
+	case PE_sdata2:
+		if (read_fixed(pp, end, 2, PE_FMT(enc) == PE_sdata2, v))
+			return -1;
+		break;
+	case PE_udata4:
+	case PE_sdata4:
+		if (read_fixed(pp, end, 4, PE_FMT(enc) == PE_sdata4, v))
+			return -1;
+		break;
+	case PE_uleb128:
+		if (read_uleb(pp, end, v))
+			return -1;
+		break;
+	case PE_sleb128:
+		if (read_sleb(pp, end, &s))
+			return -1;
+		*v = (uint64_t)s;
+		break;
+	default:
+		return -1;
+	}
+	if (!apply)
+		return 0;
+	if (enc & PE_INDIRECT)
+		return -1;
+	switch (PE_APP(enc)) {
+	case PE_abs:
+		return 0;
+	case PE_pcrel:
+		*v += field_vaddr;
+		return 0;
+	default:		/* textrel, datarel, funcrel, aligned: not for FDEs on x86-64 */
+		return -1;
+	}
+}
+
+/* The FDE pointer encoding of a CIE: its 'R' entry, absptr without one. */
+static bool cie_encoding(const Dwarf_CIE *cie, uint8_t *enc)
+{
+	const char *aug = cie->augmentation;
+	const uint8_t *p = cie->augmentation_data;
+	const uint8_t *end = p ? p + cie->augmentation_data_size : NULL;
+	uint64_t skip;
+
+	*enc = PE_absptr;
+	if (!aug || !aug[0])
+		return true;
+	if (aug[0] != 'z' || !p)
+		return false;	/* "eh" and other pre-'z' forms: data of unknown size */
+	for (aug++; *aug; aug++) {
+		switch (*aug) {
+		case 'R':
+			if (p >= end)
+				return false;
+			*enc = *p;
+			return true;
+		case 'L':
+			if (p >= end)
+				return false;
+			p++;
+			break;
+		case 'P':
+			if (p >= end)
+				return false;
+			{
+				uint8_t penc = *p++;
+
+				if (read_encoded(&p, end, penc, 0, false, &skip))
+					return false;
+			}
+			break;
+		case 'S':
+		case 'B':
+			break;
+		default:
+			/* Unknown letters: 'R', if any, came before. */
+			return true;
+		}
+	}
+	return true;
+}
+
+static int cmp_fde(const void *a, const void *b)
+{
+	const struct ust_cfi_fde *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return x->sec_off < y->sec_off ? -1 : x->sec_off > y->sec_off;
+}
+
+static int cmp_cie(const void *a, const void *b)
+{
+	const struct cie_info *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fde **out,
+		     char *err, size_t errsz)
+{
+	const char *name = eh ? ".eh_frame" : ".debug_frame";
+	struct ust_cfi_fde *fdes = NULL;
+	struct cie_info *cies = NULL;
+	size_t nr = 0, cap = 0, nr_cie = 0, cap_cie = 0;
+	const unsigned char *ident;
+	Dwarf_Off off = 0, next;
+	GElf_Shdr sh;
+	Elf_Data *data;
+	int ret;
+
+	*out = NULL;
+	ident = (const unsigned char *)elf_getident(elf, NULL);
+	if (!ident || !gelf_getshdr(scn, &sh))
+		return ust_cfi_fail(err, errsz, -ENOEXEC, "corrupt ELF: %s header", name);
+	if (ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB)
+		return ust_cfi_fail(err, errsz, -ENOEXEC, "not a 64-bit little-endian ELF");
+	data = elf_rawdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return ust_cfi_fail(err, errsz, -EBADMSG, "%s: unreadable", name);
+
+	/* Pass 1: the CIEs (an FDE may name a CIE that follows it). */
+	while (off < data->d_size) {
+		Dwarf_CFI_Entry ent;
+		int r = dwarf_next_cfi(ident, data, eh, off, &next, &ent);
+
+		if (r > 0)
+			break;
+		if (r < 0) {
+			ret = ust_cfi_fail(err, errsz, -EBADMSG, "corrupt %s at offset %#llx: %s",
+					   name, (unsigned long long)off, dwarf_errmsg(-1));
+			goto fail;
+		}
+		if (dwarf_cfi_cie_p(&ent)) {
+			if (nr_cie == cap_cie) {
+				struct cie_info *n;
+
+				cap_cie = cap_cie ? 2 * cap_cie : 16;
+				n = realloc(cies, cap_cie * sizeof(*n));
+				if (!n)
+					goto nomem;
+				cies = n;
+			}
+			cies[nr_cie].off = off;
+			cies[nr_cie].ok = cie_encoding(&ent.cie, &cies[nr_cie].enc);
+			nr_cie++;
+		}
+		if (next <= off)
+			break;
+		off = next;
+	}
+	qsort(cies, nr_cie, sizeof(*cies), cmp_cie);
+
+	/* Pass 2: the FDEs. */
+	for (off = 0; off < data->d_size; off = next) {
+		struct cie_info key, *cie;
+		Dwarf_CFI_Entry ent;
+		const uint8_t *p, *end;
+		uint64_t start, len;
+		int r = dwarf_next_cfi(ident, data, eh, off, &next, &ent);
+
+		if (r != 0 || next <= off)
+			break;	/* pass 1 saw the same */
+		if (dwarf_cfi_cie_p(&ent))
+			continue;
+		key.off = ent.fde.CIE_pointer;
+		cie = bsearch(&key, cies, nr_cie, sizeof(*cies), cmp_cie);
+		if (!cie) {
+			ret = ust_cfi_fail(err, errsz, -EBADMSG,
+					   "corrupt %s: FDE at offset %#llx names no CIE (%#llx)",
+					   name, (unsigned long long)off,
+					   (unsigned long long)ent.fde.CIE_pointer);
+			goto fail;
+		}
+		if (!cie->ok) {
+			ret = ust_cfi_fail(err, errsz, -EBADMSG,
+					   "%s: CIE at offset %#llx has an augmentation this reader does not know",
+					   name, (unsigned long long)cie->off);
+			goto fail;
+		}
+		p = ent.fde.start;
+		end = ent.fde.end;
+		if (read_encoded(&p, end, eh ? cie->enc : PE_absptr,
+				 sh.sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf),
+				 true, &start) ||
+		    read_encoded(&p, end, eh ? (uint8_t)PE_FMT(cie->enc) : PE_absptr, 0, false,
+				 &len)) {
+			ret = ust_cfi_fail(err, errsz, -EBADMSG,
+					   "corrupt %s: FDE at offset %#llx: bad address encoding %#x",
+					   name, (unsigned long long)off, cie->enc);
+			goto fail;
+		}
+		if (!len)
+			continue;
+		if (start + len < start) {
+			ret = ust_cfi_fail(err, errsz, -EBADMSG,
+					   "corrupt %s: FDE at offset %#llx: range wraps around",
+					   name, (unsigned long long)off);
+			goto fail;
+		}
+		if (nr == cap) {
+			struct ust_cfi_fde *n;
+
+			cap = cap ? 2 * cap : 256;
+			n = realloc(fdes, cap * sizeof(*n));
+			if (!n)
+				goto nomem;
+			fdes = n;
+		}
+		fdes[nr].start = start;
+		fdes[nr].end = start + len;
+		fdes[nr].sec_off = off;
+		nr++;
+	}
+	free(cies);
+	if (nr > INT32_MAX) {
+		free(fdes);
+		return ust_cfi_fail(err, errsz, -ERANGE, "%s: too many FDEs", name);
+	}
+	qsort(fdes, nr, sizeof(*fdes), cmp_fde);
+	*out = fdes;
+	return (int)nr;
+
+nomem:
+	ret = ust_cfi_fail(err, errsz, -ENOMEM, "out of memory");
+fail:
+	free(cies);
+	free(fdes);
+	return ret;
+}
