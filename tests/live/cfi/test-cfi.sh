@@ -1,0 +1,238 @@
+#!/bin/bash
+# Live tests of user stacks walked by CFI (.eh_frame) in `ustitch record`.
+# usage: test-cfi.sh chains|debian|perf-agree|gdb
+#   chains      every cfi-prog scenario (expected/SCENARIO.txt): record its
+#               one system call with deferred user stacks, report with our
+#               plugin, compare each event's chain of function names exactly
+#   debian      Debian's own binaries (no frame pointers): the share of
+#               stacks that reach the bottom (__libc_start_call_main, or
+#               start_thread/clone3 in threads) must be >= 99 %
+#   perf-agree  the same scenarios under `perf record --call-graph dwarf`:
+#               frame by frame, the same objects and addresses
+#   gdb         proves the expected files without ustitch: gdb (which unwinds
+#               by CFI) stops at each scenario's system call and its
+#               backtrace must match (needs no root, no tracefs)
+# Tracefs is touched only through `ustitch record` (its own instance) and
+# perf; nothing is left behind.
+set -u
+mode=${1:-chains}
+here=$(dirname "$0")
+if [ "$mode" = gdb ]; then
+	command -v gdb >/dev/null || { echo "skip: no gdb"; exit 77; }
+	work=$(mktemp -d /tmp/ustitch-cfi-gdb.XXXXXX)
+	trap 'rm -rf "$work"' EXIT
+	fails=0
+	ok() { echo "ok - $*"; }
+	bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
+	expect_eq() { [ "$2" = "$3" ] && ok "$1: $2" || bad "$1: got '$2', expected '$3'"; }
+	finish() { [ "$fails" = 0 ] && exit 0; echo "$fails failed"; exit 1; }
+else
+	. "$here/../lib.sh" cfi
+fi
+prog=$UST_CFI_PROG
+
+# field FILE NAME: the value of "NAME: value" in an expected file.
+field() { sed -n "s/^$2: *//p" "$1" | head -1; }
+
+# The deferred stacks need the kernel's series or BPF (tracepoint programs).
+need_deferred() {
+	local p
+	p=$("$UST_USTITCH" probe 2>&1)
+	echo "$p" | grep -q '^ftrace-deferred-unwind: yes' && return
+	echo "$p" | grep -q '^bpf-tracepoint: yes' && return
+	echo "skip: no deferred user stacks on this kernel (neither the ftrace series nor BPF tracepoint programs)"
+	echo "$p"
+	exit 77
+}
+
+instances() { ls /sys/kernel/tracing/instances | grep '^ustitch-' || true; }
+
+# record NAME EVENT CMD...: deferred user stacks of EVENT for CMD into
+# $work/NAME.dat; its report with the plugin in $work/NAME.report and one
+# line per event in $work/NAME.chains (cfi-chains.awk).
+record() {
+	local name=$1 ev=$2; shift 2
+	if ! "$UST_USTITCH" record -q -b 8192 -O userstacktrace_delay -e "$ev" -o "$work/$name.dat" \
+		-- "$@" >/dev/null 2>"$work/$name.err"; then
+		bad "$name: ustitch record failed: $(tail -3 "$work/$name.err")"
+		return 1
+	fi
+	report "$work/$name.dat" >"$work/$name.report"
+	awk -f "$here/cfi-chains.awk" "$work/$name.report" >"$work/$name.chains"
+}
+
+chains() {
+	local f s ev want got m before
+	need_deferred
+	before=$(instances)
+	for f in "$here"/expected/*.txt; do
+		s=$(basename "$f" .txt)
+		ev=$(field "$f" event)
+		want=$(field "$f" count)
+		record "$s" "$ev" "$prog" "$s" || continue
+		got=$(wc -l <"$work/$s.chains")
+		expect_eq "$s: ${ev#*:} events" "$got" "$want"
+		awk -f "$here/cfi-match.awk" "$f" "$work/$s.chains" >"$work/$s.match"
+		m=$(tail -1 "$work/$s.match")
+		if [ "$m" = "match $want/$want" ]; then
+			ok "$s: every chain as expected ($(grep -c '' "$f" | awk '{print $1}') lines of $(basename "$f"))"
+		else
+			bad "$s: chains differ ($m); expected on the left, recorded on the right:"
+			head -n -1 "$work/$s.match" | head -70
+		fi
+	done
+	expect_eq "ustitch instances left" "$(instances)" "$before"
+}
+
+# reach NAME: "events reaching" from $work/NAME.chains.
+reach() {
+	awk '{ n++; if ($4 ~ /(^|;)(__libc_start_call_main|start_thread|clone3|__clone3)(;|$)/) r++ }
+	     END { print n + 0, r + 0 }' "$work/$1.chains"
+}
+
+debian() {
+	local name ev n r
+	need_deferred
+	mkdir -p "$work/tree"
+	# name|event|command (output to /dev/null or into $work)
+	while IFS='|' read -r name ev cmd; do
+		[ -z "$name" ] && continue
+		# shellcheck disable=SC2086
+		record "$name" "syscalls:sys_enter_$ev" bash -c "exec $cmd" || continue
+		read -r n r < <(reach "$name")
+		if [ "$n" -lt 20 ]; then
+			bad "$name: only $n $ev events recorded"
+			continue
+		fi
+		printf '%-8s %-12s %6d events, %6d reach the bottom: %s %%\n' "$name" "$ev" "$n" "$r" \
+			"$(echo "scale=1; 100 * $r / $n" | bc)"
+		if [ $((r * 100)) -ge $((n * 99)) ]; then
+			ok "$name: $r/$n stacks reach the bottom (>= 99 %)"
+		else
+			bad "$name: $r/$n stacks reach the bottom (< 99 %); the most common short ones:"
+			awk '$4 !~ /(^|;)(__libc_start_call_main|start_thread|clone3|__clone3)(;|$)/ { print $4 }' \
+				"$work/$name.chains" | sort | uniq -c | sort -rn | head -5 | cut -c1-300
+		fi
+	done <<-EOF2
+	sort|write|sort /etc/services >/dev/null
+	gzip|write|gzip -c /usr/bin/bash >/dev/null
+	find|getdents64|find /usr/share/doc /usr/lib/python3 -name '*.gz' >/dev/null
+	tar|write|tar cf $work/t.tar -C /usr/lib python3.11/json python3.11/email
+	python3|write|python3 -c 'import os, sys
+	for d, ds, fs in os.walk("/usr/lib/python3.11"):
+	    for f in sorted(fs): print(os.path.join(d, f)); sys.stdout.flush()' >/dev/null
+	ls|getdents64|ls -lR /usr/share/doc >/dev/null
+	EOF2
+}
+
+# frames OBJ-RELATIVE: vaddr - offset of OBJ's executable segment, so that
+# perf's addresses (object vaddrs) compare with ustitch's file offsets.
+seg_delta() {
+	readelf -lW "$1" 2>/dev/null | awk '$1 == "LOAD" && $7 ~ /E/ { printf "%d\n", strtonum($3) - strtonum($2); exit }'
+}
+
+perf_agree() {
+	local s ev f n
+	need_deferred
+	command -v perf >/dev/null || { echo "skip: no perf"; exit 77; }
+	# Scenarios whose stack above the event fits perf's 8 KiB copy and
+	# whose frames perf 6.1 unwinds as gdb does (see README.md).
+	for s in leaf bsearch sig-thread thread plt plt-resolve deep40; do
+		f=$here/expected/$s.txt
+		ev=$(field "$f" event)
+		if ! perf record -q -o "$work/$s.perf" --call-graph dwarf -e "$ev" -- "$prog" "$s" \
+			>/dev/null 2>"$work/$s.perf.err"; then
+			bad "$s: perf record failed: $(tail -3 "$work/$s.perf.err")"
+			continue
+		fi
+		# One line per event: "obj@offset;..." with perf's vaddrs turned
+		# into file offsets.
+		perf script -i "$work/$s.perf" -F ip,sym,dso --no-inline 2>/dev/null |
+		awk -v seg="$(for o in "$prog" "$UST_CFI_LIB" /lib/x86_64-linux-gnu/libc.so.6 \
+				/lib64/ld-linux-x86-64.so.2; do
+				r=$(readlink -f "$o"); echo "$(basename "$r")=$(seg_delta "$r")"; done | tr '\n' ' ')" '
+			BEGIN { n = split(seg, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); d[kv[1]] = kv[2] } }
+			NF == 0 { if (c != "") print c; c = ""; next }
+			{ o = $NF; gsub(/[()]/, "", o); sub(/.*\//, "", o)
+			  c = c (c == "" ? "" : ";") o "@" sprintf("%x", strtonum("0x" $1) - d[o]) }
+			END { if (c != "") print c }' >"$work/$s.perf.chains"
+		record "$s" "$ev" "$prog" "$s" || continue
+		awk '/^=>\*? / && / <[0-9a-f]+> : / {
+			o = $0; sub(/^.*\(/, "", o); sub(/\).*$/, "", o)
+			x = $0; sub(/^.* </, "", x); sub(/>.*$/, "", x); sub(/^0+/, "", x)
+			c = c (c == "" ? "" : ";") o "@" x; next }
+		     /user_unwind_cookie:/ { if (c != "") print c; c = ""; next }
+		     END { if (c != "") print c }' <(report "$work/$s.dat" -O ustitch:raw=1) >"$work/$s.ust.chains"
+		n=$(wc -l <"$work/$s.perf.chains")
+		expect_eq "$s: events, ustitch vs perf" "$(wc -l <"$work/$s.ust.chains")" "$n"
+		# Frame by frame: same object, same address (perf reports a
+		# caller's return address minus one, ustitch the address itself).
+		# Below __libc_start_call_main (or clone3) perf may go on to
+		# _start: those frames are not compared.
+		paste -d' ' "$work/$s.ust.chains" "$work/$s.perf.chains" | awk -v s="$s" '
+			{ nu = split($1, u, ";"); np = split($2, p, ";"); ok = 1; top = 1
+			  for (i = 1; i <= nu || i <= np; i++) {
+				if (i > nu || i > np) { ok = 0; break }
+				split(u[i], a, "@"); split(p[i], b, "@")
+				if (a[1] != b[1]) { ok = 0; break }
+				ua = strtonum("0x" a[2]); pa = strtonum("0x" b[2])
+				if (ua != pa && ua - 1 != pa) { ok = 0; break }
+				if (u[i] ~ /^libc[.]so[.]6@/ && (i == nu || i == np)) break
+			  }
+			  if (ok) same++; else if (shown++ < 2) print "  differ at frame " i ": ustitch " $1 "\n            perf    " $2 }
+			END { print "same " same + 0 "/" NR }' >"$work/$s.cmp"
+		if [ "$(tail -1 "$work/$s.cmp")" = "same $n/$n" ] && [ "$n" -gt 0 ]; then
+			ok "$s: $n events, every stack frame for frame as perf's"
+		else
+			bad "$s: $(tail -1 "$work/$s.cmp") stacks as perf's"
+			head -n -1 "$work/$s.cmp"
+		fi
+	done
+}
+
+gdb_verify() {
+	local f s ev sc want got m cont
+	for f in "$here"/expected/*.txt; do
+		s=$(basename "$f" .txt)
+		ev=$(field "$f" event)
+		sc=${ev#syscalls:sys_enter_}
+		want=$(field "$f" count)
+		cont=()
+		for _ in $(seq $((want * 2 + 1))); do cont+=(-ex continue); done
+		gdb -nx -batch -ex 'set pagination off' -ex 'set backtrace past-main on' \
+			-ex 'set backtrace limit 400' -ex 'set debuginfod enabled off' \
+			-x "$here/gdb-frames.py" -ex "catch syscall $sc" \
+			-ex 'handle SIGUSR1 nostop noprint pass' -ex run "${cont[@]}" \
+			--args "$prog" "$s" >"$work/$s.gdb" 2>&1
+		# gdb stops at the entry and at the return of each call: the
+		# stack is the same at both.
+		awk '/^gdb-chain: / { $1 = ""; sub(/^ /, ""); gsub(/ /, ";"); if (++k % 2) print "gdb", "-", "-", $0 }' \
+			"$work/$s.gdb" >"$work/$s.gdbchains"
+		got=$(wc -l <"$work/$s.gdbchains")
+		expect_eq "$s: $sc calls under gdb" "$got" "$want"
+		awk -v gdb=1 -f "$here/cfi-match.awk" "$f" "$work/$s.gdbchains" >"$work/$s.match"
+		m=$(tail -1 "$work/$s.match")
+		[ "$m" = "match $want/$want" ] && ok "$s: gdb's backtraces are expected/$s.txt" ||
+			{ bad "$s: gdb's backtraces differ ($m)"; head -n -1 "$work/$s.match" | head -40; }
+	done
+}
+
+# The programs must have no frame-pointer chain: no `mov %rsp,%rbp` in any
+# of their own functions (crt's __do_global_dtors_aux aside).
+nofp() {
+	local o bad_fns
+	for o in "$prog" "$UST_CFI_LIB"; do
+		bad_fns=$(objdump -d --no-show-raw-insn "$o" | awk '/^[0-9a-f]+ <.*>:$/ { fn = $2 }
+			/mov +%rsp,%rbp/ && fn ~ /^<(cfi_|sc_|main)/ { print fn }' | sort -u | tr '\n' ' ')
+		expect_eq "$(basename "$o"): functions with a frame pointer" "${bad_fns:-none}" none
+	done
+}
+
+case $mode in
+chains) nofp; chains ;;
+debian) debian ;;
+perf-agree) perf_agree ;;
+gdb) nofp; gdb_verify ;;
+*) echo "usage: $0 chains|debian|perf-agree|gdb"; exit 2 ;;
+esac
+finish
