@@ -139,7 +139,15 @@ static void rbp_rule(Dwarf_Frame *frame, struct ust_cfi_rule *r)
 		r->rbp_off = (int16_t)off;
 		return;
 	}
-	/* DW_CFA_expression rbp: "breg6 N", the address the caller's rbp is at. */
+	/*
+	 * DW_CFA_expression rbp: "breg6 N", the address the caller's rbp is
+	 * at.  libdw puts the DW_OP_call_frame_cfa the expression starts with
+	 * (DWARF pushes the CFA first) in front; the breg hides it.
+	 */
+	if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa) {
+		ops++;
+		nops--;
+	}
 	if (nops == 1 && breg(&ops[0], &reg, &off) && reg == REG_RBP) {
 		if (off < INT16_MIN || off > INT16_MAX) {
 			r->overflow = true;
