@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ustitch/grow.h"
 #include "ustitch/abi.h"
 #include "ustitch/hmap.h"
 #include "ustitch/perf_maps.h"
@@ -65,13 +66,11 @@ static struct proc *get(struct ust_perf_maps *m, uint32_t pid)
 	if (p)
 		return p;
 	if (m->nr == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 16;
-		void *n = realloc(m->procs, cap * sizeof(*m->procs));
+		void *n = ust_grow(m->procs, &m->cap, m->nr + 1, sizeof(*m->procs), 16);
 
 		if (!n)
 			return NULL;
 		m->procs = n;
-		m->cap = cap;
 	}
 	if (ust_hmap_put(&m->by_pid, pid, m->nr))
 		return NULL;
@@ -83,13 +82,11 @@ static struct proc *get(struct ust_perf_maps *m, uint32_t pid)
 static int push(struct proc *p, const struct vma *v)
 {
 	if (p->nr == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 16;
-		void *n = realloc(p->v, cap * sizeof(*p->v));
+		void *n = ust_grow(p->v, &p->cap, p->nr + 1, sizeof(*p->v), 16);
 
 		if (!n)
 			return -1;
 		p->v = n;
-		p->cap = cap;
 	}
 	p->v[p->nr++] = *v;
 	return 0;

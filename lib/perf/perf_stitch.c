@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ustitch/grow.h"
 #include "ustitch/abi.h"
 #include "ustitch/hmap.h"
 #include "ustitch/perf_stitch.h"
@@ -83,13 +84,11 @@ static struct ust_perf_item *new_item(struct ust_perf_stitch *st, enum ust_perf_
 	if (st->finished)
 		return NULL;
 	if (st->nr == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 1024;
-		void *n = realloc(st->items, cap * sizeof(*st->items));
+		void *n = ust_grow(st->items, &st->cap, st->nr + 1, sizeof(*st->items), 1024);
 
 		if (!n)
 			return NULL;
 		st->items = n;
-		st->cap = cap;
 	}
 	it = &st->items[st->nr];
 	memset(it, 0, sizeof(*it));
@@ -305,13 +304,11 @@ static int match_requests(struct ust_perf_stitch *st)
 		if (!c)
 			goto out;
 		if (c->nr == c->cap) {
-			size_t cap = c->cap ? c->cap * 2 : 256;
-			void *n = realloc(c->idx, cap * sizeof(*c->idx));
+			void *n = ust_grow(c->idx, &c->cap, c->nr + 1, sizeof(*c->idx), 256);
 
 			if (!n)
 				goto out;
 			c->idx = n;
-			c->cap = cap;
 		}
 		c->idx[c->nr++] = idx;
 	}

@@ -14,6 +14,7 @@
 
 #include <tracefs/tracefs.h>
 
+#include "ustitch/grow.h"
 #include "ustitch/capture.h"
 #include "ustitch/tdw.h"
 
@@ -48,8 +49,7 @@ static char *read_file(const char *path, size_t *len)
 		return NULL;
 	for (;;) {
 		if (n + 4096 + 1 > cap) {
-			size_t ncap = cap ? cap * 2 : 65536;
-			char *nb = realloc(buf, ncap);
+			char *nb = ust_grow(buf, &cap, n + 4096 + 1, 1, 65536);
 
 			if (!nb) {
 				free(buf);
@@ -57,7 +57,6 @@ static char *read_file(const char *path, size_t *len)
 				return NULL;
 			}
 			buf = nb;
-			cap = ncap;
 		}
 		r = fread(buf + n, 1, cap - n - 1, f);
 		if (!r)

@@ -12,6 +12,7 @@
 
 #include <trace-cmd/trace-cmd.h>
 
+#include "ustitch/grow.h"
 #include "ustitch/abi.h"
 #include "ustitch/decode.h"
 #include "ustitch/fold.h"
@@ -77,13 +78,11 @@ int ust_fold_add(struct ust_fold *f, const char *stack, unsigned long count)
 				break;
 	if (i < 0) {
 		if (f->nr == f->cap) {
-			size_t cap = f->cap ? f->cap * 2 : 256;
-			void *n = realloc(f->e, cap * sizeof(*f->e));
+			void *n = ust_grow(f->e, &f->cap, f->nr + 1, sizeof(*f->e), 256);
 
 			if (!n)
 				return -1;
 			f->e = n;
-			f->cap = cap;
 		}
 		i = (long)f->nr;
 		f->e[i].stack = strdup(stack);

@@ -15,6 +15,7 @@
 
 #include <trace-cmd/trace-cmd.h>
 
+#include "ustitch/grow.h"
 #include "ustitch/scan.h"
 
 struct last_event {
@@ -37,7 +38,7 @@ struct ev_ref {
 
 struct ev_list {
 	struct ev_ref *v;
-	unsigned long nr, cap;
+	size_t nr, cap;
 };
 
 static double now(void)
@@ -71,13 +72,11 @@ static int add_mapping(struct ust_scan *sc, const struct ust_dec_mapping *m)
 	struct ust_scan_mapping *e;
 
 	if (sc->nr_maps == sc->cap_maps) {
-		unsigned long cap = sc->cap_maps ? sc->cap_maps * 2 : 16;
-		void *n = realloc(sc->maps, cap * sizeof(*sc->maps));
+		void *n = ust_grow(sc->maps, &sc->cap_maps, sc->nr_maps + 1, sizeof(*sc->maps), 16);
 
 		if (!n)
 			return -1;
 		sc->maps = n;
-		sc->cap_maps = cap;
 	}
 	e = &sc->maps[sc->nr_maps];
 	memset(e, 0, sizeof(*e));
@@ -96,13 +95,11 @@ static int add_mapping(struct ust_scan *sc, const struct ust_dec_mapping *m)
 static void note_event(struct ev_list *l, uint64_t ts, uint64_t off, int pid, int id, int buf)
 {
 	if (l->nr == l->cap) {
-		unsigned long cap = l->cap ? l->cap * 2 : 1024;
-		void *n = realloc(l->v, cap * sizeof(*l->v));
+		void *n = ust_grow(l->v, &l->cap, l->nr + 1, sizeof(*l->v), 1024);
 
 		if (!n)
 			return;
 		l->v = n;
-		l->cap = cap;
 	}
 	l->v[l->nr++] = (struct ev_ref){ .ts = ts, .off = off, .pid = pid, .id = (int16_t)id,
 					 .buf = (int16_t)buf };

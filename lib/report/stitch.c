@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ustitch/grow.h"
 #include "ustitch/stitch.h"
 
 void ust_stitch_init(struct ust_stitch *st)
@@ -39,28 +40,13 @@ void ust_stitch_fini(struct ust_stitch *st)
 	ust_stitch_init(st);
 }
 
-static int grow(void **arr, unsigned long *cap, unsigned long need, size_t elem)
-{
-	unsigned long ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 256;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -1;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
 int ust_stitch_add_request(struct ust_stitch *st, const struct ust_stitch_req *r)
 {
-	if (grow((void **)&st->reqs, &st->cap_reqs, st->nr_reqs + 1, sizeof(*r)))
+	void *n = ust_grow(st->reqs, &st->cap_reqs, st->nr_reqs + 1, sizeof(*r), 256);
+
+	if (!n)
 		return -1;
+	st->reqs = n;
 	st->reqs[st->nr_reqs] = *r;
 	if (ust_hmap_put(&st->req_by_off, r->rec_off, st->nr_reqs))
 		return -1;
@@ -76,9 +62,11 @@ int ust_stitch_add_stack(struct ust_stitch *st, int buf, int cpu, uint64_t ts,
 	unsigned long idx = st->nr_stacks;
 	uint64_t first;
 	unsigned int i;
+	void *n = ust_grow(st->stacks, &st->cap_stacks, idx + 1, sizeof(*e), 256);
 
-	if (grow((void **)&st->stacks, &st->cap_stacks, idx + 1, sizeof(*e)))
+	if (!n)
 		return -1;
+	st->stacks = n;
 	e = &st->stacks[idx];
 	memset(e, 0, sizeof(*e));
 	e->cookie = s->cookie;
@@ -132,8 +120,11 @@ void ust_stitch_add_flags(struct ust_stitch *st, uint64_t cookie, uint32_t flags
 
 void ust_stitch_add_lost(struct ust_stitch *st, uint64_t ts, long long missed)
 {
-	if (grow((void **)&st->lost_ts, &st->cap_lost, st->nr_lost + 1, sizeof(uint64_t)))
+	void *n = ust_grow(st->lost_ts, &st->cap_lost, st->nr_lost + 1, sizeof(uint64_t), 256);
+
+	if (!n)
 		return;
+	st->lost_ts = n;
 	st->lost_ts[st->nr_lost++] = ts;
 	if (missed > 0)
 		st->lost_events += (unsigned long)missed;

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ustitch/grow.h"
 #include "ustitch/resolve.h"
 #include "res_internal.h"
 
@@ -45,13 +46,11 @@ static int push(struct walk *w, const char *dir, const char *name, int depth)
 	char *p;
 
 	if (w->nr == w->cap) {
-		size_t ncap = w->cap ? w->cap * 2 : 64;
-		struct pending *n = realloc(w->stack, ncap * sizeof(*n));
+		struct pending *n = ust_grow(w->stack, &w->cap, w->nr + 1, sizeof(*n), 64);
 
 		if (!n)
 			return -1;
 		w->stack = n;
-		w->cap = ncap;
 	}
 	len = strlen(dir) + (name ? strlen(name) + 2 : 1);
 	p = malloc(len);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ustitch/grow.h"
 #include "sym_internal.h"
 
 /* Deeper inline chains than this are cut (the innermost levels kept). */
@@ -60,22 +61,10 @@ struct ust_sym_dwarf {
 	size_t nr_ranges;
 };
 
-/* Append to a growable array; -1 when out of memory. */
-static int grow(void **arr, size_t *cap, size_t nr, size_t elem)
-{
-	void *n;
-	size_t ncap;
-
-	if (nr < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -1;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
+/* Room for one more element in a growable array; -1 when out of memory. */
+#define DW_GROW(arr, cap, nr) \
+	({ void *n_ = ust_grow((arr), (cap), (nr) + 1, sizeof(*(arr)), 64); \
+	   n_ ? ((arr) = n_, 0) : -1; })
 
 static int cmp_range(const void *pa, const void *pb)
 {
@@ -110,15 +99,14 @@ static int index_units(struct ust_sym_dwarf *d)
 		/* Type and partial units hold no code of their own. */
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton)
 			continue;
-		if (grow((void **)&d->units, &cap_units, d->nr_units, sizeof(*d->units)))
+		if (DW_GROW(d->units, &cap_units, d->nr_units))
 			return -1;
 		memset(&d->units[d->nr_units], 0, sizeof(*d->units));
 		d->units[d->nr_units].die = dwarf_dieoffset(&cudie);
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 			if (hi <= lo)
 				continue;
-			if (grow((void **)&d->ranges, &cap_ranges, d->nr_ranges,
-				 sizeof(*d->ranges)))
+			if (DW_GROW(d->ranges, &cap_ranges, d->nr_ranges))
 				return -1;
 			d->ranges[d->nr_ranges++] = (struct dw_range){ lo, hi, d->nr_units };
 		}
@@ -208,7 +196,7 @@ static int add_func(struct dw_unit *u, size_t *cap, Dwarf_Die *die)
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (hi <= lo)
 			continue;
-		if (grow((void **)&u->funcs, cap, u->nr_funcs, sizeof(*u->funcs)))
+		if (DW_GROW(u->funcs, cap, u->nr_funcs))
 			return -1;
 		u->funcs[u->nr_funcs++] = (struct dw_func){ lo, hi, dwarf_dieoffset(die) };
 	}

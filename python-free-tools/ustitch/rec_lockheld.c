@@ -29,6 +29,7 @@
 
 #include <tracefs/tracefs.h>
 
+#include "ustitch/grow.h"
 #include "ustitch/addrfilter.h"
 #include "ustitch/af_bpf.h"
 #include "ustitch/bpfu.h"
@@ -284,27 +285,21 @@ static void on_hit(const struct ust_lh_hit_u *h, void *ctx)
 		v->head = 0;
 	}
 	if (v->nr == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 64;
-		void *n = realloc(v->v, cap * sizeof(*v->v));
+		void *n = ust_grow(v->v, &v->cap, v->nr + 1, sizeof(*v->v), 64);
 
 		if (!n)
 			return;
 		v->v = n;
-		v->cap = cap;
 	}
 	v->v[v->nr++] = *h;
 	if (ust_hmap_get(&s->comm_seen, h->tid, &idx)) {
 		/* The latest name: a command is "ustitch" until its exec. */
 		memcpy(s->comms[idx].comm, h->comm, 15);
 	} else {
-		void *n = s->nr_comms == s->cap_comms ?
-			  realloc(s->comms, (s->cap_comms ? s->cap_comms * 2 : 64) * sizeof(*s->comms)) :
-			  s->comms;
+		void *n = ust_grow(s->comms, &s->cap_comms, s->nr_comms + 1, sizeof(*s->comms), 64);
 
 		if (!n)
 			return;
-		if (s->nr_comms == s->cap_comms)
-			s->cap_comms = s->cap_comms ? s->cap_comms * 2 : 64;
 		s->comms = n;
 		s->comms[s->nr_comms].tid = (int)h->tid;
 		memcpy(s->comms[s->nr_comms].comm, h->comm, 16);

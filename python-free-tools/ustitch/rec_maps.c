@@ -14,8 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <traceevent/event-parse.h>
+
 #include "ustitch/abi.h"
+#include "ustitch/decode.h"
 #include "ustitch/encode.h"
+#include "ustitch/grow.h"
 #include "ustitch/hmap.h"
 #include "ustitch/resolve.h"
 #include "ustitch/sym.h"
@@ -33,7 +37,10 @@ struct known {
 struct rec_maps {
 	uint16_t type;
 	struct known *k;
-	unsigned long nr, cap;
+	size_t nr, cap;
+	/* The stack record's format, read by the one decoder (lib/records/decode.c). */
+	struct tep_handle *tep;
+	struct ust_dec_layout lay;
 	struct ust_hmap by_key;		/* key(kdev, ino) -> index */
 	struct ust_hmap failed;		/* key(kdev, ino) seen missing after a fresh look */
 	struct ust_hmap tgids;		/* processes looked at once already */
@@ -60,7 +67,25 @@ static struct known *find(struct rec_maps *m, uint32_t kdev, uint64_t ino)
 	return (m->k[i].kdev == kdev && m->k[i].ino == ino) ? &m->k[i] : NULL;
 }
 
-struct rec_maps *rec_maps_new(uint16_t mapping_type, const char *cmd_path)
+/* The layout of our own user_unwind_stack records, from its format text. */
+static struct tep_handle *stack_format(uint16_t stack_type, struct ust_dec_layout *lay)
+{
+	char *text = ust_enc_format_with_id("ftrace/" UST_ABI_EV_UNWIND_STACK, stack_type);
+	struct tep_handle *tep = text ? tep_alloc() : NULL;
+
+	if (tep) {
+		tep_set_long_size(tep, 8);	/* ust_enc writes 8-byte offsets and inodes */
+		if (tep_parse_event(tep, text, strlen(text), UST_ABI_SYSTEM_FTRACE) ||
+		    ust_dec_layout_init(lay, tep, NULL, 0) || lay->stack_id < 0 || !lay->has_files) {
+			tep_free(tep);
+			tep = NULL;
+		}
+	}
+	free(text);
+	return tep;
+}
+
+struct rec_maps *rec_maps_new(uint16_t mapping_type, uint16_t stack_type, const char *cmd_path)
 {
 	struct rec_maps *m = calloc(1, sizeof(*m));
 	struct ust_res_opts ro = { 0 };
@@ -89,6 +114,7 @@ struct rec_maps *rec_maps_new(uint16_t mapping_type, const char *cmd_path)
 	ro.flat = true;
 	m->res = ust_res_new(&ro);
 	m->type = mapping_type;
+	m->tep = stack_format(stack_type, &m->lay);
 	ust_hmap_init(&m->by_key);
 	ust_hmap_init(&m->failed);
 	ust_hmap_init(&m->tgids);
@@ -99,18 +125,14 @@ static void add_known(struct rec_maps *m, uint32_t kdev, uint64_t ino, const cha
 		      const char *map_file)
 {
 	struct known *k;
+	void *n;
 
 	if (find(m, kdev, ino))
 		return;
-	if (m->nr == m->cap) {
-		unsigned long cap = m->cap ? m->cap * 2 : 64;
-		void *n = realloc(m->k, cap * sizeof(*m->k));
-
-		if (!n)
-			return;
-		m->k = n;
-		m->cap = cap;
-	}
+	n = ust_grow(m->k, &m->cap, m->nr + 1, sizeof(*m->k), 64);
+	if (!n)
+		return;
+	m->k = n;
 	k = &m->k[m->nr];
 	memset(k, 0, sizeof(*k));
 	k->kdev = kdev;
@@ -173,48 +195,45 @@ static void emit(struct rec_maps *m, struct rec_spool *s, struct known *k, pid_t
 		k->emitted = true;
 }
 
+void rec_maps_note_file(struct rec_maps *m, struct rec_spool *s, pid_t tgid,
+			unsigned int cpu, uint64_t ts, uint32_t kdev, uint64_t ino)
+{
+	struct known *k;
+
+	if (!ino)
+		return;
+	k = find(m, kdev, ino);
+	/* Not seen yet: look at the process again, once per file. */
+	if (!k && !ust_hmap_get(&m->failed, key_of(kdev, ino), NULL)) {
+		struct ust_res_hit hit;
+
+		rec_maps_snapshot(m, tgid);
+		k = find(m, kdev, ino);
+		if (!k && m->res && !ust_res_lookup(m->res, kdev, ino, &hit) && hit.path) {
+			add_known(m, kdev, ino, hit.path, hit.path);
+			k = find(m, kdev, ino);
+		}
+		if (!k)
+			ust_hmap_put(&m->failed, key_of(kdev, ino), 1);
+	}
+	if (k && !k->emitted)
+		emit(m, s, k, tgid, cpu, ts);
+}
+
 void rec_maps_note_stack(struct rec_maps *m, struct rec_spool *s, pid_t tgid,
 			 unsigned int cpu, uint64_t ts, const void *rec, size_t len)
 {
-	const unsigned char *r = rec;
-	uint32_t sloc, iloc, dloc, ioff, doff, nr, i;
+	struct ust_dec_stack st;
+	struct ust_dec_frame f;
+	char what[160];
+	unsigned int i;
 
-	if (len < UST_ABI_STACK_HDR_SIZE)
+	if (!m->tep || len > INT32_MAX ||
+	    ust_dec_stack(&m->lay, rec, (int)len, &st, what, sizeof(what)))
 		return;
-	memcpy(&sloc, r + UST_ABI_STACK_LOC_OFF, 4);
-	memcpy(&iloc, r + UST_ABI_INODES_LOC_OFF, 4);
-	memcpy(&dloc, r + UST_ABI_DEV_LOC_OFF, 4);
-	nr = UST_ABI_DATA_LOC_LEN(sloc) / 8;
-	ioff = UST_ABI_DATA_LOC_OFF(iloc);
-	doff = UST_ABI_DATA_LOC_OFF(dloc);
-	if (UST_ABI_DATA_LOC_LEN(iloc) != nr * 8 || UST_ABI_DATA_LOC_LEN(dloc) != nr * 4 ||
-	    ioff + nr * 8 > len || doff + nr * 4 > len)
-		return;
-	for (i = 0; i < nr; i++) {
-		uint64_t ino;
-		uint32_t kdev;
-		struct known *k;
-
-		memcpy(&ino, r + ioff + i * 8, 8);
-		memcpy(&kdev, r + doff + i * 4, 4);
-		if (!ino)
-			continue;
-		k = find(m, kdev, ino);
-		/* Not seen yet: look at the process again, once per file. */
-		if (!k && !ust_hmap_get(&m->failed, key_of(kdev, ino), NULL)) {
-			struct ust_res_hit hit;
-
-			rec_maps_snapshot(m, tgid);
-			k = find(m, kdev, ino);
-			if (!k && m->res && !ust_res_lookup(m->res, kdev, ino, &hit) && hit.path) {
-				add_known(m, kdev, ino, hit.path, hit.path);
-				k = find(m, kdev, ino);
-			}
-			if (!k)
-				ust_hmap_put(&m->failed, key_of(kdev, ino), 1);
-		}
-		if (k && !k->emitted)
-			emit(m, s, k, tgid, cpu, ts);
+	for (i = 0; i < st.nr; i++) {
+		ust_dec_frame_at(&st, i, &f);
+		rec_maps_note_file(m, s, tgid, cpu, ts, f.kdev, f.ino);
 	}
 }
 
@@ -240,6 +259,8 @@ void rec_maps_free(struct rec_maps *m)
 	ust_hmap_fini(&m->failed);
 	ust_hmap_fini(&m->tgids);
 	ust_res_free(m->res);
+	if (m->tep)
+		tep_free(m->tep);
 	for (i = 0; i < sizeof(m->dirs) / sizeof(m->dirs[0]); i++)
 		free(m->dirs[i]);
 	free(m);

@@ -42,6 +42,7 @@
 
 #include <linux/perf_event.h>
 
+#include "ustitch/grow.h"
 #include "ustitch/abi.h"
 #include "ustitch/addrfilter.h"
 #include "ustitch/bpfu.h"
@@ -405,13 +406,11 @@ static struct tinfo *task_info(struct perf_src *p, uint32_t pid, uint32_t tid)
 	if (ust_hmap_get(&p->tid_idx, tid, &i))
 		return &p->ti[i];
 	if (p->nr_ti == p->cap_ti) {
-		size_t cap = p->cap_ti ? p->cap_ti * 2 : 64;
-		void *n = realloc(p->ti, cap * sizeof(*p->ti));
+		void *n = ust_grow(p->ti, &p->cap_ti, p->nr_ti + 1, sizeof(*p->ti), 64);
 
 		if (!n)
 			return NULL;
 		p->ti = n;
-		p->cap_ti = cap;
 	}
 	if (ust_hmap_put(&p->tid_idx, tid, p->nr_ti))
 		return NULL;
@@ -801,9 +800,9 @@ static void put_ustack(struct perf_src *p, const struct ust_perf_item *it, uint3
 	for (i = 0; i < nr; i++)
 		ust_perf_maps_resolve(p->maps, pid, ust_perf_ip(ips, i), &f[i]);
 	len = ust_perf_enc_unwind_stack(b, cap, p->c->stack_id, (int)it->tid, cookie, f, nr);
-	if (len > 0)
-		rec_maps_note_stack(p->c->maps, p->c->spool, (pid_t)pid, it->cpu, it->time, b,
-				    (size_t)len);
+	for (i = 0; len > 0 && i < nr; i++)
+		rec_maps_note_file(p->c->maps, p->c->spool, (pid_t)pid, it->cpu, it->time,
+				   f[i].kdev, f[i].ino);
 	spool(p, it->cpu, it->time, b, len);
 	p->ustacks++;
 out:

@@ -518,7 +518,7 @@ static int start_spool(struct run *r)
 	if (!r->spooling)
 		return 0;
 	r->spool = rec_spool_new();
-	r->maps = rec_maps_new(r->mapping_id,
+	r->maps = rec_maps_new(r->mapping_id, r->stack_id,
 			       o->cmd ? cmd_path(o->cmd[0], r->pathbuf, sizeof(r->pathbuf)) : NULL);
 	if (!r->spool || !r->maps || (r->bpf && start_bpf(r, r->child)))
 		return -1;

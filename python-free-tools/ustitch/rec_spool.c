@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ustitch/grow.h"
 #include "ustitch/tdw.h"
 #include "rec.h"
 
@@ -20,7 +21,7 @@ struct rec_spool {
 	FILE *f;
 	uint64_t off;
 	struct spool_ent *ents;
-	unsigned long nr, cap;
+	size_t nr, cap;
 };
 
 struct rec_spool *rec_spool_new(void)
@@ -43,13 +44,11 @@ int rec_spool_add(struct rec_spool *s, unsigned int cpu, uint64_t ts,
 	struct spool_ent *e;
 
 	if (s->nr == s->cap) {
-		unsigned long cap = s->cap ? s->cap * 2 : 4096;
-		void *n = realloc(s->ents, cap * sizeof(*s->ents));
+		void *n = ust_grow(s->ents, &s->cap, s->nr + 1, sizeof(*s->ents), 4096);
 
 		if (!n)
 			return -1;
 		s->ents = n;
-		s->cap = cap;
 	}
 	if (fwrite(data, 1, len, s->f) != len)
 		return -1;

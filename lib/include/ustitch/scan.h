@@ -32,7 +32,8 @@ struct ust_scan {
 	struct ust_stitch st;
 	struct ust_stitch_stats stats;
 	struct ust_scan_mapping *maps;
-	unsigned long nr_maps, cap_maps;
+	unsigned long nr_maps;
+	size_t cap_maps;
 	char **buf_names;		/* [0] = "" (top), then instances */
 	int nr_bufs;
 	bool cross_buffer;		/* a "ustitch" buffer: match requests across buffers */

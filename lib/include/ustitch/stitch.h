@@ -54,16 +54,19 @@ struct ust_stitch_stats {
 
 struct ust_stitch {
 	struct ust_stitch_req *reqs;
-	unsigned long nr_reqs, cap_reqs;
+	unsigned long nr_reqs;
+	size_t cap_reqs;
 	struct ust_stitch_stack *stacks;
-	unsigned long nr_stacks, cap_stacks;
+	unsigned long nr_stacks;
+	size_t cap_stacks;
 	struct ust_hmap req_by_off;	/* rec_off -> reqs index */
 	struct ust_hmap stack_by_off;	/* rec_off -> stacks index */
 	struct ust_hmap stack_by_cookie;/* cookie -> first stacks index */
 	struct ust_hmap bad_by_cookie;	/* cookie -> a malformed stack's index */
 	struct ust_hmap flags_by_cookie;/* cookie -> UST_ABI_STACK_F_* */
 	uint64_t *lost_ts;		/* timestamps of lost-event marks */
-	unsigned long nr_lost, cap_lost;
+	unsigned long nr_lost;
+	size_t cap_lost;
 	unsigned long lost_events;
 	bool finished;
 };

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/* ust_grow: the one grow-by-doubling helper for arrays. */
+#ifndef USTITCH_GROW_H
+#define USTITCH_GROW_H
+
+#include <stddef.h>
+
+/*
+ * Room for @need (>= 1) elements of @elem bytes in @arr, whose capacity
+ * is *@cap: doubled (from @first when empty) until it holds @need.
+ * Returns the array, moved or not (store it back), with *@cap updated; or
+ * NULL when out of memory, and then @arr and *@cap are unchanged.
+ */
+void *ust_grow(void *arr, size_t *cap, size_t need, size_t elem, size_t first);
+
+#endif
