@@ -26,6 +26,7 @@
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 
+#include "ustitch/grow.h"
 #include "ustitch/abi.h"
 #include "ustitch/decode.h"
 #include "ustitch/fold.h"
@@ -65,7 +66,7 @@ struct pstate {
 	struct ust_sb sb;
 	struct ust_hmap seen;		/* cookie -> index into seen_reqs */
 	struct seen_req *seen_reqs;
-	unsigned long nr_seen, cap_seen;
+	size_t nr_seen, cap_seen;
 	char *dirs_buf[2];
 	const char *debug_dirs[MAX_DIRS], *search_dirs[MAX_DIRS];
 	int nr_debug_dirs, nr_search_dirs;
@@ -336,13 +337,11 @@ static void seen_add(struct pstate *p, uint64_t cookie, uint64_t ts)
 
 	if (!ust_hmap_get(&p->seen, cookie, &idx)) {
 		if (p->nr_seen == p->cap_seen) {
-			unsigned long cap = p->cap_seen ? p->cap_seen * 2 : 64;
-			void *n = realloc(p->seen_reqs, cap * sizeof(*p->seen_reqs));
+			void *n = ust_grow(p->seen_reqs, &p->cap_seen, p->nr_seen + 1, sizeof(*p->seen_reqs), 64);
 
 			if (!n)
 				return;
 			p->seen_reqs = n;
-			p->cap_seen = cap;
 		}
 		idx = p->nr_seen++;
 		memset(&p->seen_reqs[idx], 0, sizeof(p->seen_reqs[idx]));
@@ -446,45 +445,49 @@ static int cookie_handler(struct trace_seq *s, struct tep_record *rec,
 	return 0;
 }
 
-static int stack_handler(struct trace_seq *s, struct tep_record *rec,
-			 struct tep_event *ev, void *ctx)
+static void put_bad_stack(struct trace_seq *s, const char *what, unsigned long long ts)
 {
-	struct pstate *p = prepare(ev->tep, rec, ev->id);
+	trace_seq_printf(s, "[ustitch: %s in user_unwind_stack at ", what);
+	put_ts(s, ts);
+	trace_seq_puts(s, "]");
+}
+
+/* A stack the first pass decoded and stitched: printed from its frames. */
+static void put_scanned_stack(struct pstate *p, struct trace_seq *s, struct ust_stitch_stack *st)
+{
+	trace_seq_printf(s, "cookie=%" PRIx64, st->cookie);
+	if (st->nr_req) {
+		char tail[64];
+
+		/* Already shown at its requests: say so, do not repeat. */
+		snprintf(tail, sizeof(tail), ", shown at %u event%s", st->nr_req,
+			 st->nr_req == 1 ? "" : "s");
+		put_header(p, s, st->nr, st->flags, tail);
+		return;
+	}
+	put_header(p, s, st->nr, st->flags, "");
+	if (st->nr_foreign)
+		trace_seq_printf(s, "\n[ustitch: cookie %" PRIx64 " was requested only by another task's events: not stitched]",
+				 st->cookie);
+	else
+		trace_seq_printf(s, "\n[ustitch: no event in this trace requested cookie %" PRIx64 "]", st->cookie);
+	put_frames(p, s, st);
+}
+
+/* Without a first pass (or a record it did not see): decoded here. */
+static void put_decoded_stack(struct pstate *p, struct trace_seq *s, struct tep_record *rec)
+{
 	struct ust_dec_stack ds;
 	char what[160];
 
-	(void)ctx;
-	if (!p)
-		return 0;
 	if (ust_dec_stack(&p->lay, rec->data, rec->size, &ds, what, sizeof(what))) {
-		trace_seq_printf(s, "[ustitch: %s in user_unwind_stack at ", what);
-		put_ts(s, rec->ts);
-		trace_seq_puts(s, "]");
-		return 0;
+		put_bad_stack(s, what, rec->ts);
+		return;
 	}
 	trace_seq_printf(s, "cookie=%" PRIx64, ds.cookie);
 	if (p->mode == MODE_STITCHED) {
-		struct ust_stitch_stack *st = ust_stitch_stack_at(&p->scan->st, rec->offset);
-
-		if (st && st->nr_req) {
-			char tail[64];
-
-			/* Already shown at its requests: say so, do not repeat. */
-			snprintf(tail, sizeof(tail), ", shown at %u event%s", st->nr_req,
-				 st->nr_req == 1 ? "" : "s");
-			put_header(p, s, ds.nr, st->flags, tail);
-			return 0;
-		}
-		put_header(p, s, ds.nr, st ? st->flags : 0, "");
-		if (st && st->nr_foreign)
-			trace_seq_printf(s, "\n[ustitch: cookie %" PRIx64 " was requested only by another task's events: not stitched]",
-					 ds.cookie);
-		else
-			trace_seq_printf(s, "\n[ustitch: no event in this trace requested cookie %" PRIx64 "]", ds.cookie);
-		if (st) {
-			put_frames(p, s, st);
-			return 0;
-		}
+		put_header(p, s, ds.nr, 0, "");
+		trace_seq_printf(s, "\n[ustitch: no event in this trace requested cookie %" PRIx64 "]", ds.cookie);
 	} else {
 		uint64_t idx;
 
@@ -512,13 +515,33 @@ static int stack_handler(struct trace_seq *s, struct tep_record *rec,
 		unsigned int i;
 
 		if (!f)
-			return 0;
+			return;
 		for (i = 0; i < ds.nr; i++)
 			ust_dec_frame_at(&ds, i, &f[i]);
 		ust_render_frames(&p->rnd, f, ds.nr, p->lay.has_files, &p->sb);
 		free(f);
 	}
 	trace_seq_puts(s, ust_sb_str(&p->sb));
+}
+
+static int stack_handler(struct trace_seq *s, struct tep_record *rec,
+			 struct tep_event *ev, void *ctx)
+{
+	struct pstate *p = prepare(ev->tep, rec, ev->id);
+	struct ust_stitch_stack *st = NULL;
+
+	(void)ctx;
+	if (!p)
+		return 0;
+	/* The first pass decoded this very record (the file offset is its identity). */
+	if (p->mode == MODE_STITCHED)
+		st = ust_stitch_stack_at(&p->scan->st, rec->offset);
+	if (st && st->bad)
+		put_bad_stack(s, st->bad, rec->ts);
+	else if (st)
+		put_scanned_stack(p, s, st);
+	else
+		put_decoded_stack(p, s, rec);
 	return 0;
 }
 
