@@ -36,7 +36,7 @@ FNR == NR {
 	for (i = 1; ok && i <= n; i++)
 		if (!alias_ok(i <= nwant ? want[i] : tail[i - nwant], got[i])) ok = 0
 	if (ok) { matched++; next }
-	if (shown++ >= 3) next
+	if (shown++ >= 2) next
 	printf "  event %d (%s tid %s): flags %s (expected %s), %d frames (expected %d%s)\n",
 	       events, $1, $2, $3, wflags, n, nwant, ntail ? " or " nwant + ntail : ""
 	m = n > nwant + ntail ? n : nwant + ntail
