@@ -28,7 +28,7 @@ int ust_res_map_put(struct ust_res_map *m, uint32_t kdev, uint64_t ino, void *va
 		    void **old);
 size_t ust_res_map_len(const struct ust_res_map *m);
 
-/* stat() @path: a regular file with exactly this (kdev, inode)? */
+/* res_kdev.c: stat() @path: a regular file with exactly this (kdev, inode)? */
 bool ust_res_path_matches(const char *path, uint32_t kdev, uint64_t ino);
 
 /* res_proc.c: every mapped file of the live processes, paths verified. */

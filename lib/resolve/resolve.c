@@ -68,14 +68,6 @@ struct ust_res {
 	bool index_built;
 };
 
-bool ust_res_path_matches(const char *path, uint32_t kdev, uint64_t ino)
-{
-	struct stat st;
-
-	return path && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-	       st.st_dev == ust_res_kdev_to_dev(kdev) && (uint64_t)st.st_ino == ino;
-}
-
 struct ust_res *ust_res_new(const struct ust_res_opts *opts)
 {
 	size_t nr_default = sizeof(default_dirs) / sizeof(default_dirs[0]), i;

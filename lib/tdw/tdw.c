@@ -17,28 +17,6 @@
 #include "ustitch/kbits.h"
 #include "tdw_priv.h"
 
-/*
- * ust_tdw_open() has no object to carry its error text, and a failed
- * ust_tdw_close() has just freed its own: keep the text per thread and hand
- * it out through ust_tdw_error(NULL).
- */
-static __thread char open_err[512];
-
-int tdw_set_error(struct ust_tdw *w, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(w ? w->err : open_err, w ? sizeof(w->err) : sizeof(open_err), fmt, ap);
-	va_end(ap);
-	return ret;
-}
-
-const char *ust_tdw_error(const struct ust_tdw *w)
-{
-	return w ? w->err : open_err;
-}
-
 static char *dup_or_default(const char *s, const char *def)
 {
 	return strdup(s ? s : def);
@@ -70,7 +48,7 @@ struct ust_tdw *ust_tdw_open(const char *path, const struct ust_tdw_opts *opts)
 	bool existed;
 	int fd, ret;
 
-	open_err[0] = '\0';
+	tdw_set_error(NULL, 0, "%s", "");
 	if (!path || !opts) {
 		tdw_set_error(NULL, 0, "ust_tdw_open: no path or options");
 		errno = EINVAL;
@@ -107,7 +85,8 @@ struct ust_tdw *ust_tdw_open(const char *path, const struct ust_tdw_opts *opts)
 		errno = EINVAL;
 		goto fail;
 	}
-	if (tdw_parse_header_page(w->header_page, &w->pl, open_err, sizeof(open_err)) < 0) {
+	if (tdw_parse_header_page(w->header_page, &w->pl, w->err, sizeof(w->err)) < 0) {
+		tdw_set_error(NULL, 0, "%s", w->err);
 		errno = EINVAL;
 		goto fail;
 	}
@@ -211,9 +190,9 @@ int ust_tdw_close(struct ust_tdw *w)
 			unlink(w->path);
 		/* @w goes away: keep the reason where ust_tdw_error(NULL) finds it. */
 		if (w->err[0])
-			snprintf(open_err, sizeof(open_err), "%s", w->err);
+			tdw_set_error(NULL, 0, "%s", w->err);
 		else
-			snprintf(open_err, sizeof(open_err), "%s: %s", w->path, strerror(-ret));
+			tdw_set_error(NULL, 0, "%s: %s", w->path, strerror(-ret));
 	}
 	free_writer(w);
 	return ret;

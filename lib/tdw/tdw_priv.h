@@ -97,6 +97,8 @@ struct ust_tdw {
 	char err[512];
 };
 
+/* tdw_err.c: format the error text of @w (NULL: the thread's, for
+ * ust_tdw_error(NULL)); returns @ret. */
 int tdw_set_error(struct ust_tdw *w, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
