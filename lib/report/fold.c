@@ -18,6 +18,7 @@
 #include "ustitch/fold.h"
 #include "ustitch/hmap.h"
 #include "ustitch/perf_enc.h"
+#include "ustitch/report.h"
 #include "ustitch/resolve.h"
 #include "ustitch/scan.h"
 #include "ustitch/strbuf.h"
@@ -372,11 +373,7 @@ int ust_fold_file(struct ust_fold *f, const char *path, const struct ust_scan *s
 		goto fail;
 	}
 	/* The mapping records of the trace name the files of user frames. */
-	for (unsigned long m = 0; own.res && m < c.scan->nr_maps; m++)
-		ust_res_add_mapping(own.res, c.scan->maps[m].kdev, c.scan->maps[m].ino,
-				    c.scan->maps[m].path,
-				    c.scan->maps[m].build_id_len ? c.scan->maps[m].build_id : NULL,
-				    c.scan->maps[m].build_id_len);
+	ust_report_add_mappings(own.res, c.scan);
 	ust_sb_init(&c.sb);
 	c.buf = 0;
 	fold_handle(&c, h);

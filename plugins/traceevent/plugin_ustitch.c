@@ -15,13 +15,10 @@
  * All decoding, stitching and symbolizing lives in libustitch; this file
  * only keeps per-tep state and talks to trace_seq.
  */
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
@@ -31,6 +28,7 @@
 #include "ustitch/decode.h"
 #include "ustitch/fold.h"
 #include "ustitch/render.h"
+#include "ustitch/report.h"
 #include "ustitch/resolve.h"
 #include "ustitch/scan.h"
 #include "ustitch/stitch.h"
@@ -215,43 +213,10 @@ static void put_option_errors(struct pstate *p, struct trace_seq *s)
 	p->mark_err[0] = '\0';
 }
 
-/*
- * The trace files this process was asked to read: trace-cmd report takes
- * them as "-i FILE" or a bare argument, default "trace.dat".  Any argument
- * that is a trace.dat is a candidate; the scan that holds this very record
- * (same file offset, same cookie) is the right one, so a wrong guess costs
- * time, never a wrong stack.
- */
-static int candidates(char out[][4096], int max)
+/* The trace files this process reads: lib/report/input.c. */
+static int candidates(char out[][UST_REPORT_PATH_MAX], int max)
 {
-	const char *forced = opt_str(OPT_FILE);
-	char buf[65536];
-	ssize_t len;
-	int fd, n = 0;
-	char *a;
-
-	if (forced[0]) {
-		snprintf(out[n++], 4096, "%s", forced);
-		return n;
-	}
-	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return 0;
-	buf[len] = '\0';
-	a = buf + strlen(buf) + 1;	/* skip argv[0] */
-	for (; a < buf + len && n < max; a += strlen(a) + 1) {
-		if (!strncmp(a, "-i", 2) && a[2])
-			a += 2;		/* "-iFILE" */
-		if (ust_scan_is_tracedat(a))
-			snprintf(out[n++], 4096, "%s", a);
-	}
-	if (!n && ust_scan_is_tracedat("trace.dat"))
-		snprintf(out[n++], 4096, "trace.dat");
-	return n;
+	return ust_report_candidates(opt_str(OPT_FILE), out, max);
 }
 
 static bool scan_matches(const struct ust_scan *sc, const struct ust_dec_layout *lay,
@@ -271,7 +236,7 @@ static bool scan_matches(const struct ust_scan *sc, const struct ust_dec_layout 
 
 static void choose_mode(struct pstate *p, struct tep_record *rec, int id)
 {
-	char cand[MAX_CANDIDATES][4096];
+	char cand[MAX_CANDIDATES][UST_REPORT_PATH_MAX];
 	int i, n;
 
 	p->mode = MODE_FALLBACK;
@@ -284,7 +249,6 @@ static void choose_mode(struct pstate *p, struct tep_record *rec, int id)
 	for (i = 0; i < n; i++) {
 		struct ust_scan *sc = calloc(1, sizeof(*sc));
 		char err[256];
-		unsigned long m;
 
 		if (!sc)
 			return;
@@ -301,10 +265,7 @@ static void choose_mode(struct pstate *p, struct tep_record *rec, int id)
 		}
 		p->scan = sc;
 		p->mode = MODE_STITCHED;
-		for (m = 0; m < sc->nr_maps; m++)
-			ust_res_add_mapping(p->res, sc->maps[m].kdev, sc->maps[m].ino, sc->maps[m].path,
-					    sc->maps[m].build_id_len ? sc->maps[m].build_id : NULL,
-					    sc->maps[m].build_id_len);
+		ust_report_add_mappings(p->res, sc);
 		if (getenv("USTITCH_DEBUG"))
 			fprintf(stderr, "ustitch: first pass over %s: %lu records, %lu requests, %lu stacks in %.3f s\n",
 				sc->path, sc->records, sc->stats.requests, sc->stats.stacks, sc->seconds);
@@ -609,7 +570,7 @@ static void fold_at_end(struct pstate *p)
 {
 	const char *dest = opt_str(OPT_FOLDED);
 	struct ust_fold_names names = { p->res, p->sym };
-	char cand[MAX_CANDIDATES][4096], err[256];
+	char cand[MAX_CANDIDATES][UST_REPORT_PATH_MAX], err[256];
 
 	if (!dest[0] || !strcmp(dest, "0"))
 		return;
