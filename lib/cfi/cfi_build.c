@@ -285,7 +285,8 @@ static int finish(struct builder *b, struct ust_cfi_table *t)
 	size_t cap = 0, i;
 	uint32_t r;
 
-	qsort(b->spans, b->nr_spans, sizeof(*b->spans), cmp_span);
+	if (b->nr_spans)
+		qsort(b->spans, b->nr_spans, sizeof(*b->spans), cmp_span);
 	for (i = 0; i < b->nr_spans; i++) {
 		struct span *s = &b->spans[i];
 

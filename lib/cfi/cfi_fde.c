@@ -257,7 +257,8 @@ int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fde **out,
 			break;
 		off = next;
 	}
-	qsort(cies, nr_cie, sizeof(*cies), cmp_cie);
+	if (nr_cie)
+		qsort(cies, nr_cie, sizeof(*cies), cmp_cie);
 
 	/* Pass 2: the FDEs. */
 	for (off = 0; off < data->d_size; off = next) {
@@ -272,7 +273,7 @@ int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fde **out,
 		if (dwarf_cfi_cie_p(&ent))
 			continue;
 		key.off = ent.fde.CIE_pointer;
-		cie = bsearch(&key, cies, nr_cie, sizeof(*cies), cmp_cie);
+		cie = nr_cie ? bsearch(&key, cies, nr_cie, sizeof(*cies), cmp_cie) : NULL;
 		if (!cie) {
 			ret = ust_cfi_fail(err, errsz, -EBADMSG,
 					   "corrupt %s: FDE at offset %#llx names no CIE (%#llx)",
@@ -325,7 +326,8 @@ int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fde **out,
 		free(fdes);
 		return ust_cfi_fail(err, errsz, -ERANGE, "%s: too many FDEs", name);
 	}
-	qsort(fdes, nr, sizeof(*fdes), cmp_fde);
+	if (nr)
+		qsort(fdes, nr, sizeof(*fdes), cmp_fde);
 	*out = fdes;
 	return (int)nr;
 
