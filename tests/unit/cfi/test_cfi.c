@@ -82,7 +82,7 @@ struct cie_s {
  * Lines: CIE "aug", FDE cie=X pc=A..B, a header of column names, rows
  * "LOC CFA col...".
  */
-static void readelf_frames(const char *path, struct re_dump *d)
+static void readelf_frames(const char *path, const char *sec, struct re_dump *d)
 {
 	char cmd[4096], line[4096];
 	struct cie_s cies[4096];
@@ -103,7 +103,8 @@ static void readelf_frames(const char *path, struct re_dump *d)
 		char aug[64];
 
 		if (strncmp(line, "Contents of the ", 16) == 0) {
-			in_eh = strncmp(line + 16, ".eh_frame ", 10) == 0;
+			in_eh = strncmp(line + 16, sec, strlen(sec)) == 0 &&
+				line[16 + strlen(sec)] == ' ';
 			in_fde = false;
 			continue;
 		}
@@ -295,7 +296,7 @@ static int cmp_re_fde(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static void compare_with_readelf(const char *path, const struct ust_cfi_table *t,
+static void compare_section(const char *path, const char *sec, const struct ust_cfi_table *t,
 				 struct cmp_stats *cs)
 {
 	struct ct_segs segs;
@@ -305,7 +306,7 @@ static void compare_with_readelf(const char *path, const struct ust_cfi_table *t
 
 	memset(cs, 0, sizeof(*cs));
 	assert_int_equal(ct_load_segs(path, &segs), 0);
-	readelf_frames(path, &d);
+	readelf_frames(path, sec, &d);
 	assert_true(d.nr > 0);
 	qsort(d.fdes, d.nr_fdes, sizeof(*d.fdes), cmp_re_fde);
 	for (i = 1; i < d.nr_fdes; i++)
@@ -375,6 +376,12 @@ static void compare_with_readelf(const char *path, const struct ust_cfi_table *t
 		      cs->none_checked, cs->skipped_overlap, cs->mismatches, t->nr_rows);
 	re_free(&d);
 	ct_free_segs(&segs);
+}
+
+static void compare_with_readelf(const char *path, const struct ust_cfi_table *t,
+				 struct cmp_stats *cs)
+{
+	compare_section(path, ".eh_frame", t, cs);
 }
 
 /* Build @path and compare; returns the table (caller frees). */
@@ -493,6 +500,41 @@ static void test_prog_lib(void **state)
 {
 	(void)state;
 	check_prog(tu_env("UST_CFI_LIB"), true, false);
+}
+
+/*
+ * .debug_frame: a library built without unwind tables has rows from its
+ * .debug_frame, the same as readelf's; stripped, the rows come from its
+ * debug file (.gnu_debuglink), the same table.
+ */
+static void test_debug_frame(void **state)
+{
+	const char *lib = tu_env("UST_CFI_LIB_DF");
+	struct ust_cfi_opts eh_only = { .no_debug_frame = true };
+	struct ust_cfi_table *t, *s, *e;
+	struct cmp_stats cs;
+	char err[512] = "";
+
+	(void)state;
+	assert_int_equal(ust_cfi_build_path(lib, NULL, &t, err, sizeof(err)), 0);
+	assert_true(t->stats.fdes_debug_frame > 0);
+	assert_int_equal(t->stats.fdes_debug_frame, t->stats.fdes);
+	assert_false(t->debug_file);
+	compare_section(lib, ".debug_frame", t, &cs);
+	assert_true(cs.pcs > 0);
+	assert_int_equal(cs.mismatches, 0);
+
+	assert_int_equal(ust_cfi_build_path(tu_env("UST_CFI_LIB_DF_STRIPPED"), NULL, &s, err,
+					    sizeof(err)), 0);
+	assert_true(s->debug_file);
+	assert_int_equal(s->nr_rows, t->nr_rows);
+	assert_memory_equal(s->rows, t->rows, t->nr_rows * sizeof(*t->rows));
+
+	assert_int_equal(ust_cfi_build_path(lib, &eh_only, &e, err, sizeof(err)), 0);
+	assert_int_equal(e->stats.fdes, 0);
+	ust_cfi_table_free(e);
+	ust_cfi_table_free(s);
+	ust_cfi_table_free(t);
 }
 
 /* --- the vDSO ----------------------------------------------------------------- */
@@ -898,6 +940,7 @@ int main(void)
 		cmocka_unit_test(test_prog_pie),
 		cmocka_unit_test(test_prog_nopie),
 		cmocka_unit_test(test_prog_lib),
+		cmocka_unit_test(test_debug_frame),
 		cmocka_unit_test(test_libc),
 		cmocka_unit_test(test_ldso),
 		cmocka_unit_test(test_python),
