@@ -9,8 +9,9 @@
  * cookie.  The first event of a kernel entry allocates it exactly as the
  * kernel's get_cookie() does and schedules a task_work; later events of the
  * same entry reuse it.  The task_work runs in the task before it returns to
- * user space, where faulting is allowed: it walks the user stack through
- * frame pointers, turns each address into file offset / inode / dev_t as
+ * user space, where faulting is allowed: it walks the user stack by the
+ * CFI tables user space loads, by frame pointers where a file has none
+ * (unwind_walk.bpf.h), turns each address into file offset / inode / dev_t as
  * trace_user_unwind_callback() does, emits one STACK record and clears the
  * cookie, so that the next entry gets a new one.
  *
@@ -256,43 +257,6 @@ static __always_inline void ust_bpfu_emit_request(__u64 ts, __u32 cpu, __u64 id,
 		ust_bpfu_emit_cookie(ts, cpu, id, cookie);
 }
 
-/*
- * Is the return address of frame 0 at [sp], with %rbp still the caller's
- * frame?  Then the frame-pointer walk alone would skip the caller.  True
- * when the instruction at @ip is
- *  - a `ret`, alone or after the error check of a syscall wrapper
- *    ("syscall; ret", "syscall; cmp $-4095,%rax; jae err; ret"): every
- *    glibc syscall wrapper, i.e. most syscall events;
- *  - a function's first one, `push %rbp` (after an `endbr64` or not).
- * The unwinder of the kernel series does neither (kernel_frames option).
- */
-static __always_inline bool ust_bpfu_ra_at_sp(__u64 ip, bool sleepable)
-{
-	__u8 b[9] = {};
-	long err;
-
-	if (sleepable)
-		err = bpf_copy_from_user(b, sizeof(b), (void *)ip);
-	else
-		err = bpf_probe_read_user(b, sizeof(b), (void *)ip);
-	if (err) {
-		/* A ret at the very end of the mapping. */
-		if (sleepable)
-			err = bpf_copy_from_user(b, 1, (void *)ip);
-		else
-			err = bpf_probe_read_user(b, 1, (void *)ip);
-		return !err && b[0] == 0xc3;
-	}
-	if (b[0] == 0xc3 || (b[0] == 0xf3 && b[1] == 0xc3))
-		return true;
-	/* cmp $imm32,%rax; jae/ja rel8; ret */
-	if (b[0] == 0x48 && b[1] == 0x3d && (b[6] == 0x73 || b[6] == 0x77) && b[8] == 0xc3)
-		return true;
-	/* push %rbp, endbr64; push %rbp */
-	return b[0] == 0x55 ||
-	       (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa && b[4] == 0x55);
-}
-
 struct ust_bpfu_vma {
 	__u64 start;
 	__u64 end;
@@ -324,60 +288,8 @@ static long ust_bpfu_vma_cb(struct task_struct *task __ust_unused, struct vm_are
 /* --addr-filter (uses ust_bpfu_vma_cb) */
 #include "addrfilter.bpf.h"
 
-struct ust_bpfu_resolve_ctx {
-	struct ust_bpfu_rec_stack *r;
-	struct ust_bpfu_vma v;
-};
-
-/*
- * trace_user_unwind_callback() of patches 8 and 9, for frame @i: address
- * to file offset, with the inode and device of the mapped file (0 when
- * none), the address itself when no VMA holds it.  The last VMA is reused
- * while addresses stay in it, as the kernel does.  A bpf_loop() callback:
- * a plain 127-round loop around bpf_find_vma() is too much for the
- * verifier.
- */
-static long ust_bpfu_resolve_one(__u32 i, void *data)
-{
-	struct ust_bpfu_resolve_ctx *c = data;
-	struct ust_bpfu_rec_stack *r = c->r;
-	__u64 addr;
-	long err;
-
-	if (i >= r->nr)
-		return 1;
-	i &= UST_BPFU_SLOTS - 1;	/* for the verifier: r->nr is any number to it */
-	addr = r->offs[i];
-	if (!c->v.found || addr < c->v.start || addr >= c->v.end) {
-		c->v.found = 0;
-		err = bpf_find_vma(bpf_get_current_task_btf(), addr, ust_bpfu_vma_cb, &c->v, 0);
-		if (err && err != -2 /* -ENOENT: no VMA */) {
-			r->flags |= UST_BPFU_F_RAW;
-			UST_COUNT(vma_fail);
-		}
-	}
-	if (!c->v.found) {
-		r->inodes[i] = 0;
-		r->devs[i] = 0;
-		return 0;
-	}
-	r->offs[i] = addr - c->v.start + (c->v.pgoff << 12);
-	r->inodes[i] = c->v.ino;
-	r->devs[i] = c->v.dev;
-	return 0;
-}
-
-/*
- * The stack is always current's: the event's task or the task_work's.
- * The round count is a constant and the callback reads r->nr: a count the
- * verifier knows would make it verify the walk once per frame count.
- */
-static __always_inline void ust_bpfu_resolve(struct ust_bpfu_rec_stack *r)
-{
-	struct ust_bpfu_resolve_ctx c = { .r = r };
-
-	bpf_loop(UST_BPFU_MAX_FRAMES, ust_bpfu_resolve_one, &c, 0);
-}
+/* The walk: CFI tables, frame pointers where a file has none. */
+#include "unwind_walk.bpf.h"
 
 static __always_inline void ust_bpfu_fill_hdr(struct ust_bpfu_rec_stack *r, __u64 ts,
 					      __u64 id, __u64 cookie)
@@ -391,18 +303,15 @@ static __always_inline void ust_bpfu_fill_hdr(struct ust_bpfu_rec_stack *r, __u6
 }
 
 /*
- * The non-faulting stack of the event's own context: bpf_get_stack() walks
- * the same frame pointers as the kernel's old userstacktrace option, with
- * page faults disabled.
+ * The non-faulting stack of the event's own context (no task_work on this
+ * kernel, deferral refused, task exit): the same walk as the deferred one,
+ * with page faults disabled.
  */
-static __always_inline void ust_bpfu_emit_immediate(void *ctx, struct task_struct *task,
+static __always_inline void ust_bpfu_emit_immediate(void *ctx __ust_unused, struct task_struct *task,
 						    __u64 id, __u64 cookie, __u32 flags)
 {
 	struct ust_bpfu_rec_stack *r;
-	struct pt_regs *regs;
 	__u64 ts = bpf_ktime_get_ns();
-	long len;
-	__u32 nr, i;
 
 	r = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*r), 0);
 	if (!r) {
@@ -410,91 +319,15 @@ static __always_inline void ust_bpfu_emit_immediate(void *ctx, struct task_struc
 		return;
 	}
 	r->flags = flags | UST_BPFU_F_IMMEDIATE;
-	/* Into slot 1, so that a frame can be inserted after the first. */
-	len = bpf_get_stack(ctx, &r->offs[1], UST_BPFU_MAX_FRAMES * sizeof(__u64),
-			    BPF_F_USER_STACK);
-	nr = len > 0 ? len / sizeof(__u64) : 0;
-	if (nr > UST_BPFU_MAX_FRAMES)
-		nr = UST_BPFU_MAX_FRAMES;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (nr && ust_leaf_ret && ust_bpfu_ra_at_sp(r->offs[1], false)) {
-		__u64 ra = 0;
-
-		if (!bpf_probe_read_user(&ra, sizeof(ra), (void *)regs->sp) && ra) {
-			r->offs[0] = r->offs[1];
-			r->offs[1] = ra;
-			nr++;
-			r->flags |= UST_BPFU_F_LEAF_RET;
-			goto shifted;
-		}
-	}
-	for (i = 0; i < UST_BPFU_MAX_FRAMES; i++) {
-		if (i >= nr)
-			break;
-		r->offs[i] = r->offs[i + 1];
-		/* Keeps clang from making this a memmove() call BPF lacks. */
-		asm volatile("" ::: "memory");
-	}
-shifted:
-	if (nr > UST_BPFU_MAX_FRAMES) {
-		nr = UST_BPFU_MAX_FRAMES;
-		r->flags |= UST_BPFU_F_TRUNCATED;
-	}
-	if (nr == UST_BPFU_MAX_FRAMES && !(r->flags & UST_BPFU_F_TRUNCATED))
-		r->flags |= UST_BPFU_F_TRUNCATED;	/* bpf_get_stack() filled it: maybe cut */
-	if (r->flags & UST_BPFU_F_TRUNCATED)
-		UST_COUNT(truncated);
-	r->nr = nr;
-	ust_bpfu_resolve(r);
+	ust_walk(r, (struct pt_regs *)bpf_task_pt_regs(task), false);
 	ust_bpfu_fill_hdr(r, ts, id, cookie);
 	bpf_ringbuf_submit(r, ust_bpfu_rb_flags());
 	UST_COUNT(stacks);
 }
 
-/* The frame count lives in r->nr: in ring-buffer memory the verifier does
- * not track it, so one verified round covers every frame. */
-struct ust_bpfu_walk_ctx {
-	struct ust_bpfu_rec_stack *r;
-	__u64 sp;
-	__u64 fp;
-};
-
-/*
- * One step of the kernel's unwind_user frame-pointer walk (x86-64): CFA =
- * fp + 16, return address at CFA - 8, the caller's fp at CFA - 16; stop
- * when the CFA does not grow, is misaligned, or a read faults.  Faulting
- * reads: this runs in task context before the return to user space, as the
- * kernel's task_work does.
- */
-static long ust_bpfu_walk_one(__u32 i __ust_unused, void *data)
-{
-	struct ust_bpfu_walk_ctx *c = data;
-	struct ust_bpfu_rec_stack *r = c->r;
-	__u64 cfa = c->fp + 16, frame[2];
-	__u32 nr = r->nr;
-
-	if (cfa <= c->sp || (cfa & 7))
-		return 1;
-	if (bpf_copy_from_user(frame, sizeof(frame), (void *)c->fp))
-		return 1;
-	if (!frame[1])
-		return 1;
-	if (nr >= UST_BPFU_MAX_FRAMES) {
-		r->flags |= UST_BPFU_F_TRUNCATED;
-		UST_COUNT(truncated);
-		return 1;
-	}
-	r->offs[nr & (UST_BPFU_SLOTS - 1)] = frame[1];
-	r->nr = nr + 1;
-	c->sp = cfa;
-	c->fp = frame[0];
-	return 0;
-}
-
 static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u64 id,
 						   const struct ust_bpfu_task *st, __u64 cookie)
 {
-	struct ust_bpfu_walk_ctx c = {};
 	struct ust_bpfu_rec_stack *r;
 	struct pt_regs *regs;
 	__u64 ts = bpf_ktime_get_ns();
@@ -506,9 +339,6 @@ static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u
 	}
 	r->flags = 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	c.r = r;
-	c.sp = regs->sp;
-	c.fp = regs->bp;
 	/*
 	 * The work was queued after the task had left (its irq_work ran too
 	 * late) and runs at the end of a later entry with no event: these
@@ -519,20 +349,7 @@ static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u
 		r->flags |= UST_BPFU_F_LATE;
 		UST_COUNT(late);
 	}
-	r->offs[0] = regs->ip;
-	r->nr = 1;
-	if (ust_leaf_ret && ust_bpfu_ra_at_sp(r->offs[0], true)) {
-		__u64 ra = 0;
-
-		if (!bpf_copy_from_user(&ra, sizeof(ra), (void *)c.sp) && ra) {
-			r->offs[1] = ra;
-			r->nr = 2;
-			r->flags |= UST_BPFU_F_LEAF_RET;
-		}
-	}
-	/* One more round than frames, to see whether the stack was cut. */
-	bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_bpfu_walk_one, &c, 0);
-	ust_bpfu_resolve(r);
+	ust_walk(r, regs, true);
 	ust_bpfu_fill_hdr(r, ts, id, cookie);
 	bpf_ringbuf_submit(r, ust_bpfu_rb_flags());
 	UST_COUNT(stacks);

@@ -23,6 +23,7 @@ enum ust_bpfu_rec_kind {
 	UST_BPFU_REC_COOKIE = 1,
 	UST_BPFU_REC_STACK = 2,
 	UST_BPFU_REC_SAMPLE = 3,	/* the cookie of a perf sample (ust_bpfu_sample) */
+	UST_BPFU_REC_NEED_CFI = 4,	/* a file without an unwind table (ust_bpfu_rec_need) */
 };
 
 /* STACK record flags. */
@@ -33,6 +34,13 @@ enum ust_bpfu_rec_kind {
 #define UST_BPFU_F_RAW		(1U << 4)	/* some address left unresolved (mmap lock busy) */
 #define UST_BPFU_F_LEAF_RET	(1U << 5)	/* frame 1 read at [sp]: frame 0 on a ret/entry */
 #define UST_BPFU_F_LATE		(1U << 6)	/* work ran in a later entry: maybe not this stack */
+/* How the walk went (bpf/unwind_walk.bpf.h); the same bits as UST_ABI_STACK_F_*. */
+#define UST_BPFU_F_CFI		(1U << 7)	/* some frames unwound by CFI tables */
+#define UST_BPFU_F_FP		(1U << 8)	/* some frames unwound by frame pointers */
+#define UST_BPFU_F_BOTTOM	(1U << 9)	/* reached the outermost frame (return address undefined) */
+#define UST_BPFU_F_NO_TABLE	(1U << 10)	/* a file's table was not loaded yet */
+#define UST_BPFU_F_BAD_CFA	(1U << 11)	/* cut: a CFA below the stack pointer, or a rule unusable */
+#define UST_BPFU_F_FAULT	(1U << 12)	/* cut: a stack read failed */
 
 struct ust_bpfu_rec_hdr {
 	__u32 kind;		/* enum ust_bpfu_rec_kind */
@@ -72,6 +80,50 @@ struct ust_bpfu_rec_stack {
 	__u32 devs[UST_BPFU_SLOTS];	/* kernel dev_t, 0 likewise */
 };
 
+/*
+ * The walk met an executable file mapping whose (dev, inode) has no entry
+ * in ust_bpfu_cfi_files: user space builds its table (from
+ * /proc/TGID/map_files/START-END, which opens the very file) and stores
+ * it.  Sent once per file: the walk leaves a PENDING entry behind.
+ */
+struct ust_bpfu_rec_need {
+	struct ust_bpfu_rec_hdr h;
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+	__u64 vm_start;
+	__u64 vm_end;
+	__u64 vm_pgoff;
+};
+
+/*
+ * Unwind tables as the BPF walk finds them: ust_bpfu_cfi_files maps a
+ * file's (inode, dev) to its rows, a slice of the one array
+ * ust_bpfu_cfi_rows (struct ust_cfi_row, bpf/ust_cfi_abi.h).  User space
+ * writes the rows first, then the file entry.  The vDSO, which has no
+ * file, is keyed (UST_BPFU_CFI_VDSO_INO, 0).
+ */
+struct ust_bpfu_cfi_key {
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+};
+
+#define UST_BPFU_CFI_VDSO_INO	(~0ULL)
+
+enum ust_bpfu_cfi_state {
+	UST_BPFU_CFI_PENDING = 0,	/* asked for; frame pointers meanwhile */
+	UST_BPFU_CFI_READY = 1,		/* rows [first, first + nr) */
+	UST_BPFU_CFI_NONE = 2,		/* no table can be had: frame pointers */
+};
+
+struct ust_bpfu_cfi_file {
+	__u32 state;		/* enum ust_bpfu_cfi_state */
+	__u32 first;
+	__u32 nr;
+	__u32 pad;
+};
+
 /* Per-CPU counters (map ust_bpfu_stats), summed by user space. */
 struct ust_bpfu_counters {
 	__u64 events;		/* events seen for followed user tasks */
@@ -89,6 +141,9 @@ struct ust_bpfu_counters {
 	__u64 children;		/* child processes followed (fork of a followed tgid) */
 	__u64 filter_full;	/* child processes not followed: tgid map full */
 	__u64 samples;		/* perf samples given a cookie (SAMPLE records) */
+	__u64 cfi_frames;	/* frames unwound by CFI tables */
+	__u64 fp_frames;	/* frames unwound by frame pointers */
+	__u64 cfi_need;		/* files asked for (NEED_CFI records) */
 };
 
 #endif /* UST_BPFU_ABI_H */

@@ -40,6 +40,7 @@ typedef _Bool bool;
 #define BPF_ANY				0
 #define BPF_NOEXIST			1
 #define BPF_F_NO_PREALLOC		(1U << 0)
+#define BPF_F_MMAPABLE			(1U << 10)
 #define BPF_LOCAL_STORAGE_GET_F_CREATE	(1ULL << 0)
 #define BPF_F_USER_STACK		(1ULL << 8)
 #define BPF_RB_NO_WAKEUP		(1ULL << 0)

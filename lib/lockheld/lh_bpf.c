@@ -205,6 +205,8 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 		bpf_program__set_autoload(b->skel->progs.ust_bpfu_exit, true);
 	}
 	b->skel->rodata->ust_lh_stacks = !o->bpfu ? 0 : ust_bpfu_deferred(o->bpfu) ? 1 : 2;
+	/* The unwinder's tables are shared by fd below: walk by them if it does. */
+	b->skel->rodata->ust_cfi_on = o->bpfu && ust_bpfu_cfi_enabled(o->bpfu);
 	b->skel->rodata->ust_lh_mmap_track = o->mmap_read;
 	b->skel->rodata->ust_lh_mmap_argoff = o->mmap_read ? mmap_tp_argoff() : 0;
 	b->skel->rodata->ust_lh_tracking = o->families != 0;

@@ -33,6 +33,7 @@ typedef __u32 u32;
 typedef __u64 u64;
 #include "ust_bpfu.skel.h"
 #include "ust_bpfu_abi.h"
+#include "bpfu_cfi.h"
 
 _Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_BPFU_F_IMMEDIATE &&
 	       UST_BPFU_STACK_SCHED_FAIL == UST_BPFU_F_SCHED_FAIL &&
@@ -40,11 +41,29 @@ _Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_BPFU_F_IMMEDIATE &&
 	       UST_BPFU_STACK_TRUNCATED == UST_BPFU_F_TRUNCATED &&
 	       UST_BPFU_STACK_RAW == UST_BPFU_F_RAW &&
 	       UST_BPFU_STACK_LEAF_RET == UST_BPFU_F_LEAF_RET &&
-	       UST_BPFU_STACK_LATE == UST_BPFU_F_LATE,
+	       UST_BPFU_STACK_LATE == UST_BPFU_F_LATE &&
+	       UST_BPFU_STACK_CFI == UST_BPFU_F_CFI && UST_BPFU_STACK_FP == UST_BPFU_F_FP &&
+	       UST_BPFU_STACK_BOTTOM == UST_BPFU_F_BOTTOM &&
+	       UST_BPFU_STACK_NO_TABLE == UST_BPFU_F_NO_TABLE &&
+	       UST_BPFU_STACK_BAD_CFA == UST_BPFU_F_BAD_CFA &&
+	       UST_BPFU_STACK_FAULT == UST_BPFU_F_FAULT,
 	       "public stack flags follow the BPF ones");
 _Static_assert(UST_BPFU_MAX_STACK == UST_BPFU_MAX_FRAMES, "one frame limit");
+_Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_ABI_STACK_F_IMMEDIATE &&
+	       UST_BPFU_STACK_SCHED_FAIL == UST_ABI_STACK_F_SCHED_FAIL &&
+	       UST_BPFU_STACK_EXIT == UST_ABI_STACK_F_EXIT &&
+	       UST_BPFU_STACK_TRUNCATED == UST_ABI_STACK_F_TRUNCATED &&
+	       UST_BPFU_STACK_RAW == UST_ABI_STACK_F_RAW &&
+	       UST_BPFU_STACK_CFI == UST_ABI_STACK_F_CFI && UST_BPFU_STACK_FP == UST_ABI_STACK_F_FP &&
+	       UST_BPFU_STACK_BOTTOM == UST_ABI_STACK_F_BOTTOM &&
+	       UST_BPFU_STACK_NO_TABLE == UST_ABI_STACK_F_NO_TABLE &&
+	       UST_BPFU_STACK_BAD_CFA == UST_ABI_STACK_F_BAD_CFA &&
+	       UST_BPFU_STACK_FAULT == UST_ABI_STACK_F_FAULT,
+	       "stack_flags records carry the public stack flags as they are");
 
 #define UST_BPFU_RB_DEFAULT	(8u << 20)
+/* Rows for every file's unwind table: libc has ~60k, libLLVM-14 ~2M. */
+#define UST_BPFU_CFI_ROWS	(4u << 20)
 /* user_unwind_stack: header, then unsigned long stack[], inodes[], u32 dev[]. */
 #define UST_BPFU_FRAME_BYTES	(8 + 8 + 4)
 #define UST_BPFU_STACK_MAX_SIZE	(UST_ABI_STACK_HDR_SIZE + UST_BPFU_MAX_FRAMES * UST_BPFU_FRAME_BYTES)
@@ -54,6 +73,7 @@ struct ust_bpfu {
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	size_t nr_links;
+	struct ust_bpfu_cfi *cfi;	/* NULL: frame pointers only */
 	bool deferred;
 	bool af_only;		/* opts.af_only */
 	char note[256];		/* why not deferred */
@@ -127,6 +147,11 @@ static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 		rec.period = sm->period;
 		rec.flags = sm->flags & UST_BPFU_S_DROPPED_BEFORE ? UST_BPFU_SAMPLE_GAP : 0;
 		u->cookie_records++;
+	} else if (h->kind == UST_BPFU_REC_NEED_CFI && size >= sizeof(struct ust_bpfu_rec_need)) {
+		/* Ours, not the caller's: the walk wants a file's table. */
+		if (u->cfi)
+			ust_bpfu_cfi_need(u->cfi, data);
+		return 0;
 	} else if (h->kind == UST_BPFU_REC_STACK && size >= sizeof(struct ust_bpfu_rec_stack)) {
 		const struct ust_bpfu_rec_stack *s = data;
 
@@ -217,6 +242,9 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf, o->perf && deferred && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf_af, o->perf && o->af_only);
 	skel->rodata->ust_leaf_ret = !o->kernel_frames;
+	skel->rodata->ust_cfi_on = !o->no_cfi && !o->af_only;
+	bpf_map__set_max_entries(skel->maps.ust_bpfu_cfi_rows,
+				 o->no_cfi || o->af_only ? 1 : o->cfi_rows ? o->cfi_rows : UST_BPFU_CFI_ROWS);
 	ust_bpfu_set_af(skel, o->perf ? o->af : NULL);
 	bpf_map__set_max_entries(skel->maps.ust_bpfu_events, (__u32)ust_bpfu_rb_size(o->ringbuf_bytes));
 	ret = ust_bpfu_skel__load(skel);
@@ -301,6 +329,15 @@ struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size
 	if (!u->rb) {
 		snprintf(err, errlen, "BPF ring buffer: %s", strerror(errno));
 		goto fail;
+	}
+	if (!o->no_cfi && !o->af_only) {
+		u->cfi = ust_bpfu_cfi_new(bpf_map__fd(u->skel->maps.ust_bpfu_cfi_rows),
+					  bpf_map__fd(u->skel->maps.ust_bpfu_cfi_files),
+					  bpf_map__max_entries(u->skel->maps.ust_bpfu_cfi_rows),
+					  err, errlen);
+		if (!u->cfi)
+			goto fail;
+		ust_bpfu_cfi_add_vdso(u->cfi);
 	}
 	if (o->perf && o->af && ust_af_bpf_setup(u->skel->obj, ust_bpfu_keep_link, u, o->af, err,
 						  errlen))
@@ -403,6 +440,23 @@ int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name)
 	return bpf_object__find_map_fd_by_name(u->skel->obj, name);
 }
 
+int ust_bpfu_cfi_program(struct ust_bpfu *u, const char *path)
+{
+	return u->cfi ? ust_bpfu_cfi_add_program(u->cfi, path) : 0;
+}
+
+int ust_bpfu_cfi_pid(struct ust_bpfu *u, pid_t pid)
+{
+	int ret = u->cfi ? ust_bpfu_cfi_add_pid(u->cfi, pid) : 0;
+
+	return ret < 0 ? ret : 0;
+}
+
+bool ust_bpfu_cfi_enabled(const struct ust_bpfu *u)
+{
+	return u->cfi != NULL;
+}
+
 bool ust_bpfu_deferred(const struct ust_bpfu *u)
 {
 	return u->deferred;
@@ -447,7 +501,12 @@ int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
 		st->children += v[i].children;
 		st->filter_full += v[i].filter_full;
 		st->samples += v[i].samples;
+		st->cfi_frames += v[i].cfi_frames;
+		st->fp_frames += v[i].fp_frames;
+		st->cfi_need += v[i].cfi_need;
 	}
+	if (u->cfi)
+		ust_bpfu_cfi_get_stats(u->cfi, &st->cfi);
 	free(v);
 	return ret;
 }
@@ -463,6 +522,7 @@ void ust_bpfu_close(struct ust_bpfu *u)
 		bpf_link__destroy(u->links[i - 1]);
 	free(u->links);
 	ring_buffer__free(u->rb);
+	ust_bpfu_cfi_free(u->cfi);
 	ust_bpfu_skel__destroy(u->skel);
 	free(u);
 }
@@ -532,6 +592,24 @@ int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name)
 {
 	(void)u, (void)name;
 	return -EOPNOTSUPP;
+}
+
+int ust_bpfu_cfi_program(struct ust_bpfu *u, const char *path)
+{
+	(void)u, (void)path;
+	return -EOPNOTSUPP;
+}
+
+int ust_bpfu_cfi_pid(struct ust_bpfu *u, pid_t pid)
+{
+	(void)u, (void)pid;
+	return -EOPNOTSUPP;
+}
+
+bool ust_bpfu_cfi_enabled(const struct ust_bpfu *u)
+{
+	(void)u;
+	return false;
 }
 
 bool ust_bpfu_deferred(const struct ust_bpfu *u)

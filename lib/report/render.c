@@ -88,12 +88,26 @@ static void render_one(struct ust_render *r, const struct ust_dec_frame *f,
 
 void ust_render_stack_flags(uint32_t flags, struct ust_sb *out)
 {
+	bool cfi = flags & UST_ABI_STACK_F_CFI, fp = flags & UST_ABI_STACK_F_FP;
+	const char *how = cfi && fp ? "CFI and frame pointers" : cfi ? "CFI" : fp ? "frame pointers" : NULL;
+
 	if (flags & UST_ABI_STACK_F_EXIT)
 		ust_sb_puts(out, "; taken as the task exited");
 	else if (flags & UST_ABI_STACK_F_SCHED_FAIL)
 		ust_sb_puts(out, "; taken at the event: deferral refused");
 	else if (flags & UST_ABI_STACK_F_IMMEDIATE)
 		ust_sb_puts(out, "; taken at the event: no BPF task_work on this kernel");
+	/* How the walk went: by what, and whether it reached the outermost frame. */
+	if (how && (flags & UST_ABI_STACK_F_BOTTOM))
+		ust_sb_printf(out, "; complete, by %s", how);
+	else if (how)
+		ust_sb_printf(out, "; by %s", how);
+	if (flags & UST_ABI_STACK_F_NO_TABLE)
+		ust_sb_puts(out, "; a file's unwind table was not loaded yet");
+	if (flags & UST_ABI_STACK_F_BAD_CFA)
+		ust_sb_puts(out, "; cut short: a frame's CFA made no sense");
+	if (flags & UST_ABI_STACK_F_FAULT)
+		ust_sb_puts(out, "; cut short: a stack read failed");
 	if (flags & UST_ABI_STACK_F_TRUNCATED)
 		ust_sb_puts(out, "; truncated");
 	if (flags & UST_ABI_STACK_F_RAW)

@@ -29,6 +29,9 @@ struct ust_bpfu;
 struct ust_cap;
 struct ust_af;
 
+/* getopt_long code of --unwind. */
+#define REC_OPT_UNWIND	0x1800
+
 struct rec_opts {
 	struct rec_buffer *bufs;
 	int nr_bufs;
@@ -43,6 +46,7 @@ struct rec_opts {
 	struct rec_source *sources;	/* extra producers (perf sampling, ...) */
 	bool lockheld;		/* -p lockheld: lock_held() filters asked for explicitly */
 	struct ust_af *af;	/* --addr-filter ranges, or NULL (rec_addrfilter.c) */
+	bool unwind_fp;		/* --unwind fp: user stacks by frame pointers only */
 };
 
 /*
@@ -155,5 +159,32 @@ void rec_maps_note_task(struct rec_maps *m, pid_t tgid);
 void rec_maps_snapshot(struct rec_maps *m, pid_t tgid);
 unsigned long rec_maps_count(const struct rec_maps *m);
 void rec_maps_free(struct rec_maps *m);
+
+/* ---- unwind tables (rec_tables.c) ---------------------------------- */
+
+struct ust_bpfu;
+
+/* The command's file, as execvp() will find it; NULL if none. */
+const char *rec_cmd_path(const char *cmd, char *buf, size_t len);
+/* Load the tables of the command and the -P processes before tracing starts. */
+void rec_tables_preload(struct ust_bpfu *u, const struct rec_opts *o);
+
+/* How the stacks were taken (UST_BPFU_STACK_* flags), for the summary. */
+struct rec_stack_counts {
+	unsigned long stacks;
+	unsigned long bottom_cfi;	/* reached the outermost frame by CFI alone */
+	unsigned long bottom_fp;	/* ... with frame pointers for some frames */
+	unsigned long truncated;
+	unsigned long no_table, bad_cfa, fault;
+};
+
+struct ust_bpfu_rec;
+/*
+ * A ustitch/stack_flags record just before @rec's stack (how the BPF side
+ * took it), when it has anything to say.  0, or -1 if the spool failed.
+ */
+int rec_tables_flags_record(struct rec_spool *spool, uint16_t flags_id, const struct ust_bpfu_rec *rec);
+void rec_tables_count(struct rec_stack_counts *n, unsigned int flags);
+void rec_tables_summary(struct ust_bpfu *u, const struct rec_stack_counts *n, FILE *out);
 
 #endif

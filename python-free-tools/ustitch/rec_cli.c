@@ -57,7 +57,10 @@ void rec_usage(FILE *out)
 	      "                   use lock_held() filters (as trace-cmd's -p plugin flag: it\n"
 	      "                   selects the machinery; any lock_held() filter implies it);\n"
 	      "                   then some -f must use lock_held()\n"
-	      "  -q               quiet: no status line, no summary\n", out);
+	      "  -q               quiet: no status line, no summary\n"
+	      "  --unwind cfi|fp  how BPF walks user stacks: cfi (default) by unwind tables\n"
+	      "                   built from each file's .eh_frame, frame pointers where a\n"
+	      "                   file has none; fp by frame pointers only, as the kernel does\n", out);
 	rec_af_usage(out);
 	rec_perf_usage(out);
 	fputs("\n"
@@ -226,6 +229,19 @@ static int opt_tracer(struct rec_opts *o, const char *arg)
 	return 0;
 }
 
+/* --unwind cfi|fp: how the BPF side walks user stacks. */
+static int opt_unwind(struct rec_opts *o, const char *arg)
+{
+	if (!strcmp(arg, "cfi"))
+		o->unwind_fp = false;
+	else if (!strcmp(arg, "fp"))
+		o->unwind_fp = true;
+	else
+		return fail("--unwind %s: expected cfi (unwind tables from .eh_frame) or fp (frame pointers only)%s",
+			    arg, "");
+	return 0;
+}
+
 /* One option other than -e.  0, or 2 (printed). */
 static int opt_one(struct rec_opts *o, int c, const char *arg, bool after_event)
 {
@@ -254,6 +270,8 @@ static int opt_one(struct rec_opts *o, int c, const char *arg, bool after_event)
 		return 0;
 	case REC_AF_OPT:
 		return rec_af_option(o, arg) ? 2 : 0;
+	case REC_OPT_UNWIND:
+		return opt_unwind(o, arg);
 	case 'h':
 		rec_usage(stdout);
 		exit(0);
@@ -287,6 +305,7 @@ int rec_parse(int argc, char **argv, struct rec_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ "call-graph", required_argument, NULL, REC_PERF_OPT_CALL_GRAPH },
 		{ "addr-filter", required_argument, NULL, REC_AF_OPT },
+		{ "unwind", required_argument, NULL, REC_OPT_UNWIND },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool last_was_event = false;

@@ -128,6 +128,7 @@ struct perf_src {
 	struct ust_hmap pids_seen;	/* tgid -> 1: maps looked at */
 	uint64_t fp_ctr;
 	unsigned long kstacks, ustacks, spool_errs;
+	struct rec_stack_counts walks;	/* how the BPF stacks were taken */
 	bool started, stopped;
 };
 
@@ -500,17 +501,9 @@ static int on_bpf_record(const struct ust_bpfu_rec *r, void *ctx)
 		return 0;
 	/* The files first, while the process lives. */
 	rec_maps_note_stack(c->maps, c->spool, r->tgid, r->cpu, r->ts, r->data, r->size);
-	if ((r->flags & (UST_BPFU_STACK_IMMEDIATE | UST_BPFU_STACK_SCHED_FAIL | UST_BPFU_STACK_EXIT |
-			 UST_BPFU_STACK_TRUNCATED | UST_BPFU_STACK_RAW)) && c->flags_id) {
-		unsigned char fb[24];
-		int n = ust_enc_stack_flags(fb, sizeof(fb), c->flags_id, r->tid, r->cookie,
-					    r->flags & (UST_ABI_STACK_F_IMMEDIATE | UST_ABI_STACK_F_SCHED_FAIL |
-							UST_ABI_STACK_F_EXIT | UST_ABI_STACK_F_TRUNCATED |
-							UST_ABI_STACK_F_RAW));
-
-		if (n > 0 && rec_spool_add(c->spool, r->cpu, r->ts, fb, (size_t)n))
-			p->spool_errs++;
-	}
+	rec_tables_count(&p->walks, r->flags);
+	if (rec_tables_flags_record(c->spool, c->flags_id, r))
+		p->spool_errs++;
 	return ust_perf_stitch_add_stack(p->st, r->cpu, r->ts, (uint32_t)r->tgid, (uint32_t)r->tid,
 					 r->cookie, r->data, r->size) ? -ENOMEM : 0;
 }
@@ -690,6 +683,7 @@ static int open_bpf(struct perf_src *p, struct rec_ctx *c, char *err, size_t err
 	bo.ringbuf_bytes = p->how == HOW_BPF ? BPF_RING_BYTES : 4096;
 	bo.af = p->af;
 	bo.af_only = p->how != HOW_BPF;
+	bo.no_cfi = c->o->unwind_fp;
 	p->bpfu = ust_bpfu_open(&bo, e2, sizeof(e2));
 	if (!p->bpfu) {
 		snprintf(err, errlen, "%s%s", p->how == HOW_BPF ? "BPF: " : "", e2);
@@ -715,6 +709,7 @@ static int open_bpf(struct perf_src *p, struct rec_ctx *c, char *err, size_t err
 	for (i = 0; i < c->o->nr_pids; i++)
 		if (ust_bpfu_follow(p->bpfu, c->o->pids[i]))
 			goto fail;
+	rec_tables_preload(p->bpfu, c->o);
 	return 0;
 fail:
 	snprintf(err, errlen, "BPF: cannot follow the traced processes: %s", strerror(errno));
@@ -993,6 +988,8 @@ static void perf_summary(struct rec_source *s, FILE *out)
 		fprintf(out, PFX "perf: %lu user stacks written for %lu stitched samples: %.2f samples per unwind\n",
 			unwinds - st->immediate, st->deferred_ok,
 			unwinds > st->immediate ? (double)st->deferred_ok / (double)(unwinds - st->immediate) : 0.0);
+	if (p->bpfu && p->how == HOW_BPF)
+		rec_tables_summary(p->bpfu, &p->walks, out);
 	if (p->bpfu && p->how == HOW_BPF)
 		fprintf(out, PFX "perf: BPF: %lu sample cookies, %lu paired with their sample, %lu given up (a record was dropped beside them)\n",
 			st->requests, st->requests_matched, st->requests_ambiguous);

@@ -58,6 +58,7 @@ struct run {
 	struct rec_maps *maps;
 	uint16_t cookie_id, stack_id, mapping_id, flags_id;
 	unsigned long cookies, stacks, immediate;
+	struct rec_stack_counts walks;	/* how the stacks were taken */
 	uint64_t drops_seen;
 	int spool_err;
 	struct rec_ctx ctx;
@@ -150,15 +151,6 @@ static void pick_ids(struct run *r)
 	r->ctx.next_id = max + 5;
 }
 
-/* The BPF flags that mean the same as UST_ABI_STACK_F_* (same bits). */
-#define UST_BPFU_FLAGS_TO_ABI	(UST_BPFU_STACK_IMMEDIATE | UST_BPFU_STACK_SCHED_FAIL | \
-				 UST_BPFU_STACK_EXIT | UST_BPFU_STACK_TRUNCATED | UST_BPFU_STACK_RAW)
-_Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_ABI_STACK_F_IMMEDIATE &&
-	       UST_BPFU_STACK_SCHED_FAIL == UST_ABI_STACK_F_SCHED_FAIL &&
-	       UST_BPFU_STACK_EXIT == UST_ABI_STACK_F_EXIT &&
-	       UST_BPFU_STACK_TRUNCATED == UST_ABI_STACK_F_TRUNCATED &&
-	       UST_BPFU_STACK_RAW == UST_ABI_STACK_F_RAW, "stack flag bits differ");
-
 static int on_bpf_record(const struct ust_bpfu_rec *rec, void *ctx)
 {
 	struct run *r = ctx;
@@ -167,17 +159,12 @@ static int on_bpf_record(const struct ust_bpfu_rec *rec, void *ctx)
 		/* The files first, so that any reader sees them before the stack. */
 		rec_maps_note_stack(r->maps, r->spool, rec->tgid, rec->cpu, rec->ts, rec->data, rec->size);
 		r->stacks++;
+		rec_tables_count(&r->walks, rec->flags);
 		if (rec->flags & UST_BPFU_STACK_IMMEDIATE)
 			r->immediate++;
-		/* How it was taken, where the kernel would have deferred it. */
-		if (rec->flags & UST_BPFU_FLAGS_TO_ABI) {
-			unsigned char fb[24];
-			int n = ust_enc_stack_flags(fb, sizeof(fb), r->flags_id, rec->tid, rec->cookie,
-						    rec->flags & UST_BPFU_FLAGS_TO_ABI);
-
-			if (n > 0 && rec_spool_add(r->spool, rec->cpu, rec->ts, fb, (size_t)n))
-				r->spool_err = errno ? errno : EIO;
-		}
+		/* How it was taken: by what, and where the kernel would have deferred it. */
+		if (rec_tables_flags_record(r->spool, r->flags_id, rec))
+			r->spool_err = errno ? errno : EIO;
 	} else {
 		r->cookies++;
 		rec_maps_note_task(r->maps, rec->tgid);
@@ -244,29 +231,8 @@ static void summary(struct run *r, const char *out)
 	if (st.drops)
 		fprintf(stderr, PFX "BPF ring buffer: %llu records lost (the report marks their stacks lost)\n",
 			(unsigned long long)st.drops);
-	if (st.truncated)
-		fprintf(stderr, PFX "%llu stacks cut at %d frames\n", (unsigned long long)st.truncated,
-			UST_BPFU_MAX_STACK);
-}
-
-/* The command's file, as execvp() will find it. */
-static const char *cmd_path(const char *cmd, char *buf, size_t len)
-{
-	const char *path = getenv("PATH");
-	char *dirs, *d, *save = NULL;
-
-	if (strchr(cmd, '/'))
-		return realpath(cmd, buf) ? buf : NULL;
-	dirs = strdup(path ? path : "/usr/bin:/bin");
-	for (d = dirs ? strtok_r(dirs, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
-		snprintf(buf, len, "%s/%s", d, cmd);
-		if (!access(buf, X_OK)) {
-			free(dirs);
-			return buf;
-		}
-	}
-	free(dirs);
-	return NULL;
+	if (r->bpfu)
+		rec_tables_summary(r->bpfu, &r->walks, stderr);
 }
 
 /* Fork the command stopped on a pipe: it runs once tracing is on. */
@@ -313,6 +279,7 @@ static int start_bpf(struct run *r, pid_t child)
 	bo.stack_type = r->stack_id;
 	/* Testing aid: the fallback of kernels without BPF task_work. */
 	bo.immediate = getenv("USTITCH_FORCE_IMMEDIATE") != NULL;
+	bo.no_cfi = r->o->unwind_fp;
 	r->bpfu = ust_bpfu_open(&bo, err, sizeof(err));
 	if (!r->bpfu) {
 		fprintf(stderr, PFX "BPF: %s\n", err);
@@ -323,6 +290,7 @@ static int start_bpf(struct run *r, pid_t child)
 	for (i = 0; i < r->o->nr_pids; i++)
 		if (ust_bpfu_follow(r->bpfu, r->o->pids[i]))
 			goto fail;
+	rec_tables_preload(r->bpfu, r->o);
 	/* Attached after the ftrace events were enabled: on a shared
 	 * tracepoint the earlier probe runs first, so each event's own
 	 * record is written before its cookie. */
@@ -519,7 +487,7 @@ static int start_spool(struct run *r)
 		return 0;
 	r->spool = rec_spool_new();
 	r->maps = rec_maps_new(r->mapping_id, r->stack_id,
-			       o->cmd ? cmd_path(o->cmd[0], r->pathbuf, sizeof(r->pathbuf)) : NULL);
+			       o->cmd ? rec_cmd_path(o->cmd[0], r->pathbuf, sizeof(r->pathbuf)) : NULL);
 	if (!r->spool || !r->maps || (r->bpf && start_bpf(r, r->child)))
 		return -1;
 	return 0;

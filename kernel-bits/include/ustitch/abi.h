@@ -96,8 +96,9 @@ static inline int ust_abi_cookie_valid(uint64_t cookie)
 
 /*
  * ustitch/stack_flags { u64 cookie; u32 flags; }: written just before a
- * user_unwind_stack that the BPF backport made in a way the kernel would
- * not, so that the report can say so.
+ * user_unwind_stack of the BPF backport, to say how the stack was taken:
+ * where the kernel would have deferred it, and how the walk went (by CFI
+ * tables, by frame pointers, where and why it stopped).
  */
 #define UST_ABI_EV_STACK_FLAGS		"stack_flags"
 #define UST_ABI_ID_STACK_FLAGS		65011
@@ -106,5 +107,12 @@ static inline int ust_abi_cookie_valid(uint64_t cookie)
 #define UST_ABI_STACK_F_EXIT		(1U << 2)	/* taken as the task exited */
 #define UST_ABI_STACK_F_TRUNCATED	(1U << 3)	/* cut at 127 frames */
 #define UST_ABI_STACK_F_RAW		(1U << 4)	/* some frames left as raw addresses */
+/* Bits 5 and 6 are the BPF side's own (leaf return, late work). */
+#define UST_ABI_STACK_F_CFI		(1U << 7)	/* some frames unwound by CFI tables */
+#define UST_ABI_STACK_F_FP		(1U << 8)	/* some frames unwound by frame pointers */
+#define UST_ABI_STACK_F_BOTTOM		(1U << 9)	/* reached the outermost frame */
+#define UST_ABI_STACK_F_NO_TABLE	(1U << 10)	/* a file's unwind table was not loaded yet */
+#define UST_ABI_STACK_F_BAD_CFA		(1U << 11)	/* cut: a CFA or rule that made no sense */
+#define UST_ABI_STACK_F_FAULT		(1U << 12)	/* cut: a stack read failed */
 
 #endif /* USTITCH_ABI_H */

@@ -66,6 +66,13 @@ struct ust_bpfu_opts {
 	 */
 	const struct ust_af *af;
 	/*
+	 * Unwind tables (CFI, from each file's .eh_frame): capacity in rows
+	 * shared by every file (0: 4M rows, 48 MiB); no_cfi walks by frame
+	 * pointers only, as the kernel's own unwinder does.
+	 */
+	uint32_t cfi_rows;
+	bool no_cfi;
+	/*
 	 * Only the address filter, for samples whose stacks BPF does not
 	 * make: nothing is followed or unwound, and the ring stays empty.
 	 */
@@ -86,6 +93,20 @@ enum ust_bpfu_kind {
 #define UST_BPFU_STACK_RAW		(1U << 4)	/* some address left unresolved */
 #define UST_BPFU_STACK_LEAF_RET		(1U << 5)	/* frame 1 came from [sp] (see kernel_frames) */
 #define UST_BPFU_STACK_LATE		(1U << 6)	/* unwound in a later kernel entry */
+/* How the walk went: the same bits as UST_ABI_STACK_F_* (kernel-bits abi.h). */
+#define UST_BPFU_STACK_CFI		(1U << 7)	/* some frames unwound by CFI tables */
+#define UST_BPFU_STACK_FP		(1U << 8)	/* some frames unwound by frame pointers */
+#define UST_BPFU_STACK_BOTTOM		(1U << 9)	/* reached the outermost frame */
+#define UST_BPFU_STACK_NO_TABLE		(1U << 10)	/* a file's table was not loaded yet */
+#define UST_BPFU_STACK_BAD_CFA		(1U << 11)	/* cut: a CFA or rule that made no sense */
+#define UST_BPFU_STACK_FAULT		(1U << 12)	/* cut: a stack read failed */
+/* The flags a ustitch/stack_flags record carries: UST_ABI_STACK_F_*, same bits. */
+#define UST_BPFU_STACK_ABI_MASK		(UST_BPFU_STACK_IMMEDIATE | UST_BPFU_STACK_SCHED_FAIL | \
+					 UST_BPFU_STACK_EXIT | UST_BPFU_STACK_TRUNCATED |	\
+					 UST_BPFU_STACK_RAW | UST_BPFU_STACK_CFI |		\
+					 UST_BPFU_STACK_FP | UST_BPFU_STACK_BOTTOM |		\
+					 UST_BPFU_STACK_NO_TABLE | UST_BPFU_STACK_BAD_CFA |	\
+					 UST_BPFU_STACK_FAULT)
 
 /* Sample flags (ust_bpfu_rec.flags of UST_BPFU_SAMPLE). */
 #define UST_BPFU_SAMPLE_GAP		(1U << 0)	/* an earlier sample on this CPU got no record */
@@ -131,6 +152,21 @@ struct ust_bpfu_stats {
 	uint64_t children;	/* child processes followed */
 	uint64_t filter_full;	/* child processes missed: tgid map full */
 	uint64_t samples;	/* perf samples given a cookie */
+	uint64_t cfi_frames;	/* frames unwound by CFI tables */
+	uint64_t fp_frames;	/* frames unwound by frame pointers */
+	uint64_t cfi_need;	/* files the walk asked tables for */
+	struct ust_bpfu_cfi_stats {
+		uint32_t files;		/* tables in the BPF maps */
+		uint32_t files_none;	/* files with no usable table (frame pointers) */
+		uint32_t failed;	/* loads that failed (last_error says why) */
+		uint32_t full;		/* tables that did not fit cfi_rows */
+		uint32_t rows;		/* rows used */
+		uint32_t cap;		/* rows available */
+		uint32_t builds;	/* tables built from ELF files */
+		uint32_t disk_loads;	/* tables read from the disk cache */
+		double load_ms;		/* time spent building and loading tables */
+		char last_error[256];
+	} cfi;
 };
 
 /* Load the programs.  NULL with @err set when BPF is unusable. */
@@ -163,6 +199,17 @@ int ust_bpfu_fd(const struct ust_bpfu *u);
  * filters, lib/lockheld/lh_bpf.c); negative if none.
  */
 int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name);
+/*
+ * Unwind tables loaded before they are needed, so that the first stacks
+ * are already complete: a program with the libraries the dynamic loader
+ * will map for it (before it runs), or what a live process maps.  Files
+ * missed here are loaded when the walk first meets them.  0 or -errno.
+ */
+int ust_bpfu_cfi_program(struct ust_bpfu *u, const char *path);
+int ust_bpfu_cfi_pid(struct ust_bpfu *u, pid_t pid);
+/* Stacks are walked by CFI tables (not opts.no_cfi), for objects that share the maps. */
+bool ust_bpfu_cfi_enabled(const struct ust_bpfu *u);
+
 /* true: stacks are deferred (task_work); false: the immediate fallback. */
 bool ust_bpfu_deferred(const struct ust_bpfu *u);
 /* Why the fallback was chosen (one line), "" when deferred. */

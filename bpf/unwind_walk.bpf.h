@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The user-stack walk of unwind.bpf.c: by CFI tables where a file has one,
+ * by frame pointers where it has none.  Included by unwind.bpf.c after
+ * ust_bpfu_vma_cb(), UST_COUNT and the ring buffer.
+ *
+ * Debian builds glibc and its packages without frame pointers, so a walk
+ * by frame pointers alone stops in libc.  Every such file still carries
+ * .eh_frame; user space turns it into rows sorted by file offset
+ * (lib/cfi/, bpf/ust_cfi_abi.h) and stores them in ust_bpfu_cfi_rows.
+ * Per frame: the VMA of the ip (a few kept per walk: bpf_find_vma() takes
+ * the mmap lock), its (inode, dev) -> the file's slice of rows, a bounded
+ * binary search for the row of the file offset, then the caller's rip,
+ * rsp and rbp from the row's rules.
+ *
+ * A file seen for the first time has no entry: the walk asks user space
+ * for its table (a NEED_CFI record, once per file, leaving a PENDING entry
+ * behind) and goes on by frame pointers for that frame, marking the stack
+ * UST_BPFU_F_NO_TABLE: a stack taken before its table arrived is never
+ * silently short.
+ *
+ * Reads go through ust_walk_read(): bpf_copy_from_user() in the task_work
+ * (sleepable: pages may be faulted in, as the kernel's deferred unwinder
+ * does), bpf_probe_read_user() in the event's own context.  Each caller
+ * gets its own bpf_loop() callback with @sleepable a constant, so that
+ * the other helper is not even in its code.
+ */
+#ifndef UST_UNWIND_WALK_BPF_H
+#define UST_UNWIND_WALK_BPF_H
+
+#include "ust_cfi_abi.h"
+
+/* Resized by user space (ust_bpfu_opts.cfi_rows), which writes it through mmap(). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ust_cfi_row);
+} ust_bpfu_cfi_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct ust_bpfu_cfi_key);
+	__type(value, struct ust_bpfu_cfi_file);
+} ust_bpfu_cfi_files SEC(".maps");
+
+/* Set before load by lib/record/bpfu.c: 0 walks by frame pointers only. */
+const volatile bool ust_cfi_on = true;
+
+/* VMAs kept per walk: a stack goes back and forth between a few files. */
+#define UST_WALK_VMAS		4
+/* 2^25 rows: more than libLLVM's 2M, and a bound for the verifier. */
+#define UST_WALK_SEARCH_STEPS	25
+
+struct ust_walk_vma {
+	struct ust_bpfu_vma v;	/* v.found: the slot is used */
+	__u32 tstate;		/* enum ust_bpfu_cfi_state; NONE for anonymous memory */
+	__u32 tfirst;
+	__u32 tnr;
+	__u32 vdso;
+};
+
+struct ust_walk {
+	struct ust_bpfu_rec_stack *r;
+	__u64 ip, sp, bp;
+	__u32 bp_ok;		/* bp is known (every rule so far told it) */
+	__u32 ip_exact;		/* ip is not a return address: frame 0, after a signal frame */
+	__u32 tgid;
+	__u32 next;		/* the VMA slot to replace next */
+	struct ust_walk_vma vmas[UST_WALK_VMAS];
+};
+
+static __always_inline long ust_walk_read(void *dst, __u32 size, __u64 addr, bool sleepable)
+{
+	if (sleepable)
+		return bpf_copy_from_user(dst, size, (void *)addr);
+	return bpf_probe_read_user(dst, size, (void *)addr);
+}
+
+/*
+ * x86: the vDSO is the mapping at mm->context.vdso.  Its table is keyed
+ * (UST_BPFU_CFI_VDSO_INO, 0): every process of a kernel maps the same
+ * image.
+ */
+struct mm_context___ust {
+	void *vdso;
+} __attribute__((preserve_access_index));
+
+struct mm_struct___walk {
+	struct mm_context___ust context;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool ust_walk_is_vdso(struct task_struct *task, __u64 start)
+{
+	struct mm_struct___walk *mm = (void *)task->mm;
+
+	if (!bpf_core_field_exists(mm->context.vdso))
+		return false;
+	return (__u64)BPF_CORE_READ(mm, context.vdso) == start;
+}
+
+/* The file's table entry, asking user space for it the first time. */
+static __always_inline void ust_walk_table(struct ust_walk *w, struct ust_walk_vma *s)
+{
+	struct ust_bpfu_cfi_key key = {};
+	struct ust_bpfu_cfi_file *f, pending = { .state = UST_BPFU_CFI_PENDING };
+	struct ust_bpfu_rec_need *n;
+
+	s->tstate = UST_BPFU_CFI_NONE;
+	if (!ust_cfi_on)
+		return;
+	if (s->vdso) {
+		key.ino = UST_BPFU_CFI_VDSO_INO;
+	} else if (s->v.ino) {
+		key.ino = s->v.ino;
+		key.dev = s->v.dev;
+	} else {
+		return;		/* anonymous memory, JIT: frame pointers */
+	}
+	f = bpf_map_lookup_elem(&ust_bpfu_cfi_files, &key);
+	if (f) {
+		s->tstate = f->state;
+		s->tfirst = f->first;
+		s->tnr = f->nr;
+		return;
+	}
+	s->tstate = UST_BPFU_CFI_PENDING;
+	/* Whoever inserts the entry asks: once per file, whatever the CPUs do. */
+	if (bpf_map_update_elem(&ust_bpfu_cfi_files, &key, &pending, BPF_NOEXIST))
+		return;
+	n = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*n), 0);
+	if (!n) {
+		/* Nobody will answer: let the next walk ask again. */
+		bpf_map_delete_elem(&ust_bpfu_cfi_files, &key);
+		UST_COUNT(drops);
+		return;
+	}
+	n->h.kind = UST_BPFU_REC_NEED_CFI;
+	n->h.cpu = bpf_get_smp_processor_id();
+	n->h.ts = bpf_ktime_get_ns();
+	n->h.tid = (__u32)bpf_get_current_pid_tgid();
+	n->h.tgid = w->tgid;
+	n->h.cookie = 0;
+	n->ino = key.ino;
+	n->dev = key.dev;
+	n->pad = 0;
+	n->vm_start = s->v.start;
+	n->vm_end = s->v.end;
+	n->vm_pgoff = s->v.pgoff;
+	bpf_ringbuf_submit(n, BPF_RB_FORCE_WAKEUP);
+	UST_COUNT(cfi_need);
+}
+
+/* The VMA holding @addr, from the walk's slots or bpf_find_vma(); NULL if none. */
+static __always_inline struct ust_walk_vma *ust_walk_vma(struct ust_walk *w, __u64 addr)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ust_walk_vma *s;
+	__u32 i;
+	long err;
+
+	for (i = 0; i < UST_WALK_VMAS; i++) {
+		s = &w->vmas[i];
+		if (s->v.found && addr >= s->v.start && addr < s->v.end)
+			return s;
+	}
+	s = &w->vmas[w->next & (UST_WALK_VMAS - 1)];
+	s->v.found = 0;
+	err = bpf_find_vma(task, addr, ust_bpfu_vma_cb, &s->v, 0);
+	if (err && err != -2 /* -ENOENT: no VMA */) {
+		w->r->flags |= UST_BPFU_F_RAW;
+		UST_COUNT(vma_fail);
+	}
+	if (!s->v.found)
+		return NULL;
+	w->next++;
+	s->vdso = !s->v.ino && ust_walk_is_vdso(task, s->v.start);
+	ust_walk_table(w, s);
+	return s;
+}
+
+/* The last row of rows [first, first + nr) whose off is <= @off. */
+static __always_inline const struct ust_cfi_row *ust_walk_row(__u32 first, __u32 nr, __u32 off)
+{
+	const struct ust_cfi_row *row;
+	__u32 lo = 0, hi = nr, mid, k, i;
+
+	if (!nr)
+		return NULL;
+	for (i = 0; i < UST_WALK_SEARCH_STEPS; i++) {
+		if (hi - lo <= 1)
+			break;
+		mid = lo + (hi - lo) / 2;
+		k = first + mid;
+		row = bpf_map_lookup_elem(&ust_bpfu_cfi_rows, &k);
+		if (!row)
+			return NULL;
+		if (row->off <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	k = first + lo;
+	row = bpf_map_lookup_elem(&ust_bpfu_cfi_rows, &k);
+	if (!row || row->off > off)
+		return NULL;
+	return row;
+}
+
+/*
+ * Is the return address of frame 0 at [sp], with %rbp still the caller's
+ * frame?  Then the frame-pointer walk alone would skip the caller.  True
+ * when the instruction at @ip is
+ *  - a `ret`, alone or after the error check of a syscall wrapper
+ *    ("syscall; ret", "syscall; cmp $-4095,%rax; jae err; ret"): every
+ *    glibc syscall wrapper, i.e. most syscall events;
+ *  - a function's first one, `push %rbp` (after an `endbr64` or not).
+ * Only for a frame 0 without a table.  The unwinder of the kernel series
+ * does neither (kernel_frames option).
+ */
+static __always_inline bool ust_walk_ra_at_sp(__u64 ip, bool sleepable)
+{
+	__u8 b[9] = {};
+
+	if (ust_walk_read(b, sizeof(b), ip, sleepable)) {
+		/* A ret at the very end of the mapping. */
+		return !ust_walk_read(b, 1, ip, sleepable) && b[0] == 0xc3;
+	}
+	if (b[0] == 0xc3 || (b[0] == 0xf3 && b[1] == 0xc3))
+		return true;
+	/* cmp $imm32,%rax; jae/ja rel8; ret */
+	if (b[0] == 0x48 && b[1] == 0x3d && (b[6] == 0x73 || b[6] == 0x77) && b[8] == 0xc3)
+		return true;
+	/* push %rbp, endbr64; push %rbp */
+	return b[0] == 0x55 ||
+	       (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa && b[4] == 0x55);
+}
+
+/*
+ * One frame-pointer step, the kernel's unwind_user walk (x86-64): CFA =
+ * rbp + 16, return address at CFA - 8, the caller's rbp at CFA - 16; stop
+ * when the CFA does not grow or is misaligned.  1: the walk ends.
+ */
+static __always_inline long ust_walk_fp(struct ust_walk *w, __u32 nr, bool sleepable)
+{
+	struct ust_bpfu_rec_stack *r = w->r;
+	__u64 cfa = w->bp + 16, frame[2];
+
+	if (nr == 0 && ust_leaf_ret && ust_walk_ra_at_sp(w->ip, sleepable)) {
+		__u64 ra = 0;
+
+		if (!ust_walk_read(&ra, sizeof(ra), w->sp, sleepable) && ra) {
+			r->flags |= UST_BPFU_F_LEAF_RET | UST_BPFU_F_FP;
+			w->ip = ra;
+			w->sp += 8;
+			w->ip_exact = 0;
+			return 0;
+		}
+	}
+	if (!w->bp_ok || cfa <= w->sp || (cfa & 7))
+		return 1;
+	if (ust_walk_read(frame, sizeof(frame), w->bp, sleepable))
+		return 1;
+	if (!frame[1])
+		return 1;
+	r->flags |= UST_BPFU_F_FP;
+	UST_COUNT(fp_frames);
+	w->ip = frame[1];
+	w->sp = cfa;
+	w->bp = frame[0];
+	w->ip_exact = 0;
+	return 0;
+}
+
+/* The rt_sigreturn trampoline: the interrupted registers, from the ucontext. */
+static __always_inline long ust_walk_signal(struct ust_walk *w, bool sleepable)
+{
+	__u64 ip = 0, sp = 0, bp = 0;
+
+	if (ust_walk_read(&ip, sizeof(ip), w->sp + UST_CFI_SIGFRAME_RIP, sleepable) ||
+	    ust_walk_read(&sp, sizeof(sp), w->sp + UST_CFI_SIGFRAME_RSP, sleepable) ||
+	    ust_walk_read(&bp, sizeof(bp), w->sp + UST_CFI_SIGFRAME_RBP, sleepable)) {
+		w->r->flags |= UST_BPFU_F_FAULT;
+		return 1;
+	}
+	if (!ip)
+		return 1;
+	w->ip = ip;
+	w->sp = sp;
+	w->bp = bp;
+	w->bp_ok = 1;
+	w->ip_exact = 1;	/* the interrupted instruction itself */
+	UST_COUNT(cfi_frames);
+	return 0;
+}
+
+/* One CFI step by @row; 1: the walk ends. */
+static __always_inline long ust_walk_cfi(struct ust_walk *w, const struct ust_cfi_row *row,
+					 bool sleepable)
+{
+	struct ust_bpfu_rec_stack *r = w->r;
+	__u64 cfa, ra = 0, bp = w->bp;
+	__s64 off = row->cfa_off;
+
+	switch (row->cfa_type) {
+	case UST_CFI_CFA_RSP:
+		cfa = w->sp + off;
+		break;
+	case UST_CFI_CFA_RBP:
+		if (!w->bp_ok)
+			goto bad;
+		cfa = w->bp + off;
+		break;
+	case UST_CFI_CFA_PLT:
+		cfa = w->sp + off + ((__s64)(w->ip & 15) >= row->rbp_off ? 8 : 0);
+		break;
+	case UST_CFI_CFA_DEREF_RBP:
+		if (!w->bp_ok)
+			goto bad;
+		if (ust_walk_read(&cfa, sizeof(cfa), w->bp + off, sleepable))
+			goto fault;
+		break;
+	default:
+		goto bad;
+	}
+	/* The caller's frame is above this one: anything else is garbage. */
+	if (cfa <= w->sp || cfa - w->sp > (1ULL << 30))
+		goto bad;
+	if (ust_walk_read(&ra, sizeof(ra), cfa - 8, sleepable))
+		goto fault;
+	switch (row->rbp_type) {
+	case UST_CFI_RBP_SAME:
+		break;
+	case UST_CFI_RBP_CFA:
+		if (ust_walk_read(&bp, sizeof(bp), cfa + row->rbp_off, sleepable))
+			goto fault;
+		w->bp_ok = 1;
+		break;
+	case UST_CFI_RBP_DEREF_RBP:
+		if (!w->bp_ok || ust_walk_read(&bp, sizeof(bp), w->bp + row->rbp_off, sleepable))
+			w->bp_ok = 0;
+		break;
+	default:
+		w->bp_ok = 0;
+		break;
+	}
+	r->flags |= UST_BPFU_F_CFI;
+	UST_COUNT(cfi_frames);
+	if (!ra)
+		return 1;
+	w->ip = ra;
+	w->sp = cfa;
+	w->bp = bp;
+	w->ip_exact = 0;
+	return 0;
+bad:
+	r->flags |= UST_BPFU_F_BAD_CFA;
+	return 1;
+fault:
+	r->flags |= UST_BPFU_F_FAULT;
+	return 1;
+}
+
+/*
+ * Frame r->nr: record w->ip (as file offset, inode, dev when a VMA holds
+ * it), then step to its caller.  A bpf_loop() callback body; 1 ends the
+ * walk.  The frame count lives in r->nr, in ring-buffer memory the
+ * verifier does not track, so one verified round covers every frame.
+ */
+static __always_inline long ust_walk_one(struct ust_walk *w, bool sleepable)
+{
+	struct ust_bpfu_rec_stack *r = w->r;
+	const struct ust_cfi_row *row = NULL;
+	struct ust_walk_vma *s;
+	__u32 nr = r->nr, i;
+	__u64 pc, off;
+
+	if (nr >= UST_BPFU_MAX_FRAMES) {
+		r->flags |= UST_BPFU_F_TRUNCATED;
+		UST_COUNT(truncated);
+		return 1;
+	}
+	i = nr & (UST_BPFU_SLOTS - 1);
+	s = ust_walk_vma(w, w->ip);
+	if (s) {
+		r->offs[i] = w->ip - s->v.start + (s->v.pgoff << 12);
+		r->inodes[i] = s->v.ino;
+		r->devs[i] = s->v.dev;
+	} else {
+		r->offs[i] = w->ip;
+		r->inodes[i] = 0;
+		r->devs[i] = 0;
+	}
+	r->nr = nr + 1;
+
+	/* A return address is after the call: the call itself is at ip - 1. */
+	pc = w->ip - (w->ip_exact ? 0 : 1);
+	if (s && s->tstate == UST_BPFU_CFI_READY && pc >= s->v.start) {
+		off = pc - s->v.start + (s->v.pgoff << 12);
+		if (off <= 0xffffffffULL)
+			row = ust_walk_row(s->tfirst, s->tnr, (__u32)off);
+	} else if (s && s->tstate == UST_BPFU_CFI_PENDING) {
+		r->flags |= UST_BPFU_F_NO_TABLE;
+	}
+	if (!row || row->cfa_type == UST_CFI_CFA_NONE || row->cfa_type == UST_CFI_CFA_UNSUPPORTED)
+		return ust_walk_fp(w, nr, sleepable);
+	if (row->cfa_type == UST_CFI_CFA_END) {
+		r->flags |= UST_BPFU_F_CFI | UST_BPFU_F_BOTTOM;
+		return 1;
+	}
+	if (row->cfa_type == UST_CFI_CFA_SIGNAL) {
+		r->flags |= UST_BPFU_F_CFI;
+		return ust_walk_signal(w, sleepable);
+	}
+	return ust_walk_cfi(w, row, sleepable);
+}
+
+static long ust_walk_one_sleepable(__u32 i __ust_unused, void *data)
+{
+	return ust_walk_one(data, true);
+}
+
+static long ust_walk_one_nofault(__u32 i __ust_unused, void *data)
+{
+	return ust_walk_one(data, false);
+}
+
+/*
+ * Walk the user stack of the current task from @regs (its user registers)
+ * into @r, up to UST_BPFU_MAX_FRAMES frames: r->nr, offs, inodes, devs
+ * and the UST_BPFU_F_* of how it went.
+ */
+static __always_inline void ust_walk(struct ust_bpfu_rec_stack *r, struct pt_regs *regs,
+				     bool sleepable)
+{
+	struct ust_walk w = {};
+
+	w.r = r;
+	w.ip = regs->ip;
+	w.sp = regs->sp;
+	w.bp = regs->bp;
+	w.bp_ok = 1;
+	w.ip_exact = 1;
+	w.tgid = bpf_get_current_pid_tgid() >> 32;
+	r->nr = 0;
+	/* One more round than frames, to see whether the stack was cut. */
+	if (sleepable)
+		bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_walk_one_sleepable, &w, 0);
+	else
+		bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_walk_one_nofault, &w, 0);
+}
+
+#endif /* UST_UNWIND_WALK_BPF_H */

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Unwind tables for the BPF walk: tables come from lib/cfi/ (by build-id,
+ * from memory or the disk cache when built before) and go into two maps:
+ * the rows into one mmap()ed array, the file's slice of it into
+ * ust_bpfu_cfi_files under the file's (inode, kernel dev_t).  Rows first,
+ * then the file entry (a syscall, so a barrier): the walk never sees a
+ * half-written table.
+ *
+ * Files with the same build-id (one library seen through two inodes, e.g.
+ * a container's copy) share one slice.  Rows are never freed: a recording
+ * maps a bounded set of files, and opts.cfi_rows bounds the total.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <elf.h>
+#include <bpf/bpf.h>
+
+#include "ustitch/bpfu.h"
+#include "ustitch/cfi.h"
+#include "ustitch/hmap.h"
+#include "ustitch/ldso.h"
+#include "ustitch/resolve.h"
+#include "bpfu_cfi.h"
+
+/* An array map's elements are 8-byte aligned: 12-byte rows sit 16 apart. */
+#define ROW_STRIDE	((sizeof(struct ust_cfi_row) + 7) & ~(size_t)7)
+
+/* A file the walk asked for and that could not be opened: asked again up to this often. */
+#define CFI_MAX_TRIES	3
+
+struct ust_bpfu_cfi {
+	int rows_fd;
+	int files_fd;
+	unsigned char *rows;		/* the array map, mmap()ed: ROW_STRIDE bytes a row */
+	size_t map_bytes;
+	struct ust_cfi_cache *cache;
+	struct ust_hmap placed;		/* table pointer -> first << 32 | nr */
+	struct ust_hmap tries;		/* key hash -> failed attempts */
+	struct ust_bpfu_cfi_stats st;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static uint64_t key_hash(const struct ust_bpfu_cfi_key *k)
+{
+	return ust_hmap_mix(k->ino ^ ust_hmap_mix((uint64_t)k->dev + 1));
+}
+
+struct ust_bpfu_cfi *ust_bpfu_cfi_new(int rows_fd, int files_fd, uint32_t cap,
+				      char *err, size_t errsz)
+{
+	struct ust_bpfu_cfi *c = calloc(1, sizeof(*c));
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!c) {
+		snprintf(err, errsz, "out of memory");
+		return NULL;
+	}
+	c->rows_fd = rows_fd;
+	c->files_fd = files_fd;
+	c->st.cap = cap;
+	c->map_bytes = ((size_t)cap * ROW_STRIDE + (size_t)page - 1) &
+		       ~((size_t)page - 1);
+	c->rows = mmap(NULL, c->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd, 0);
+	if (c->rows == MAP_FAILED) {
+		snprintf(err, errsz, "mapping the unwind-table map: %s", strerror(errno));
+		free(c);
+		return NULL;
+	}
+	c->cache = ust_cfi_cache_new(NULL, NULL);
+	if (!c->cache) {
+		snprintf(err, errsz, "unwind-table cache: out of memory");
+		munmap(c->rows, c->map_bytes);
+		free(c);
+		return NULL;
+	}
+	ust_hmap_init(&c->placed);
+	ust_hmap_init(&c->tries);
+	return c;
+}
+
+void ust_bpfu_cfi_free(struct ust_bpfu_cfi *c)
+{
+	if (!c)
+		return;
+	munmap(c->rows, c->map_bytes);
+	ust_cfi_cache_free(c->cache);
+	ust_hmap_fini(&c->placed);
+	ust_hmap_fini(&c->tries);
+	free(c);
+}
+
+static void note_error(struct ust_bpfu_cfi *c, const char *what, const char *msg)
+{
+	c->st.failed++;
+	snprintf(c->st.last_error, sizeof(c->st.last_error), "%s: %s", what, msg);
+}
+
+static int set_file(struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_key *key,
+		    enum ust_bpfu_cfi_state state, uint32_t first, uint32_t nr)
+{
+	struct ust_bpfu_cfi_file f = { .state = state, .first = first, .nr = nr };
+
+	if (bpf_map_update_elem(c->files_fd, key, &f, BPF_ANY))
+		return -errno;
+	if (state == UST_BPFU_CFI_READY)
+		c->st.files++;
+	else
+		c->st.files_none++;
+	return 0;
+}
+
+/* @t's rows in the array (once per table), then @key's entry. */
+static int place(struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_key *key,
+		 const struct ust_cfi_table *t)
+{
+	uint32_t first, i;
+	uint64_t v;
+
+	if (!t->nr_rows)
+		return set_file(c, key, UST_BPFU_CFI_NONE, 0, 0);
+	if (ust_hmap_get(&c->placed, (uint64_t)(uintptr_t)t, &v))
+		return set_file(c, key, UST_BPFU_CFI_READY, (uint32_t)(v >> 32), (uint32_t)v);
+	if (t->nr_rows > c->st.cap - c->st.rows) {
+		c->st.full++;
+		snprintf(c->st.last_error, sizeof(c->st.last_error),
+			 "unwind tables: %" PRIu32 " rows more do not fit the %" PRIu32
+			 " of --cfi-rows", t->nr_rows, c->st.cap);
+		return set_file(c, key, UST_BPFU_CFI_NONE, 0, 0);
+	}
+	first = c->st.rows;
+	for (i = 0; i < t->nr_rows; i++)
+		memcpy(c->rows + (size_t)(first + i) * ROW_STRIDE, &t->rows[i], sizeof(t->rows[i]));
+	c->st.rows += t->nr_rows;
+	if (ust_hmap_put(&c->placed, (uint64_t)(uintptr_t)t, (uint64_t)first << 32 | t->nr_rows))
+		return -ENOMEM;
+	return set_file(c, key, UST_BPFU_CFI_READY, first, t->nr_rows);
+}
+
+/* The table of the open file @path (already checked to be @key's), placed. */
+static int load(struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_key *key, const char *path,
+		const char *what)
+{
+	const struct ust_cfi_table *t;
+	struct ust_cfi_cache_stats cs;
+	char err[200];
+	double t0 = now_ms();
+	int ret;
+
+	ret = ust_cfi_cache_get_path(c->cache, path, &t, err, sizeof(err));
+	if (ret < 0) {
+		note_error(c, what, err);
+		/* Not ELF, corrupt: frame pointers for it, and no more asking. */
+		set_file(c, key, UST_BPFU_CFI_NONE, 0, 0);
+	} else {
+		ret = place(c, key, t);
+	}
+	ust_cfi_cache_stats(c->cache, &cs);
+	c->st.builds = cs.builds;
+	c->st.disk_loads = cs.disk_loads;
+	c->st.load_ms += now_ms() - t0;
+	return ret;
+}
+
+static bool have_key(const struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_key *key)
+{
+	struct ust_bpfu_cfi_file f;
+
+	return !bpf_map_lookup_elem(c->files_fd, key, &f) && f.state != UST_BPFU_CFI_PENDING;
+}
+
+int ust_bpfu_cfi_add_path(struct ust_bpfu_cfi *c, const char *path)
+{
+	struct ust_bpfu_cfi_key key = { 0 };
+	struct stat st;
+
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	key.ino = st.st_ino;
+	key.dev = ust_res_dev_to_kdev(st.st_dev);
+	if (have_key(c, &key))
+		return 0;
+	return load(c, &key, path, path);
+}
+
+/*
+ * /proc/TGID/map_files/START-END opens the mapped file itself, whatever
+ * its path (deleted, renamed, in another mount namespace); its (dev,
+ * inode) is checked against what the walk saw.
+ */
+void ust_bpfu_cfi_need(struct ust_bpfu_cfi *c, const struct ust_bpfu_rec_need *n)
+{
+	struct ust_bpfu_cfi_key key = { .ino = n->ino, .dev = n->dev };
+	char path[96], what[128];
+	uint64_t tries = 0;
+	struct stat st;
+
+	if (n->ino == UST_BPFU_CFI_VDSO_INO) {
+		if (ust_bpfu_cfi_add_vdso(c) < 0)
+			set_file(c, &key, UST_BPFU_CFI_NONE, 0, 0);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", n->h.tgid,
+		 (unsigned long long)n->vm_start, (unsigned long long)n->vm_end);
+	snprintf(what, sizeof(what), "dev %u:%u ino %llu (pid %u)", n->dev >> 20,
+		 n->dev & 0xfffff, (unsigned long long)n->ino, n->h.tgid);
+	if (stat(path, &st) || st.st_ino != n->ino || ust_res_dev_to_kdev(st.st_dev) != n->dev) {
+		/* Gone already (the mapping, the process): let a later walk ask again. */
+		ust_hmap_get(&c->tries, key_hash(&key), &tries);
+		ust_hmap_put(&c->tries, key_hash(&key), tries + 1);
+		if (tries + 1 >= CFI_MAX_TRIES) {
+			note_error(c, what, "the mapped file could not be opened");
+			set_file(c, &key, UST_BPFU_CFI_NONE, 0, 0);
+		} else {
+			bpf_map_delete_elem(c->files_fd, &key);
+		}
+		return;
+	}
+	load(c, &key, path, what);
+}
+
+int ust_bpfu_cfi_add_pid(struct ust_bpfu_cfi *c, pid_t pid)
+{
+	char path[64], line[4352];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off, ino;
+		char perms[8];
+		int pos = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %llu %n", &start, &end, perms, &off,
+			   &ino, &pos) < 5 || !ino || perms[2] != 'x')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (pos > 0 && line[pos] == '/' && ust_bpfu_cfi_add_path(c, line + pos) == 0)
+			n++;
+	}
+	fclose(f);
+	if (ust_bpfu_cfi_add_vdso(c) == 0)
+		n++;
+	return n;
+}
+
+static int add_one(const char *path, void *ctx)
+{
+	return ust_bpfu_cfi_add_path(ctx, path);
+}
+
+int ust_bpfu_cfi_add_program(struct ust_bpfu_cfi *c, const char *path)
+{
+	int ret = ust_ldso_deps(path, add_one, c);
+
+	ust_bpfu_cfi_add_vdso(c);
+	return ret < 0 ? ret : 0;
+}
+
+/* The vDSO image: the ELF at AT_SYSINFO_EHDR, as long as its last segment. */
+int ust_bpfu_cfi_add_vdso(struct ust_bpfu_cfi *c)
+{
+	struct ust_bpfu_cfi_key key = { .ino = UST_BPFU_CFI_VDSO_INO };
+	const Elf64_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const struct ust_cfi_table *t;
+	const Elf64_Phdr *ph;
+	size_t size = 0;
+	char err[200];
+	int i, ret;
+
+	if (have_key(c, &key))
+		return 0;
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return -ENOENT;
+	ph = (const void *)((const char *)eh + eh->e_phoff);
+	for (i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_offset + ph[i].p_filesz > size)
+			size = ph[i].p_offset + ph[i].p_filesz;
+	if (eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize > size)
+		size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	ret = ust_cfi_cache_get_mem(c->cache, eh, size, &t, err, sizeof(err));
+	if (ret < 0) {
+		note_error(c, "vDSO", err);
+		return ret;
+	}
+	return place(c, &key, t);
+}
+
+void ust_bpfu_cfi_get_stats(const struct ust_bpfu_cfi *c, struct ust_bpfu_cfi_stats *st)
+{
+	*st = c->st;
+}

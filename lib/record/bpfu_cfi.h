@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * The unwind tables of the BPF walk (bpf/unwind_walk.bpf.h), loaded by
+ * user space: lib/record/bpfu.c owns one ust_bpfu_cfi and feeds it the
+ * walk's NEED_CFI records and the recorder's preloads.
+ */
+#ifndef USTITCH_RECORD_BPFU_CFI_H
+#define USTITCH_RECORD_BPFU_CFI_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/types.h>
+#include "ust_bpfu_abi.h"
+
+struct ust_bpfu_cfi;
+struct ust_bpfu_cfi_stats;
+
+/*
+ * Over the maps ust_bpfu_cfi_rows (an mmap()able array of @cap rows) and
+ * ust_bpfu_cfi_files.  NULL with @err set on failure.
+ */
+struct ust_bpfu_cfi *ust_bpfu_cfi_new(int rows_fd, int files_fd, uint32_t cap,
+				      char *err, size_t errsz);
+void ust_bpfu_cfi_free(struct ust_bpfu_cfi *c);
+
+/* A file the walk met without a table: load it, or mark it NONE. */
+void ust_bpfu_cfi_need(struct ust_bpfu_cfi *c, const struct ust_bpfu_rec_need *n);
+/* The table of the file at @path, keyed by its (dev, inode).  0 or -errno. */
+int ust_bpfu_cfi_add_path(struct ust_bpfu_cfi *c, const char *path);
+/* Every executable file mapping of a live process (/proc/PID/maps). */
+int ust_bpfu_cfi_add_pid(struct ust_bpfu_cfi *c, pid_t pid);
+/* A program and the libraries the dynamic loader will map for it. */
+int ust_bpfu_cfi_add_program(struct ust_bpfu_cfi *c, const char *path);
+/* The vDSO of this kernel (read from our own process). */
+int ust_bpfu_cfi_add_vdso(struct ust_bpfu_cfi *c);
+
+void ust_bpfu_cfi_get_stats(const struct ust_bpfu_cfi *c, struct ust_bpfu_cfi_stats *st);
+
+#endif

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Unwind tables for the traced processes, and what the walk made of them.
+ *
+ * The BPF walk asks for a file's table the first time it meets the file,
+ * and until the table is there it goes on by frame pointers (marking the
+ * stack).  Loading the command's program and libraries, and what the -P
+ * processes map, before tracing starts makes their first stacks complete.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ustitch/bpfu.h"
+#include "ustitch/encode.h"
+#include "rec.h"
+
+#define PFX "ustitch record: "
+
+const char *rec_cmd_path(const char *cmd, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+	char *dirs, *d, *save = NULL;
+
+	if (strchr(cmd, '/'))
+		return realpath(cmd, buf) ? buf : NULL;
+	dirs = strdup(path ? path : "/usr/bin:/bin");
+	for (d = dirs ? strtok_r(dirs, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, len, "%s/%s", d, cmd);
+		if (!access(buf, X_OK)) {
+			free(dirs);
+			return buf;
+		}
+	}
+	free(dirs);
+	return NULL;
+}
+
+void rec_tables_preload(struct ust_bpfu *u, const struct rec_opts *o)
+{
+	char path[4096];
+	int i;
+
+	if (!ust_bpfu_cfi_enabled(u))
+		return;
+	if (o->cmd && rec_cmd_path(o->cmd[0], path, sizeof(path)))
+		ust_bpfu_cfi_program(u, path);
+	for (i = 0; i < o->nr_pids; i++)
+		ust_bpfu_cfi_pid(u, o->pids[i]);
+}
+
+int rec_tables_flags_record(struct rec_spool *spool, uint16_t flags_id, const struct ust_bpfu_rec *rec)
+{
+	unsigned char fb[24];
+	int n;
+
+	if (!(rec->flags & UST_BPFU_STACK_ABI_MASK) || !flags_id)
+		return 0;
+	n = ust_enc_stack_flags(fb, sizeof(fb), flags_id, rec->tid, rec->cookie,
+				rec->flags & UST_BPFU_STACK_ABI_MASK);
+	return n > 0 ? rec_spool_add(spool, rec->cpu, rec->ts, fb, (size_t)n) : -1;
+}
+
+void rec_tables_count(struct rec_stack_counts *n, unsigned int flags)
+{
+	n->stacks++;
+	if (flags & UST_BPFU_STACK_BOTTOM) {
+		if (flags & UST_BPFU_STACK_FP)
+			n->bottom_fp++;
+		else
+			n->bottom_cfi++;
+	}
+	if (flags & UST_BPFU_STACK_NO_TABLE)
+		n->no_table++;
+	if (flags & UST_BPFU_STACK_BAD_CFA)
+		n->bad_cfa++;
+	if (flags & UST_BPFU_STACK_FAULT)
+		n->fault++;
+	if (flags & UST_BPFU_STACK_TRUNCATED)
+		n->truncated++;
+}
+
+void rec_tables_summary(struct ust_bpfu *u, const struct rec_stack_counts *n, FILE *out)
+{
+	struct ust_bpfu_stats st;
+	unsigned long other;
+
+	if (!n->stacks || ust_bpfu_get_stats(u, &st))
+		return;
+	if (!ust_bpfu_cfi_enabled(u)) {
+		fprintf(out, PFX "user stacks walked by frame pointers only (--unwind fp)\n");
+		return;
+	}
+	other = n->stacks - n->bottom_cfi - n->bottom_fp - n->truncated;
+	fprintf(out, PFX "user stacks: %lu complete by CFI, %lu complete with frame pointers "
+		"for some frames, %lu cut at %d frames, %lu ended early",
+		n->bottom_cfi, n->bottom_fp, n->truncated, UST_BPFU_MAX_STACK, other);
+	if (n->no_table || n->bad_cfa || n->fault)
+		fprintf(out, " (%lu before a table was loaded, %lu at a bad CFA, %lu at a read fault)",
+			n->no_table, n->bad_cfa, n->fault);
+	fputc('\n', out);
+	fprintf(out, PFX "unwind tables: %u files (%u rows of %u, %u built, %u from the cache, "
+		"%.0f ms), %u without",
+		st.cfi.files, st.cfi.rows, st.cfi.cap, st.cfi.builds, st.cfi.disk_loads,
+		st.cfi.load_ms, st.cfi.files_none);
+	if (st.cfi.failed || st.cfi.full)
+		fprintf(out, "; %u failed, last: %s", st.cfi.failed + st.cfi.full, st.cfi.last_error);
+	fputc('\n', out);
+}
