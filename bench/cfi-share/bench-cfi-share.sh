@@ -1,6 +1,7 @@
 #!/bin/bash
 # CFI benchmark: the share of real programs' user stacks that reach the
-# bottom (__libc_start_call_main, or start_thread/clone3 in a thread), for
+# bottom (__libc_start_call_main, or start_thread/clone3 in a thread, or
+# _dl_start for the dynamic loader's own calls before main), for
 # `ustitch record -O userstacktrace_delay` (deferred stacks, walked in BPF)
 # and for `perf record --call-graph dwarf` (8 KiB stack copy, unwound
 # afterwards with libdw: the anchor), side by side per program.  Debian 12's
@@ -14,41 +15,50 @@ trap 'rm -rf "$work"' EXIT
 find /usr/share /usr/lib/python3 -type f >"$work/list" 2>/dev/null
 cat "$work/list" "$work/list" | head -c 7000000 >"$work/big"
 
-bottom='(^|;)(__libc_start_call_main|start_thread|clone3|__clone3)(;|$)'
+bottom='(^|;)(__libc_start_call_main|start_thread|clone3|__clone3|_dl_start|_dl_start_user)(;|$)'
 # share FILE: "events reaching" of a file of "... chain" lines (chain last).
 share() { awk -v re="$bottom" '{ n++; if ($NF ~ re) r++ } END { print n + 0, r + 0 }' "$1"; }
 pct() { [ "$1" -gt 0 ] && echo "scale=1; 100 * $2 / $1" | bc || echo -; }
 
-ust() {	# ust NAME EVENT CMD
+ust() {	# ust NAME EVENT CMD...
 	"$UST_USTITCH" record -q -b 8192 -O userstacktrace_delay -e "syscalls:sys_enter_$2" \
-		-o "$work/$1.dat" -- bash -c "exec $3" >/dev/null 2>"$work/$1.err" || return
+		-o "$work/$1.dat" -- "${@:3}" >/dev/null 2>"$work/$1.err" || return
 	env HOME="$work" TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" trace-cmd report "$work/$1.dat" 2>/dev/null |
 		awk -f "$UST_CFI_CHAINS" >"$work/$1.ust"
 	share "$work/$1.ust"
 }
-perf_dwarf() {	# perf_dwarf NAME EVENT CMD
+perf_dwarf() {	# perf_dwarf NAME EVENT CMD...
+	# The command runs directly: perf 6.1 unwinds one frame only for a
+	# program that a shell exec()ed.
 	perf record -q -o "$work/$1.perf" --call-graph dwarf -e "syscalls:sys_enter_$2" \
-		-- bash -c "exec $3" >/dev/null 2>"$work/$1.perf.err" || return
-	perf script -i "$work/$1.perf" -F sym --no-inline 2>/dev/null |
-		awk 'NF == 0 { if (c != "") print c; c = ""; next } { sub(/@.*/, "", $1); c = c (c == "" ? "" : ";") $1 }
+		-- "${@:3}" >/dev/null 2>"$work/$1.perf.err" || return
+	perf script -i "$work/$1.perf" -F ip,sym --no-inline 2>/dev/null |
+		awk 'NF == 0 { if (c != "") print c; c = ""; next } { s = $2; sub(/@.*/, "", s); c = c (c == "" ? "" : ";") s }
 		     END { if (c != "") print c }' >"$work/$1.perfchains"
 	share "$work/$1.perfchains"
 }
 
+# The Debian programs: NAME EVENT, and their command lines in cmd_of.
+debian_progs="sort:write gzip:read find:getdents64 tar:write python3:write ls:getdents64"
+cmd_of() {	# cmd_of NAME: sets cmd=(...); output goes to /dev/null or $work
+	case $1 in
+	sort) cmd=(sort "$work/list") ;;
+	gzip) cmd=(gzip -1 -c "$work/big") ;;
+	find) cmd=(find /usr/share/doc /usr/lib/python3 -name '*.gz') ;;
+	tar) cmd=(tar cf "$work/t.tar" -C /usr/lib python3.11/json python3.11/email) ;;
+	python3) cmd=(python3 -c 'import os; [print(os.path.join(d, f), flush=True) for d, ds, fs in os.walk("/usr/lib/python3.11") for f in sorted(fs)]') ;;
+	ls) cmd=(ls -lR /usr/share/doc) ;;
+	esac
+}
+
 printf '%-8s %-11s | %8s %8s %7s | %8s %8s %7s\n' program event "ust ev" reach "ust %" "perf ev" reach "perf %"
-while IFS='|' read -r name ev cmd; do
-	[ -z "$name" ] && continue
-	read -r un ur < <(ust "$name" "$ev" "$cmd" || echo 0 0)
-	read -r pn pr < <(perf_dwarf "$name" "$ev" "$cmd" || echo 0 0)
+for p in $debian_progs; do
+	name=${p%%:*} ev=${p#*:}
+	cmd_of "$name"
+	read -r un ur < <(ust "$name" "$ev" "${cmd[@]}" || echo 0 0)
+	read -r pn pr < <(perf_dwarf "$name" "$ev" "${cmd[@]}" || echo 0 0)
 	printf '%-8s %-11s | %8d %8d %7s | %8d %8d %7s\n' "$name" "$ev" "$un" "$ur" "$(pct "$un" "$ur")" \
 		"$pn" "$pr" "$(pct "$pn" "$pr")"
-done <<EOF2
-sort|write|sort $work/list
-gzip|read|gzip -1 -c $work/big
-find|getdents64|find /usr/share/doc /usr/lib/python3 -name '*.gz'
-tar|write|tar cf $work/t.tar -C /usr/lib python3.11/json python3.11/email
-python3|write|python3 -c 'import os; [print(os.path.join(d, f), flush=True) for d, ds, fs in os.walk("/usr/lib/python3.11") for f in sorted(fs)]'
-ls|getdents64|ls -lR /usr/share/doc
-EOF2
+done
 echo "reach: stacks whose bottom frames reach __libc_start_call_main (or start_thread/clone3)"
 exit 0
