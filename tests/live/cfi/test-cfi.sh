@@ -149,9 +149,9 @@ perf_agree() {
 	local s ev f n
 	need_deferred
 	command -v perf >/dev/null || { echo "skip: no perf"; exit 77; }
-	# Scenarios whose stack above the event fits perf's 8 KiB copy and
-	# whose frames perf 6.1 unwinds as gdb does (see README.md).
-	for s in leaf bsearch sig-thread thread plt plt-resolve deep40; do
+	# Scenarios whose stack above the event fits perf's 8 KiB copy (see
+	# README.md); perf 6.1 unwinds them all as gdb does.
+	for s in leaf qsort bsearch sig-raise sig-thread thread plt plt-resolve deep40; do
 		f=$here/expected/$s.txt
 		ev=$(field "$f" event)
 		if ! perf record -q -o "$work/$s.perf" --call-graph dwarf -e "$ev" -- "$prog" "$s" \
