@@ -561,6 +561,35 @@ int ust_bpfu_fork(struct bpf_raw_tracepoint_args *ctx)
 }
 
 /*
+ * A followed process runs a new program: user space loads the tables of
+ * the program and the libraries ld.so will map for it while ld.so does
+ * so, before the program's own first events, instead of when the walk
+ * first meets each file.
+ */
+SEC("tracepoint/sched/sched_process_exec")
+int ust_bpfu_exec(void *ctx __ust_unused)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ust_bpfu_rec_hdr *r;
+
+	if (!ust_cfi_on || !ust_bpfu_wanted(id))
+		return 0;
+	r = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*r), 0);
+	if (!r) {
+		UST_COUNT(drops);
+		return 0;
+	}
+	r->kind = UST_BPFU_REC_EXEC;
+	r->cpu = bpf_get_smp_processor_id();
+	r->ts = bpf_ktime_get_ns();
+	r->tid = (__u32)id;
+	r->tgid = id >> 32;
+	r->cookie = 0;
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+/*
  * A thread exiting with its work pending (exit_group, exit) never returns
  * to user space: deleting the slot cancels the work, so report that
  * entry's stack now (empty if the mm is already gone).  The last thread

@@ -24,6 +24,7 @@ enum ust_bpfu_rec_kind {
 	UST_BPFU_REC_STACK = 2,
 	UST_BPFU_REC_SAMPLE = 3,	/* the cookie of a perf sample (ust_bpfu_sample) */
 	UST_BPFU_REC_NEED_CFI = 4,	/* a file without an unwind table (ust_bpfu_rec_need) */
+	UST_BPFU_REC_EXEC = 5,		/* a followed process exec()ed: its new program's tables */
 };
 
 /* STACK record flags. */

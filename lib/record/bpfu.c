@@ -152,6 +152,10 @@ static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 		if (u->cfi)
 			ust_bpfu_cfi_need(u->cfi, data);
 		return 0;
+	} else if (h->kind == UST_BPFU_REC_EXEC) {
+		if (u->cfi)
+			ust_bpfu_cfi_exec(u->cfi, (pid_t)h->tgid);
+		return 0;
 	} else if (h->kind == UST_BPFU_REC_STACK && size >= sizeof(struct ust_bpfu_rec_stack)) {
 		const struct ust_bpfu_rec_stack *s = data;
 
@@ -239,6 +243,7 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_
 	bpf_program__set_autoload(skel->progs.ust_bpfu_event_imm, !deferred && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_fork, !o->no_children && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_exit, !o->af_only);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_exec, !o->af_only && !o->no_cfi);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf, o->perf && deferred && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf_af, o->perf && o->af_only);
 	skel->rodata->ust_leaf_ret = !o->kernel_frames;
@@ -350,6 +355,16 @@ struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size
 		snprintf(err, errlen, "attaching to sched:sched_process_exit: %s", strerror(errno));
 		bpf_link__destroy(l);
 		goto fail;
+	}
+	if (u->cfi) {
+		l = bpf_program__attach_tracepoint(u->skel->progs.ust_bpfu_exec, "sched",
+						   "sched_process_exec");
+		if (!l || ust_bpfu_add_link(u, l)) {
+			snprintf(err, errlen, "attaching to sched:sched_process_exec: %s",
+				 strerror(errno));
+			bpf_link__destroy(l);
+			goto fail;
+		}
 	}
 	if (!o->no_children) {
 		l = bpf_program__attach_raw_tracepoint(u->skel->progs.ust_bpfu_fork,

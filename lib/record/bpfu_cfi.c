@@ -214,6 +214,7 @@ void ust_bpfu_cfi_need(struct ust_bpfu_cfi *c, const struct ust_bpfu_rec_need *n
 	uint64_t tries = 0;
 	struct stat st;
 
+	c->st.asked++;
 	if (n->ino == UST_BPFU_CFI_VDSO_INO) {
 		if (ust_bpfu_cfi_add_vdso(c) < 0)
 			set_file(c, &key, UST_BPFU_CFI_NONE, 0, 0);
@@ -236,6 +237,19 @@ void ust_bpfu_cfi_need(struct ust_bpfu_cfi *c, const struct ust_bpfu_rec_need *n
 		return;
 	}
 	load(c, &key, path, what);
+}
+
+void ust_bpfu_cfi_exec(struct ust_bpfu_cfi *c, pid_t pid)
+{
+	char link[64], path[4096];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return;		/* gone already: the walk asks for what it meets */
+	path[n] = '\0';
+	ust_bpfu_cfi_add_program(c, path);
 }
 
 int ust_bpfu_cfi_add_pid(struct ust_bpfu_cfi *c, pid_t pid)

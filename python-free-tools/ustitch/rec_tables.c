@@ -102,9 +102,9 @@ void rec_tables_summary(struct ust_bpfu *u, const struct rec_stack_counts *n, FI
 			n->no_table, n->bad_cfa, n->fault);
 	fputc('\n', out);
 	fprintf(out, PFX "unwind tables: %u files (%u rows of %u, %u built, %u from the cache, "
-		"%.0f ms), %u without",
+		"%.0f ms, %u asked for while recording), %u without",
 		st.cfi.files, st.cfi.rows, st.cfi.cap, st.cfi.builds, st.cfi.disk_loads,
-		st.cfi.load_ms, st.cfi.files_none);
+		st.cfi.load_ms, st.cfi.asked, st.cfi.files_none);
 	if (st.cfi.failed || st.cfi.full)
 		fprintf(out, "; %u failed, last: %s", st.cfi.failed + st.cfi.full, st.cfi.last_error);
 	fputc('\n', out);

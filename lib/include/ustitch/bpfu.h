@@ -156,6 +156,7 @@ struct ust_bpfu_stats {
 	uint64_t fp_frames;	/* frames unwound by frame pointers */
 	uint64_t cfi_need;	/* files the walk asked tables for */
 	struct ust_bpfu_cfi_stats {
+		uint32_t asked;		/* files the walk asked for, seen by user space */
 		uint32_t files;		/* tables in the BPF maps */
 		uint32_t files_none;	/* files with no usable table (frame pointers) */
 		uint32_t failed;	/* loads that failed (last_error says why) */
