@@ -40,14 +40,15 @@ perf_dwarf() {	# perf_dwarf NAME EVENT CMD...
 
 # The Debian programs: NAME EVENT, and their command lines in cmd_of.
 debian_progs="sort:write gzip:read find:getdents64 tar:write python3:write ls:getdents64"
-cmd_of() {	# cmd_of NAME: sets cmd=(...); output goes to /dev/null or $work
+cmd_of() {	# cmd_of NAME: sets cmd=(...); output to /dev/null or $work. Absolute
+	# paths: Debian's own binaries, not a pyenv shim found first in PATH.
 	case $1 in
-	sort) cmd=(sort "$work/list") ;;
-	gzip) cmd=(gzip -1 -c "$work/big") ;;
-	find) cmd=(find /usr/share/doc /usr/lib/python3 -name '*.gz') ;;
-	tar) cmd=(tar cf "$work/t.tar" -C /usr/lib python3.11/json python3.11/email) ;;
-	python3) cmd=(python3 -c 'import os; [print(os.path.join(d, f), flush=True) for d, ds, fs in os.walk("/usr/lib/python3.11") for f in sorted(fs)]') ;;
-	ls) cmd=(ls -lR /usr/share/doc) ;;
+	sort) cmd=(/usr/bin/sort "$work/list") ;;
+	gzip) cmd=(/usr/bin/gzip -1 -c "$work/big") ;;
+	find) cmd=(/usr/bin/find /usr/share/doc /usr/lib/python3 -name '*.gz') ;;
+	tar) cmd=(/usr/bin/tar cf "$work/t.tar" -C /usr/lib python3.11/json python3.11/email) ;;
+	python3) cmd=(/usr/bin/python3 -c 'import os; [print(os.path.join(d, f), flush=True) for d, ds, fs in os.walk("/usr/lib/python3.11") for f in sorted(fs)]') ;;
+	ls) cmd=(/usr/bin/ls -lR /usr/share/doc) ;;
 	esac
 }
 
