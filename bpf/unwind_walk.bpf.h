@@ -62,13 +62,13 @@ struct ust_walk_vma {
 	__u32 vdso;
 };
 
+/* In the record's walk[] (see ust_bpfu_abi.h). */
 struct ust_walk {
-	struct ust_bpfu_rec_stack *r;
-	__u64 ip, sp, bp;
+	__u64 ip, sp, bp, bx;
 	__u32 bp_ok;		/* bp is known (every rule so far told it) */
+	__u32 bx_ok;		/* bx likewise (only a CFA defined by rbx needs it) */
 	__u32 ip_exact;		/* ip is not a return address: frame 0, after a signal frame */
 	__u32 tgid;
-	__u32 next;		/* the VMA slot to replace next */
 	struct ust_walk_vma vmas[UST_WALK_VMAS];
 };
 
@@ -153,10 +153,17 @@ static __always_inline void ust_walk_table(struct ust_walk *w, struct ust_walk_v
 	UST_COUNT(cfi_need);
 }
 
-/* The VMA holding @addr, from the walk's slots or bpf_find_vma(); NULL if none. */
-static __always_inline struct ust_walk_vma *ust_walk_vma(struct ust_walk *w, __u64 addr)
+/*
+ * The VMA holding @addr, from the walk's slots or bpf_find_vma(); NULL if
+ * none.  A new VMA goes into slot 0 and the others move down: slots are
+ * only ever named by constants, because a slot index that changes from
+ * frame to frame would make every frame a new state to the verifier.
+ */
+static __always_inline struct ust_walk_vma *ust_walk_vma(struct ust_bpfu_rec_stack *r,
+							 struct ust_walk *w, __u64 addr)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct ust_bpfu_vma v = {};	/* bpf_find_vma()'s context must be on the stack */
 	struct ust_walk_vma *s;
 	__u32 i;
 	long err;
@@ -166,43 +173,47 @@ static __always_inline struct ust_walk_vma *ust_walk_vma(struct ust_walk *w, __u
 		if (s->v.found && addr >= s->v.start && addr < s->v.end)
 			return s;
 	}
-	s = &w->vmas[w->next & (UST_WALK_VMAS - 1)];
-	s->v.found = 0;
-	err = bpf_find_vma(task, addr, ust_bpfu_vma_cb, &s->v, 0);
+	for (i = UST_WALK_VMAS - 1; i > 0; i--)
+		w->vmas[i] = w->vmas[i - 1];
+	s = &w->vmas[0];
+	err = bpf_find_vma(task, addr, ust_bpfu_vma_cb, &v, 0);
 	if (err && err != -2 /* -ENOENT: no VMA */) {
-		w->r->flags |= UST_BPFU_F_RAW;
+		r->flags |= UST_BPFU_F_RAW;
 		UST_COUNT(vma_fail);
 	}
-	if (!s->v.found)
+	s->v = v;
+	if (!v.found)
 		return NULL;
-	w->next++;
 	s->vdso = !s->v.ino && ust_walk_is_vdso(task, s->v.start);
 	ust_walk_table(w, s);
 	return s;
 }
 
-/* The last row of rows [first, first + nr) whose off is <= @off. */
+/*
+ * The last row of rows [first, first + nr) whose off is <= @off.  Without
+ * branches in the halving steps but the map lookup's: every branch on
+ * every path is a state the verifier keeps, and the walk has many paths.
+ */
 static __always_inline const struct ust_cfi_row *ust_walk_row(__u32 first, __u32 nr, __u32 off)
 {
 	const struct ust_cfi_row *row;
-	__u32 lo = 0, hi = nr, mid, k, i;
+	__u64 lo = 0, hi = nr, mid, ge;
+	__u32 k, i;
 
 	if (!nr)
 		return NULL;
 	for (i = 0; i < UST_WALK_SEARCH_STEPS; i++) {
-		if (hi - lo <= 1)
-			break;
-		mid = lo + (hi - lo) / 2;
-		k = first + mid;
+		mid = (lo + hi) >> 1;	/* == lo once hi - lo <= 1: no change */
+		k = first + (__u32)mid;
 		row = bpf_map_lookup_elem(&ust_bpfu_cfi_rows, &k);
 		if (!row)
 			return NULL;
-		if (row->off <= off)
-			lo = mid;
-		else
-			hi = mid;
+		/* ge = row->off <= off ? 1 : 0, by the sign of the difference. */
+		ge = 1 ^ (((__u64)off - (__u64)row->off) >> 63);
+		lo += ge * (mid - lo);
+		hi -= (1 - ge) * (hi - mid);
 	}
-	k = first + lo;
+	k = first + (__u32)lo;
 	row = bpf_map_lookup_elem(&ust_bpfu_cfi_rows, &k);
 	if (!row || row->off > off)
 		return NULL;
@@ -243,9 +254,9 @@ static __always_inline bool ust_walk_ra_at_sp(__u64 ip, bool sleepable)
  * rbp + 16, return address at CFA - 8, the caller's rbp at CFA - 16; stop
  * when the CFA does not grow or is misaligned.  1: the walk ends.
  */
-static __always_inline long ust_walk_fp(struct ust_walk *w, __u32 nr, bool sleepable)
+static __always_inline long ust_walk_fp(struct ust_bpfu_rec_stack *r, struct ust_walk *w,
+				       __u32 nr, bool sleepable)
 {
-	struct ust_bpfu_rec_stack *r = w->r;
 	__u64 cfa = w->bp + 16, frame[2];
 
 	if (nr == 0 && ust_leaf_ret && ust_walk_ra_at_sp(w->ip, sleepable)) {
@@ -270,19 +281,22 @@ static __always_inline long ust_walk_fp(struct ust_walk *w, __u32 nr, bool sleep
 	w->ip = frame[1];
 	w->sp = cfa;
 	w->bp = frame[0];
+	w->bx_ok = 0;		/* whatever the callee did with it, nothing tells */
 	w->ip_exact = 0;
 	return 0;
 }
 
 /* The rt_sigreturn trampoline: the interrupted registers, from the ucontext. */
-static __always_inline long ust_walk_signal(struct ust_walk *w, bool sleepable)
+static __always_inline long ust_walk_signal(struct ust_bpfu_rec_stack *r, struct ust_walk *w,
+					   bool sleepable)
 {
-	__u64 ip = 0, sp = 0, bp = 0;
+	__u64 ip = 0, sp = 0, bp = 0, bx = 0, uc = w->sp;
 
-	if (ust_walk_read(&ip, sizeof(ip), w->sp + UST_CFI_SIGFRAME_RIP, sleepable) ||
-	    ust_walk_read(&sp, sizeof(sp), w->sp + UST_CFI_SIGFRAME_RSP, sleepable) ||
-	    ust_walk_read(&bp, sizeof(bp), w->sp + UST_CFI_SIGFRAME_RBP, sleepable)) {
-		w->r->flags |= UST_BPFU_F_FAULT;
+	if (ust_walk_read(&ip, sizeof(ip), uc + UST_CFI_SIGFRAME_RIP, sleepable) ||
+	    ust_walk_read(&sp, sizeof(sp), uc + UST_CFI_SIGFRAME_RSP, sleepable) ||
+	    ust_walk_read(&bp, sizeof(bp), uc + UST_CFI_SIGFRAME_RBP, sleepable) ||
+	    ust_walk_read(&bx, sizeof(bx), uc + UST_CFI_SIGFRAME_RBX, sleepable)) {
+		r->flags |= UST_BPFU_F_FAULT;
 		return 1;
 	}
 	if (!ip)
@@ -290,18 +304,20 @@ static __always_inline long ust_walk_signal(struct ust_walk *w, bool sleepable)
 	w->ip = ip;
 	w->sp = sp;
 	w->bp = bp;
+	w->bx = bx;
 	w->bp_ok = 1;
+	w->bx_ok = 1;
 	w->ip_exact = 1;	/* the interrupted instruction itself */
 	UST_COUNT(cfi_frames);
 	return 0;
 }
 
 /* One CFI step by @row; 1: the walk ends. */
-static __always_inline long ust_walk_cfi(struct ust_walk *w, const struct ust_cfi_row *row,
-					 bool sleepable)
+static __always_inline long ust_walk_cfi(struct ust_bpfu_rec_stack *r, struct ust_walk *w,
+					 const struct ust_cfi_row *row, bool sleepable)
 {
-	struct ust_bpfu_rec_stack *r = w->r;
-	__u64 cfa, ra = 0, bp = w->bp;
+	__u64 cfa, ra = 0, bp = w->bp, bx = w->bx;
+	__u32 bp_ok = w->bp_ok, bx_ok = w->bx_ok;
 	__s64 off = row->cfa_off;
 
 	switch (row->cfa_type) {
@@ -312,6 +328,11 @@ static __always_inline long ust_walk_cfi(struct ust_walk *w, const struct ust_cf
 		if (!w->bp_ok)
 			goto bad;
 		cfa = w->bp + off;
+		break;
+	case UST_CFI_CFA_RBX:
+		if (!w->bx_ok)
+			goto bad;
+		cfa = w->bx + off;
 		break;
 	case UST_CFI_CFA_PLT:
 		cfa = w->sp + off + ((__s64)(w->ip & 15) >= row->rbp_off ? 8 : 0);
@@ -330,22 +351,21 @@ static __always_inline long ust_walk_cfi(struct ust_walk *w, const struct ust_cf
 		goto bad;
 	if (ust_walk_read(&ra, sizeof(ra), cfa - 8, sleepable))
 		goto fault;
-	switch (row->rbp_type) {
-	case UST_CFI_RBP_SAME:
-		break;
-	case UST_CFI_RBP_CFA:
+	/* Both from this frame's registers, before either changes. */
+	if (row->rbp_type == UST_CFI_RBP_CFA) {
 		if (ust_walk_read(&bp, sizeof(bp), cfa + row->rbp_off, sleepable))
 			goto fault;
-		w->bp_ok = 1;
-		break;
-	case UST_CFI_RBP_DEREF_RBP:
-		if (!w->bp_ok || ust_walk_read(&bp, sizeof(bp), w->bp + row->rbp_off, sleepable))
-			w->bp_ok = 0;
-		break;
-	default:
-		w->bp_ok = 0;
-		break;
+		bp_ok = 1;
+	} else if (row->rbp_type == UST_CFI_RBP_DEREF_RBP) {
+		bp_ok = w->bp_ok && !ust_walk_read(&bp, sizeof(bp), w->bp + row->rbp_off, sleepable);
+	} else if (row->rbp_type != UST_CFI_RBP_SAME) {
+		bp_ok = 0;
 	}
+	/* rbx matters only to a caller whose CFA it defines: saved at CFA+N or unknown. */
+	if (row->rbx_type == UST_CFI_RBP_CFA)
+		bx_ok = !ust_walk_read(&bx, sizeof(bx), cfa + row->rbx_off, sleepable);
+	else if (row->rbx_type != UST_CFI_RBP_SAME)
+		bx_ok = 0;
 	r->flags |= UST_BPFU_F_CFI;
 	UST_COUNT(cfi_frames);
 	if (!ra)
@@ -353,6 +373,9 @@ static __always_inline long ust_walk_cfi(struct ust_walk *w, const struct ust_cf
 	w->ip = ra;
 	w->sp = cfa;
 	w->bp = bp;
+	w->bx = bx;
+	w->bp_ok = bp_ok;
+	w->bx_ok = bx_ok;
 	w->ip_exact = 0;
 	return 0;
 bad:
@@ -369,9 +392,9 @@ fault:
  * walk.  The frame count lives in r->nr, in ring-buffer memory the
  * verifier does not track, so one verified round covers every frame.
  */
-static __always_inline long ust_walk_one(struct ust_walk *w, bool sleepable)
+static __always_inline long ust_walk_one(struct ust_bpfu_rec_stack *r, bool sleepable)
 {
-	struct ust_bpfu_rec_stack *r = w->r;
+	struct ust_walk *w = (struct ust_walk *)r->walk;
 	const struct ust_cfi_row *row = NULL;
 	struct ust_walk_vma *s;
 	__u32 nr = r->nr, i;
@@ -383,7 +406,7 @@ static __always_inline long ust_walk_one(struct ust_walk *w, bool sleepable)
 		return 1;
 	}
 	i = nr & (UST_BPFU_SLOTS - 1);
-	s = ust_walk_vma(w, w->ip);
+	s = ust_walk_vma(r, w, w->ip);
 	if (s) {
 		r->offs[i] = w->ip - s->v.start + (s->v.pgoff << 12);
 		r->inodes[i] = s->v.ino;
@@ -405,27 +428,34 @@ static __always_inline long ust_walk_one(struct ust_walk *w, bool sleepable)
 		r->flags |= UST_BPFU_F_NO_TABLE;
 	}
 	if (!row || row->cfa_type == UST_CFI_CFA_NONE || row->cfa_type == UST_CFI_CFA_UNSUPPORTED)
-		return ust_walk_fp(w, nr, sleepable);
+		return ust_walk_fp(r, w, nr, sleepable);
 	if (row->cfa_type == UST_CFI_CFA_END) {
 		r->flags |= UST_BPFU_F_CFI | UST_BPFU_F_BOTTOM;
 		return 1;
 	}
 	if (row->cfa_type == UST_CFI_CFA_SIGNAL) {
 		r->flags |= UST_BPFU_F_CFI;
-		return ust_walk_signal(w, sleepable);
+		return ust_walk_signal(r, w, sleepable);
 	}
-	return ust_walk_cfi(w, row, sleepable);
+	return ust_walk_cfi(r, w, row, sleepable);
 }
+
+struct ust_walk_ctx {
+	struct ust_bpfu_rec_stack *r;
+};
 
 static long ust_walk_one_sleepable(__u32 i __ust_unused, void *data)
 {
-	return ust_walk_one(data, true);
+	return ust_walk_one(((struct ust_walk_ctx *)data)->r, true);
 }
 
 static long ust_walk_one_nofault(__u32 i __ust_unused, void *data)
 {
-	return ust_walk_one(data, false);
+	return ust_walk_one(((struct ust_walk_ctx *)data)->r, false);
 }
+
+_Static_assert(sizeof(struct ust_walk) <= sizeof(((struct ust_bpfu_rec_stack *)0)->walk),
+	       "the walk's state fits the record's walk[]");
 
 /*
  * Walk the user stack of the current task from @regs (its user registers)
@@ -435,21 +465,24 @@ static long ust_walk_one_nofault(__u32 i __ust_unused, void *data)
 static __always_inline void ust_walk(struct ust_bpfu_rec_stack *r, struct pt_regs *regs,
 				     bool sleepable)
 {
-	struct ust_walk w = {};
+	struct ust_walk *w = (struct ust_walk *)r->walk;
+	struct ust_walk_ctx c = { .r = r };
 
-	w.r = r;
-	w.ip = regs->ip;
-	w.sp = regs->sp;
-	w.bp = regs->bp;
-	w.bp_ok = 1;
-	w.ip_exact = 1;
-	w.tgid = bpf_get_current_pid_tgid() >> 32;
+	__builtin_memset(r->walk, 0, sizeof(r->walk));
+	w->ip = regs->ip;
+	w->sp = regs->sp;
+	w->bp = regs->bp;
+	w->bx = regs->bx;
+	w->bp_ok = 1;
+	w->bx_ok = 1;
+	w->ip_exact = 1;
+	w->tgid = bpf_get_current_pid_tgid() >> 32;
 	r->nr = 0;
 	/* One more round than frames, to see whether the stack was cut. */
 	if (sleepable)
-		bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_walk_one_sleepable, &w, 0);
+		bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_walk_one_sleepable, &c, 0);
 	else
-		bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_walk_one_nofault, &w, 0);
+		bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_walk_one_nofault, &c, 0);
 }
 
 #endif /* UST_UNWIND_WALK_BPF_H */

@@ -16,8 +16,9 @@
 /* The kernel's deferred unwinder keeps up to 512; ftrace's old userstack
  * and bpf_get_stack() default to 127 (perf_event_max_stack). */
 #define UST_BPFU_MAX_FRAMES	127
-/* One spare slot: the immediate path inserts a frame after bpf_get_stack(). */
+/* A power of two, so that "& (UST_BPFU_SLOTS - 1)" bounds an index for the verifier. */
 #define UST_BPFU_SLOTS		(UST_BPFU_MAX_FRAMES + 1)
+#define UST_BPFU_WALK_U64	40
 
 enum ust_bpfu_rec_kind {
 	UST_BPFU_REC_COOKIE = 1,
@@ -79,6 +80,13 @@ struct ust_bpfu_rec_stack {
 	__u64 offs[UST_BPFU_SLOTS];	/* file offset, or the address when no VMA */
 	__u64 inodes[UST_BPFU_SLOTS];	/* 0: no VMA or anonymous */
 	__u32 devs[UST_BPFU_SLOTS];	/* kernel dev_t, 0 likewise */
+	/*
+	 * The walk's own state (bpf/unwind_walk.bpf.h), of no use to user
+	 * space.  Here because ring-buffer memory is memory the verifier
+	 * does not track: on the BPF stack, every frame's registers and
+	 * VMAs would be new states to it, and the walk would not verify.
+	 */
+	__u64 walk[UST_BPFU_WALK_U64];
 };
 
 /*

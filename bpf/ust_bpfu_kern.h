@@ -78,6 +78,7 @@ struct signal_struct {
 /* x86-64 kernel names (not the UAPI rip/rsp ones). */
 struct pt_regs {
 	unsigned long bp;
+	unsigned long bx;
 	unsigned long orig_ax;		/* the system call number of the entry */
 	unsigned long ip;
 	unsigned long sp;

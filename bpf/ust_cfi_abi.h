@@ -41,6 +41,12 @@
 #define UST_CFI_CFA_END		6
 /* A rule the walkers cannot follow (CFA in another register, other expressions). */
 #define UST_CFI_CFA_UNSUPPORTED	7
+/*
+ * CFA = rbx + cfa_off: code that realigns the stack after copying rsp to
+ * rbx (ld.so's _dl_runtime_resolve_xsave*, the lazy-binding entry).  The
+ * walkers track rbx for it (rbx_type).
+ */
+#define UST_CFI_CFA_RBX		8
 
 /* rbp_type */
 #define UST_CFI_RBP_SAME	0	/* rbp keeps its value in the caller */
@@ -48,18 +54,28 @@
 #define UST_CFI_RBP_DEREF_RBP	2	/* the caller's rbp is at rbp + rbp_off (realigned frames) */
 #define UST_CFI_RBP_UNSUPPORTED	3	/* another rule: rbp becomes unknown */
 
+/* rbx_type: the same rules as rbp's (UST_CFI_RBP_*), for rbx. */
+
+/*
+ * 16 bytes: a BPF array map pads its elements to 8 bytes anyway, so the
+ * rbx rule costs nothing there.
+ */
 struct ust_cfi_row {
 	__u32 off;		/* file offset of the row's first instruction */
-	__s32 cfa_off;		/* CFA offset (RSP, RBP, PLT) or deref offset (DEREF_RBP) */
+	__s32 cfa_off;		/* CFA offset (RSP, RBP, RBX, PLT) or deref offset (DEREF_RBP) */
 	__s16 rbp_off;		/* RBP_CFA / RBP_DEREF_RBP offset; PLT: the threshold K */
+	__s16 rbx_off;		/* rbx's rule offset, as rbp_off */
 	__u8 cfa_type;		/* UST_CFI_CFA_* */
 	__u8 rbp_type;		/* UST_CFI_RBP_* */
+	__u8 rbx_type;		/* UST_CFI_RBP_*, for rbx */
+	__u8 pad;
 };
 
 /* Offsets in the rt_sigframe, from the rsp __restore_rt runs with (x86-64:
  * struct ucontext, uc_mcontext at 40, then r8..r15, rdi, rsi, rbp, rbx,
  * rdx, rax, rcx, rsp, rip). */
 #define UST_CFI_SIGFRAME_RBP	120
+#define UST_CFI_SIGFRAME_RBX	128
 #define UST_CFI_SIGFRAME_RSP	160
 #define UST_CFI_SIGFRAME_RIP	168
 

@@ -2,7 +2,9 @@
 /*
  * The recorder benchmark's workload: N getppid() calls from the bottom of a
  * 12-deep call chain (frame pointers), timed around the loop only, so the
- * recorder's own start and stop do not count.  Prints "ns calls".
+ * recorder's own start and stop do not count.  A second argument adds
+ * that many frames above the chain (40 frames deep: 28).  Prints
+ * "ns calls".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,13 +21,24 @@ __attribute__((noinline)) void wl_leaf(long calls)
 
 #include "../chain12.h"
 
+/* The call after the recursion keeps it from becoming a jump. */
+__attribute__((noinline)) void wl_deep(long calls, int extra)
+{
+	if (extra > 0)
+		wl_deep(calls, extra - 1);
+	else
+		wl_1(calls);
+	wl_sink++;
+}
+
 int main(int argc, char **argv)
 {
 	long calls = argc > 1 ? atol(argv[1]) : 100000;
+	int extra = argc > 2 ? atoi(argv[2]) : 0;
 	struct timespec a, b;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	wl_1(calls);
+	wl_deep(calls, extra);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	printf("%lld %ld\n", (long long)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec), calls);
 	return 0;

@@ -370,6 +370,19 @@ int ust_sym_lookup(struct ust_sym_file *f, uint64_t file_off, bool is_return,
 	 */
 	pc = is_return && vaddr ? vaddr - 1 : vaddr;
 	sym = ust_sym_tab_lookup(&f->tab, pc);
+	/*
+	 * Nothing before it but a function starting right there: no call
+	 * returns there, but a signal handler "returns" to the sigreturn
+	 * trampoline (__restore_rt), whose first byte the frame holds.
+	 */
+	if (!sym && pc != vaddr) {
+		const struct ust_sym_ent *at = ust_sym_tab_lookup(&f->tab, vaddr);
+
+		if (at && at->addr == vaddr) {
+			sym = at;
+			pc = vaddr;
+		}
+	}
 
 	if (want_lines && (dw = file_dwarf(f)))
 		n = ust_sym_dwarf_frames(dw, pc, out, max, &entry);
