@@ -6,9 +6,10 @@
  *
  * For each library: the table's build time (best of 3, a fresh build
  * each time, .eh_frame only and with the .debug_frame lookup), per MB of
- * text; the table's bytes and rows per MB of text; the share of rows and
- * of bytes of each rule type (how much the walkers cannot follow:
- * UNSUPPORTED); then the disk cache: load time of the saved table
+ * text; the table's bytes (16-byte rows) and rows per MB of text; the
+ * share of rows and of bytes of each rule type (how much the walkers
+ * cannot follow: UNSUPPORTED); the rbp and rbx rules, and what tracking
+ * rbx costs (its own rows, 16- rather than 12-byte rows); then the disk cache: load time of the saved table
  * against the build (a temporary cache directory, best of 3).  Nothing
  * is asserted: these are figures for the README.
  */
@@ -47,7 +48,7 @@ static int bench(const char *path)
 	double best_eh = 1e30, best_all = 1e30, best_load = 1e30, mb;
 	char err[512] = "", dir[] = "/tmp/ust-bench-cfi-XXXXXX";
 	const struct ust_cfi_stats *s;
-	unsigned int i;
+	unsigned int i, rbx_rows = 0;
 	int k;
 
 	for (k = 0; k < 3; k++) {
@@ -89,6 +90,21 @@ static int bench(const char *path)
 			       100.0 * (double)s->bytes_cfa[i] / (double)s->covered_bytes);
 	printf("  rbp rules: same %u, cfa %u, deref-rbp %u, unsupported %u; offsets too large %u\n",
 	       s->rows_rbp[0], s->rows_rbp[1], s->rows_rbp[2], s->rows_rbp[3], s->rows_overflow);
+	printf("  rbx rules: same %u, cfa %u, deref-rbp %u, unsupported %u\n",
+	       s->rows_rbx[UST_CFI_RBP_SAME], s->rows_rbx[UST_CFI_RBP_CFA],
+	       s->rows_rbx[UST_CFI_RBP_DEREF_RBP], s->rows_rbx[UST_CFI_RBP_UNSUPPORTED]);
+	/* What tracking rbx costs: its rows and 16- instead of 12-byte rows. */
+	for (i = 1; i < t->nr_rows; i++) {
+		const struct ust_cfi_row *a = &t->rows[i - 1], *b = &t->rows[i];
+
+		if (a->cfa_type == b->cfa_type && a->cfa_off == b->cfa_off &&
+		    a->rbp_type == b->rbp_type && a->rbp_off == b->rbp_off)
+			rbx_rows++;
+	}
+	printf("  rbx cost: %u rows (%.2f %%) only for the rbx rule; without rbx: %u rows of "
+	       "12 bytes = %.0f bytes per MB of text\n",
+	       rbx_rows, 100.0 * rbx_rows / (s->rows ? s->rows : 1), s->rows - rbx_rows,
+	       (double)(s->rows - rbx_rows) * 12 / mb);
 
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");

@@ -269,8 +269,11 @@ static int push_row(struct ust_cfi_table *t, size_t *cap, uint64_t off,
 		.off = (__u32)off,
 		.cfa_off = r->cfa_off,
 		.rbp_off = r->rbp_off,
+		.rbx_off = r->rbx_off,
 		.cfa_type = r->cfa_type,
 		.rbp_type = r->rbp_type,
+		.rbx_type = r->rbx_type,
+		.pad = 0,
 	};
 	return 0;
 }
@@ -323,6 +326,7 @@ static int finish(struct builder *b, struct ust_cfi_table *t)
 
 		b->st->rows_cfa[row->cfa_type]++;
 		b->st->rows_rbp[row->rbp_type]++;
+		b->st->rows_rbx[row->rbx_type]++;
 		b->st->bytes_cfa[row->cfa_type] += len;
 		if (row->cfa_type != UST_CFI_CFA_NONE)
 			b->st->covered_bytes += len;

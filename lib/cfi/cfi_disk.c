@@ -24,7 +24,8 @@
 
 #define DISK_MAGIC	"USTCFI\r\n"
 /* Bump on any change of the header, of struct ust_cfi_row or of the rules the builder emits. */
-#define DISK_VERSION	1
+/* 2: 16-byte rows with the rbx rule (UST_CFI_CFA_RBX, rbx_type/rbx_off). */
+#define DISK_VERSION	2
 
 struct disk_hdr {
 	char magic[8];
@@ -224,6 +225,9 @@ int ust_cfi_disk_load(const char *dir, const uint8_t *build_id, size_t build_id_
 		const struct ust_cfi_row *r = &t->rows[i];
 
 		if (r->cfa_type >= UST_CFI_NR_CFA_TYPES || r->rbp_type >= UST_CFI_NR_RBP_TYPES ||
+		    r->rbx_type >= UST_CFI_NR_RBP_TYPES || r->pad ||
+		    (r->rbx_type != UST_CFI_RBP_CFA && r->rbx_type != UST_CFI_RBP_DEREF_RBP &&
+		     r->rbx_off) ||
 		    (i && r->off <= t->rows[i - 1].off)) {
 			ret = ust_cfi_fail(err, errsz, -EBADMSG, "%s: row %u is invalid", path, i);
 			goto out;

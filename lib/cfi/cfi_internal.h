@@ -50,8 +50,10 @@ int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fde **out,
 struct ust_cfi_rule {
 	int32_t cfa_off;
 	int16_t rbp_off;
+	int16_t rbx_off;
 	uint8_t cfa_type;
 	uint8_t rbp_type;
+	uint8_t rbx_type;	/* UST_CFI_RBP_*, for rbx */
 	bool overflow;		/* an offset did not fit: marked unsupported */
 };
 
@@ -61,8 +63,19 @@ void ust_cfi_rule_of(Dwarf_Frame *frame, bool signal, struct ust_cfi_rule *r);
 static inline bool ust_cfi_rule_eq(const struct ust_cfi_rule *a, const struct ust_cfi_rule *b)
 {
 	return a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off &&
-	       a->cfa_type == b->cfa_type && a->rbp_type == b->rbp_type;
+	       a->rbx_off == b->rbx_off && a->cfa_type == b->cfa_type &&
+	       a->rbp_type == b->rbp_type && a->rbx_type == b->rbx_type;
 }
+
+/*
+ * The row layout the BPF array map (lib/record/bpfu_cfi.c), the disk
+ * cache and the walkers share: 16 bytes, no hole the compiler could fill
+ * with garbage (pad is written 0).
+ */
+_Static_assert(sizeof(struct ust_cfi_row) == 16, "struct ust_cfi_row is 16 bytes");
+_Static_assert(offsetof(struct ust_cfi_row, rbx_off) == 10 &&
+	       offsetof(struct ust_cfi_row, cfa_type) == 12 &&
+	       offsetof(struct ust_cfi_row, pad) == 15, "struct ust_cfi_row layout");
 
 /* --- cfi_build.c -------------------------------------------------------- */
 

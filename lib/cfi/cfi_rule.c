@@ -9,11 +9,17 @@
  * NULL pointer, undefined no operations and the caller's ops_mem.  Only
  * the forms the walkers can follow map to a type; anything else is
  * UNSUPPORTED (CFA) or RBP_UNSUPPORTED, never a guess.
+ *
+ * Two callee-saved registers are tracked, rbp and rbx (DWARF 6 and 3),
+ * with the same rule types: rbx defines the CFA where code realigns the
+ * stack after "mov %rsp,%rbx" (ld.so's _dl_runtime_resolve_xsave*), so
+ * the walkers need its value one frame up (_dl_fixup saves it).
  */
 #include <dwarf.h>
 
 #include "cfi_internal.h"
 
+#define REG_RBX	3
 #define REG_RBP	6
 #define REG_RSP	7
 #define REG_RA	16
@@ -74,12 +80,14 @@ static void cfa_rule(Dwarf_Frame *frame, struct ust_cfi_rule *r)
 	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || !nops)
 		return;
 
-	if (nops == 1 && breg(&ops[0], &reg, &off) && (reg == REG_RSP || reg == REG_RBP)) {
+	if (nops == 1 && breg(&ops[0], &reg, &off) &&
+	    (reg == REG_RSP || reg == REG_RBP || reg == REG_RBX)) {
 		if (!fits_s32(off)) {
 			r->overflow = true;
 			return;
 		}
-		r->cfa_type = reg == REG_RSP ? UST_CFI_CFA_RSP : UST_CFI_CFA_RBP;
+		r->cfa_type = reg == REG_RSP ? UST_CFI_CFA_RSP :
+			      reg == REG_RBP ? UST_CFI_CFA_RBP : UST_CFI_CFA_RBX;
 		r->cfa_off = (int32_t)off;
 		return;
 	}
@@ -115,19 +123,27 @@ static void cfa_rule(Dwarf_Frame *frame, struct ust_cfi_rule *r)
 	}
 }
 
-static void rbp_rule(Dwarf_Frame *frame, struct ust_cfi_rule *r)
+/*
+ * The rule of a callee-saved register (rbp, rbx) into *@type / *@roff
+ * (UST_CFI_RBP_*).  "Saved at rbp + N" (DW_CFA_expression breg6 N) is
+ * DEREF_RBP for both: gcc's realigned frames (CFA = *(rbp - N)) save rbp
+ * at rbp + 0 and the other callee-saved registers, rbx among them, below
+ * it (cfitest-prog's realigned(): rbx at rbp - 32).
+ */
+static void saved_rule(Dwarf_Frame *frame, int regno, struct ust_cfi_rule *r,
+		       uint8_t *type, int16_t *roff)
 {
 	Dwarf_Op mem[3], *ops;
 	unsigned int reg;
 	size_t nops;
 	int64_t off;
 
-	r->rbp_type = UST_CFI_RBP_UNSUPPORTED;
-	if (dwarf_frame_register(frame, REG_RBP, mem, &ops, &nops) != 0)
+	*type = UST_CFI_RBP_UNSUPPORTED;
+	if (dwarf_frame_register(frame, regno, mem, &ops, &nops) != 0)
 		return;
 	/* Same value, and "undefined" (no rule at all for a callee-saved register). */
 	if (nops == 0) {
-		r->rbp_type = UST_CFI_RBP_SAME;
+		*type = UST_CFI_RBP_SAME;
 		return;
 	}
 	if (at_cfa(ops, nops, &off)) {
@@ -135,12 +151,12 @@ static void rbp_rule(Dwarf_Frame *frame, struct ust_cfi_rule *r)
 			r->overflow = true;
 			return;
 		}
-		r->rbp_type = UST_CFI_RBP_CFA;
-		r->rbp_off = (int16_t)off;
+		*type = UST_CFI_RBP_CFA;
+		*roff = (int16_t)off;
 		return;
 	}
 	/*
-	 * DW_CFA_expression rbp: "breg6 N", the address the caller's rbp is
+	 * DW_CFA_expression REG: "breg6 N", the address the caller's value is
 	 * at.  libdw puts the DW_OP_call_frame_cfa the expression starts with
 	 * (DWARF pushes the CFA first) in front; the breg hides it.
 	 */
@@ -153,8 +169,8 @@ static void rbp_rule(Dwarf_Frame *frame, struct ust_cfi_rule *r)
 			r->overflow = true;
 			return;
 		}
-		r->rbp_type = UST_CFI_RBP_DEREF_RBP;
-		r->rbp_off = (int16_t)off;
+		*type = UST_CFI_RBP_DEREF_RBP;
+		*roff = (int16_t)off;
 	}
 }
 
@@ -185,9 +201,11 @@ void ust_cfi_rule_of(Dwarf_Frame *frame, bool signal, struct ust_cfi_rule *r)
 		return;
 	}
 	if (r->cfa_type == UST_CFI_CFA_PLT) {
-		/* rbp_off holds K; the PLT does not touch rbp. */
+		/* rbp_off holds K; the PLT touches neither rbp nor rbx. */
 		r->rbp_type = UST_CFI_RBP_SAME;
+		r->rbx_type = UST_CFI_RBP_SAME;
 		return;
 	}
-	rbp_rule(frame, r);
+	saved_rule(frame, REG_RBP, r, &r->rbp_type, &r->rbp_off);
+	saved_rule(frame, REG_RBX, r, &r->rbx_type, &r->rbx_off);
 }

@@ -36,6 +36,7 @@ const char *ust_cfi_cfa_name(unsigned int cfa_type)
 		[UST_CFI_CFA_SIGNAL] = "signal",
 		[UST_CFI_CFA_END] = "end",
 		[UST_CFI_CFA_UNSUPPORTED] = "unsupported",
+		[UST_CFI_CFA_RBX] = "rbx",
 	};
 
 	return cfa_type < UST_CFI_NR_CFA_TYPES ? names[cfa_type] : "?";
@@ -53,13 +54,30 @@ const char *ust_cfi_rbp_name(unsigned int rbp_type)
 	return rbp_type < UST_CFI_NR_RBP_TYPES ? names[rbp_type] : "?";
 }
 
+/* A callee-saved register's rule (UST_CFI_RBP_*) as text. */
+static void saved_format(unsigned int type, int off, char *buf, size_t len)
+{
+	switch (type) {
+	case UST_CFI_RBP_CFA:
+		snprintf(buf, len, "c%+d", off);
+		break;
+	case UST_CFI_RBP_DEREF_RBP:
+		snprintf(buf, len, "*(rbp%+d)", off);
+		break;
+	default:
+		snprintf(buf, len, "%s", ust_cfi_rbp_name(type));
+		break;
+	}
+}
+
 int ust_cfi_row_format(const struct ust_cfi_row *r, char *buf, size_t len)
 {
-	char cfa[48], rbp[48];
+	char cfa[48], rbp[48], rbx[48];
 
 	switch (r->cfa_type) {
 	case UST_CFI_CFA_RSP:
 	case UST_CFI_CFA_RBP:
+	case UST_CFI_CFA_RBX:
 		snprintf(cfa, sizeof(cfa), "%s%+d", ust_cfi_cfa_name(r->cfa_type), r->cfa_off);
 		break;
 	case UST_CFI_CFA_PLT:
@@ -72,23 +90,17 @@ int ust_cfi_row_format(const struct ust_cfi_row *r, char *buf, size_t len)
 		snprintf(cfa, sizeof(cfa), "%s", ust_cfi_cfa_name(r->cfa_type));
 		break;
 	}
-	switch (r->rbp_type) {
-	case UST_CFI_RBP_CFA:
-		snprintf(rbp, sizeof(rbp), "c%+d", r->rbp_off);
-		break;
-	case UST_CFI_RBP_DEREF_RBP:
-		snprintf(rbp, sizeof(rbp), "*(rbp%+d)", r->rbp_off);
-		break;
-	default:
-		snprintf(rbp, sizeof(rbp), "%s", ust_cfi_rbp_name(r->rbp_type));
-		break;
-	}
-	/* Rows that stop or leave the walk have no rbp rule worth printing. */
+	/* Rows that stop or leave the walk have no register rule worth printing. */
 	if (r->cfa_type == UST_CFI_CFA_NONE || r->cfa_type == UST_CFI_CFA_SIGNAL ||
 	    r->cfa_type == UST_CFI_CFA_END || r->cfa_type == UST_CFI_CFA_UNSUPPORTED ||
 	    r->cfa_type == UST_CFI_CFA_PLT)
 		return snprintf(buf, len, "%#x cfa=%s", r->off, cfa);
-	return snprintf(buf, len, "%#x cfa=%s rbp=%s", r->off, cfa, rbp);
+	saved_format(r->rbp_type, r->rbp_off, rbp, sizeof(rbp));
+	/* rbx: printed only where it changes (most rows keep it). */
+	if (r->rbx_type == UST_CFI_RBP_SAME)
+		return snprintf(buf, len, "%#x cfa=%s rbp=%s", r->off, cfa, rbp);
+	saved_format(r->rbx_type, r->rbx_off, rbx, sizeof(rbx));
+	return snprintf(buf, len, "%#x cfa=%s rbp=%s rbx=%s", r->off, cfa, rbp, rbx);
 }
 
 void ust_cfi_build_id_hex(const struct ust_cfi_table *t, char *buf, size_t len)

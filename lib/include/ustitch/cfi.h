@@ -28,8 +28,8 @@
 #include "ust_cfi_abi.h"
 
 #define UST_CFI_BUILD_ID_MAX	64
-#define UST_CFI_NR_CFA_TYPES	8	/* UST_CFI_CFA_NONE .. UNSUPPORTED */
-#define UST_CFI_NR_RBP_TYPES	4
+#define UST_CFI_NR_CFA_TYPES	9	/* UST_CFI_CFA_NONE .. RBX */
+#define UST_CFI_NR_RBP_TYPES	4	/* UST_CFI_RBP_*: rbp_type and rbx_type */
 
 struct ust_cfi_opts {
 	/* Extra roots for separate debug files, tried before /usr/lib/debug
@@ -47,6 +47,7 @@ struct ust_cfi_stats {
 	uint32_t rows;			/* == nr_rows */
 	uint32_t rows_cfa[UST_CFI_NR_CFA_TYPES];	/* rows per cfa_type */
 	uint32_t rows_rbp[UST_CFI_NR_RBP_TYPES];	/* rows per rbp_type */
+	uint32_t rows_rbx[UST_CFI_NR_RBP_TYPES];	/* rows per rbx_type */
 	uint32_t rows_overflow;		/* offsets that did not fit a row field */
 	uint64_t text_bytes;		/* file bytes of the executable PT_LOADs */
 	uint64_t covered_bytes;		/* bytes under a row other than NONE */
@@ -86,11 +87,15 @@ void ust_cfi_table_free(struct ust_cfi_table *t);
 
 /* The row in force at file offset @off (the last with row->off <= @off), NULL before the first. */
 const struct ust_cfi_row *ust_cfi_lookup(const struct ust_cfi_table *t, uint64_t off);
-/* "none", "rsp", "rbp", "plt", "deref-rbp", "signal", "end", "unsupported"; "?" otherwise. */
+/* "none", "rsp", "rbp", "plt", "deref-rbp", "signal", "end", "unsupported", "rbx"; "?" otherwise. */
 const char *ust_cfi_cfa_name(unsigned int cfa_type);
-/* "same", "cfa", "deref-rbp", "unsupported". */
+/* "same", "cfa", "deref-rbp", "unsupported" (rbp_type and rbx_type). */
 const char *ust_cfi_rbp_name(unsigned int rbp_type);
-/* One row as text: "0x1040 cfa=rsp+8 rbp=same"; returns snprintf's count. */
+/*
+ * One row as text: "0x1040 cfa=rsp+8 rbp=same", then " rbx=RULE" unless
+ * rbx keeps its value ("0x12294 cfa=rbx+32 rbp=same rbx=c-32"); rows that
+ * end or leave the walk print their CFA only.  Returns snprintf's count.
+ */
 int ust_cfi_row_format(const struct ust_cfi_row *r, char *buf, size_t len);
 /* The build-id as lowercase hex into @buf (>= 2 * UST_CFI_BUILD_ID_MAX + 1). */
 void ust_cfi_build_id_hex(const struct ust_cfi_table *t, char *buf, size_t len);

@@ -4,8 +4,8 @@
  * prints (vaddrs, mapped to file offsets here with libelf, independently
  * of the builder), the table must give the same CFA rule (register and
  * offset, or "an expression" for readelf's "exp"), the same return
- * address rule (c-8, or undefined = END) and the same rbp rule, at the
- * row's first byte, its last byte and its middle.  Where an FDE ends and
+ * address rule (c-8, or undefined = END) and the same rbp and rbx rules,
+ * at the row's first byte, its last byte and its middle.  Where an FDE ends and
  * no other begins, the table must say NONE.  Files: libc, ld.so,
  * python3.11, the vDSO (its image written to a file for readelf) and the
  * test programs built -O2 -fomit-frame-pointer (PIE, non-PIE, the shared
@@ -13,7 +13,8 @@
  *
  * Then the cases readelf cannot tell apart: the PLT expression, the
  * realigned frame (CFA = *(rbp - N)), __restore_rt (found through the
- * kernel's copy of our own sigaction), _start; and the disk cache.
+ * kernel's copy of our own sigaction), _start, ld.so's lazy-binding entry
+ * (CFA = rbx + 32, found by symbol); and the disk cache.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -37,6 +38,7 @@
 #include <cmocka.h>
 
 #include "ustitch/cfi.h"
+#include "ustitch/sym.h"
 #include "cfi_testutil.h"
 
 #define LIBC	"/lib/x86_64-linux-gnu/libc.so.6"
@@ -47,7 +49,7 @@
 
 struct re_row {
 	uint64_t start, end;		/* vaddrs */
-	char cfa[32], rbp[32], ra[32];
+	char cfa[32], rbp[32], rbx[32], ra[32];
 	bool signal;
 };
 
@@ -86,7 +88,7 @@ static void readelf_frames(const char *path, const char *sec, struct re_dump *d)
 {
 	char cmd[4096], line[4096];
 	struct cie_s cies[4096];
-	int nr_cies = 0, rbp_col = -1, ra_col = -1;
+	int nr_cies = 0, rbp_col = -1, rbx_col = -1, ra_col = -1;
 	bool in_eh = false, fde_signal = false, in_fde = false;
 	uint64_t fde_end = 0;
 	size_t fde_first = SIZE_MAX;
@@ -141,11 +143,13 @@ static void readelf_frames(const char *path, const char *sec, struct re_dump *d)
 			char *tok, *save;
 			int i = 0;
 
-			rbp_col = ra_col = -1;
+			rbp_col = rbx_col = ra_col = -1;
 			for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
 				if (i >= 2 && i - 2 < 64) {
 					if (strcmp(tok, "rbp") == 0)
 						rbp_col = i - 2;
+					if (strcmp(tok, "rbx") == 0)
+						rbx_col = i - 2;
 					if (strcmp(tok, "ra") == 0)
 						ra_col = i - 2;
 				}
@@ -180,6 +184,8 @@ static void readelf_frames(const char *path, const char *sec, struct re_dump *d)
 			snprintf(r->cfa, sizeof(r->cfa), "%s", vals[63]);
 			snprintf(r->rbp, sizeof(r->rbp), "%s",
 				 rbp_col >= 0 && rbp_col < i - 1 ? vals[rbp_col] : "u");
+			snprintf(r->rbx, sizeof(r->rbx), "%s",
+				 rbx_col >= 0 && rbx_col < i - 1 ? vals[rbx_col] : "u");
 			snprintf(r->ra, sizeof(r->ra), "%s",
 				 ra_col >= 0 && ra_col < i - 1 ? vals[ra_col] : "?");
 		}
@@ -198,6 +204,7 @@ static void re_free(struct re_dump *d)
 struct cmp_stats {
 	unsigned long pcs, rows, mismatches, skipped_overlap, none_checked;
 	unsigned long by_type[UST_CFI_NR_CFA_TYPES];
+	unsigned long rbx_saved;	/* pcs that agreed where readelf has an rbx rule (not u/s) */
 };
 
 static bool parse_reg_off(const char *s, const char *reg, int64_t *off)
@@ -209,6 +216,43 @@ static bool parse_reg_off(const char *s, const char *reg, int64_t *off)
 		return false;
 	*off = strtoll(s + n, &end, 10);
 	return *end == '\0';
+}
+
+/*
+ * A callee-saved register's rule (rbp, rbx: UST_CFI_RBP_*) against
+ * readelf's column @re: "u" (undefined: a callee-saved register keeps its
+ * value) and "s" are SAME, "c-N" is CFA with -N (UNSUPPORTED when N does
+ * not fit the s16), "exp" DEREF_RBP (the expression "breg6 N") or
+ * UNSUPPORTED, anything else (another register, val_offset) UNSUPPORTED.
+ */
+static bool saved_agrees(const char *reg, const char *re, uint8_t type, int16_t roff,
+			 char *why, size_t len)
+{
+	int64_t off;
+
+	if (strcmp(re, "u") == 0 || strcmp(re, "s") == 0) {
+		if (type != UST_CFI_RBP_SAME) {
+			snprintf(why, len, "%s %s, got %s", reg, re, ust_cfi_rbp_name(type));
+			return false;
+		}
+	} else if (re[0] == 'c' && (re[1] == '-' || re[1] == '+')) {
+		off = strtoll(re + 1, NULL, 10);
+		if (off >= INT16_MIN && off <= INT16_MAX ?
+		    type != UST_CFI_RBP_CFA || roff != off :
+		    type != UST_CFI_RBP_UNSUPPORTED) {
+			snprintf(why, len, "%s %s, got %s%+d", reg, re, ust_cfi_rbp_name(type), roff);
+			return false;
+		}
+	} else if (strcmp(re, "exp") == 0) {
+		if (type != UST_CFI_RBP_DEREF_RBP && type != UST_CFI_RBP_UNSUPPORTED) {
+			snprintf(why, len, "%s exp, got %s", reg, ust_cfi_rbp_name(type));
+			return false;
+		}
+	} else if (type != UST_CFI_RBP_UNSUPPORTED) {
+		snprintf(why, len, "%s %s, got %s", reg, re, ust_cfi_rbp_name(type));
+		return false;
+	}
+	return true;
 }
 
 /* Does @row agree with readelf's row @r?  Fills @why when not. */
@@ -228,6 +272,8 @@ static bool agrees(const struct re_row *r, const struct ust_cfi_row *row, char *
 		want = off >= INT32_MIN && off <= INT32_MAX ? UST_CFI_CFA_RSP : UST_CFI_CFA_UNSUPPORTED;
 	else if (parse_reg_off(r->cfa, "rbp", &off))
 		want = off >= INT32_MIN && off <= INT32_MAX ? UST_CFI_CFA_RBP : UST_CFI_CFA_UNSUPPORTED;
+	else if (parse_reg_off(r->cfa, "rbx", &off))
+		want = off >= INT32_MIN && off <= INT32_MAX ? UST_CFI_CFA_RBX : UST_CFI_CFA_UNSUPPORTED;
 	else if (strcmp(r->cfa, "exp") == 0)
 		exp_ok = true;
 	else
@@ -243,39 +289,28 @@ static bool agrees(const struct re_row *r, const struct ust_cfi_row *row, char *
 		snprintf(why, len, "cfa %s ra %s: want %s, got %s", r->cfa, r->ra,
 			 ust_cfi_cfa_name(want), ust_cfi_cfa_name(row->cfa_type));
 		return false;
-	} else if ((want == UST_CFI_CFA_RSP || want == UST_CFI_CFA_RBP) && row->cfa_off != off) {
+	} else if ((want == UST_CFI_CFA_RSP || want == UST_CFI_CFA_RBP ||
+		    want == UST_CFI_CFA_RBX) && row->cfa_off != off) {
 		snprintf(why, len, "cfa %s: got offset %d", r->cfa, row->cfa_off);
 		return false;
 	}
 
-	/* rbp matters where the walk goes on with this row's CFA. */
+	/*
+	 * rbp and rbx matter where the walk goes on with this row's CFA; the
+	 * other rows carry neither (SAME, offset 0).
+	 */
 	if (row->cfa_type != UST_CFI_CFA_RSP && row->cfa_type != UST_CFI_CFA_RBP &&
-	    row->cfa_type != UST_CFI_CFA_DEREF_RBP)
+	    row->cfa_type != UST_CFI_CFA_DEREF_RBP && row->cfa_type != UST_CFI_CFA_RBX) {
+		if (row->rbx_type != UST_CFI_RBP_SAME || row->rbx_off || row->pad ||
+		    (row->cfa_type != UST_CFI_CFA_PLT &&
+		     (row->rbp_type != UST_CFI_RBP_SAME || row->rbp_off))) {
+			snprintf(why, len, "cfa %s with register rules", ust_cfi_cfa_name(row->cfa_type));
+			return false;
+		}
 		return true;
-	if (strcmp(r->rbp, "u") == 0 || strcmp(r->rbp, "s") == 0) {
-		if (row->rbp_type != UST_CFI_RBP_SAME) {
-			snprintf(why, len, "rbp %s, got %s", r->rbp, ust_cfi_rbp_name(row->rbp_type));
-			return false;
-		}
-	} else if (r->rbp[0] == 'c' && (r->rbp[1] == '-' || r->rbp[1] == '+')) {
-		off = strtoll(r->rbp + 1, NULL, 10);
-		if (off >= INT16_MIN && off <= INT16_MAX ?
-		    row->rbp_type != UST_CFI_RBP_CFA || row->rbp_off != off :
-		    row->rbp_type != UST_CFI_RBP_UNSUPPORTED) {
-			snprintf(why, len, "rbp %s, got %s%+d", r->rbp,
-				 ust_cfi_rbp_name(row->rbp_type), row->rbp_off);
-			return false;
-		}
-	} else if (strcmp(r->rbp, "exp") == 0) {
-		if (row->rbp_type != UST_CFI_RBP_DEREF_RBP && row->rbp_type != UST_CFI_RBP_UNSUPPORTED) {
-			snprintf(why, len, "rbp exp, got %s", ust_cfi_rbp_name(row->rbp_type));
-			return false;
-		}
-	} else if (row->rbp_type != UST_CFI_RBP_UNSUPPORTED) {
-		snprintf(why, len, "rbp %s, got %s", r->rbp, ust_cfi_rbp_name(row->rbp_type));
-		return false;
 	}
-	return true;
+	return saved_agrees("rbp", r->rbp, row->rbp_type, row->rbp_off, why, len) &&
+	       saved_agrees("rbx", r->rbx, row->rbx_type, row->rbx_off, why, len);
 }
 
 /* Is @pc inside more than one FDE? (@f sorted by start) */
@@ -339,6 +374,8 @@ static void compare_section(const char *path, const char *sec, const struct ust_
 				snprintf(why, sizeof(why), "no row");
 			} else if (agrees(r, row, why, sizeof(why))) {
 				cs->by_type[row->cfa_type]++;
+				if (strcmp(r->rbx, "u") != 0 && strcmp(r->rbx, "s") != 0)
+					cs->rbx_saved++;
 				continue;
 			}
 			if (cs->mismatches++ < 10)
@@ -366,13 +403,14 @@ static void compare_section(const char *path, const char *sec, const struct ust_
 					      row ? ust_cfi_cfa_name(row->cfa_type) : "no row");
 		}
 	}
-	print_message("%s: %lu readelf rows, %lu pcs compared (rsp %lu rbp %lu plt %lu deref-rbp %lu "
-		      "signal %lu end %lu unsupported %lu), %lu gap ends NONE, %lu skipped (overlapping "
-		      "FDEs), %lu mismatches; table %u rows\n",
+	print_message("%s: %lu readelf rows, %lu pcs compared (rsp %lu rbp %lu rbx %lu plt %lu "
+		      "deref-rbp %lu signal %lu end %lu unsupported %lu; rbx saved at %lu), %lu gap "
+		      "ends NONE, %lu skipped (overlapping FDEs), %lu mismatches; table %u rows\n",
 		      path, cs->rows, cs->pcs, cs->by_type[UST_CFI_CFA_RSP],
-		      cs->by_type[UST_CFI_CFA_RBP], cs->by_type[UST_CFI_CFA_PLT],
-		      cs->by_type[UST_CFI_CFA_DEREF_RBP], cs->by_type[UST_CFI_CFA_SIGNAL],
-		      cs->by_type[UST_CFI_CFA_END], cs->by_type[UST_CFI_CFA_UNSUPPORTED],
+		      cs->by_type[UST_CFI_CFA_RBP], cs->by_type[UST_CFI_CFA_RBX],
+		      cs->by_type[UST_CFI_CFA_PLT], cs->by_type[UST_CFI_CFA_DEREF_RBP],
+		      cs->by_type[UST_CFI_CFA_SIGNAL], cs->by_type[UST_CFI_CFA_END],
+		      cs->by_type[UST_CFI_CFA_UNSUPPORTED], cs->rbx_saved,
 		      cs->none_checked, cs->skipped_overlap, cs->mismatches, t->nr_rows);
 	re_free(&d);
 	ct_free_segs(&segs);
@@ -404,7 +442,12 @@ static struct ust_cfi_table *build_and_compare(const char *path)
 		const struct ust_cfi_row *a = &t->rows[i - 1], *b = &t->rows[i];
 
 		assert_false(a->cfa_type == b->cfa_type && a->cfa_off == b->cfa_off &&
-			     a->rbp_type == b->rbp_type && a->rbp_off == b->rbp_off);
+			     a->rbp_type == b->rbp_type && a->rbp_off == b->rbp_off &&
+			     a->rbx_type == b->rbx_type && a->rbx_off == b->rbx_off);
+	}
+	for (i = 0; i < t->nr_rows; i++) {
+		assert_int_equal(t->rows[i].pad, 0);
+		assert_true(t->rows[i].rbx_type < UST_CFI_NR_RBP_TYPES);
 	}
 	if (t->nr_rows)
 		assert_int_equal(t->rows[t->nr_rows - 1].cfa_type, UST_CFI_CFA_NONE);
@@ -440,7 +483,7 @@ static void check_prog(const char *path, bool lazy_plt, bool realigned)
 	const struct ust_cfi_row *row;
 	struct ct_segs segs;
 	uint32_t i;
-	bool deref = false;
+	bool deref = false, deref_rbx = false;
 
 	assert_int_equal(ct_load_segs(path, &segs), 0);
 	if (lazy_plt) {
@@ -463,8 +506,16 @@ static void check_prog(const char *path, bool lazy_plt, bool realigned)
 			assert_true(t->rows[i].cfa_off < 0);
 			assert_int_equal(t->rows[i].rbp_type, UST_CFI_RBP_DEREF_RBP);
 			assert_int_equal(t->rows[i].rbp_off, 0);
+			/* The other callee-saved registers (rbx) below it. */
+			if (t->rows[i].rbx_type == UST_CFI_RBP_DEREF_RBP) {
+				assert_true(t->rows[i].rbx_off < 0);
+				deref_rbx = true;
+			}
 		}
 	}
+	/* gcc 12's realigned(): rbx saved by "DW_CFA_expression rbx: breg6 -32". */
+	if (deref)
+		assert_true(deref_rbx);
 	/*
 	 * gcc realigns through r10 and CFA = *(rbp - N); clang keeps an rbp
 	 * frame (CFA = rbp + 16) and realigns rsp below it.
@@ -688,6 +739,105 @@ static void test_end(void **state)
 	ct_free_segs(&segs);
 	ust_cfi_table_free(t);
 }
+/* --- ld.so's lazy-binding entry --------------------------------------------------- */
+
+/*
+ * _dl_runtime_resolve_xsavec (ld.so's .symtab is in libc6-dbg's debug
+ * file, found by build-id as ust_sym finds it): "push %rbx; mov %rsp,%rbx;
+ * and $-64,%rsp", so CFA = rbx + 32 with the caller's rbx at CFA - 32 until
+ * the epilogue, and rbx saved at CFA - 32 already in the prologue (after
+ * the push, CFA still rsp + 32).  Without the debug file: the FDE scan,
+ * the functions whose rows have a CFA = rbx row.
+ */
+static void check_rbx_function(const struct ust_cfi_table *t, uint64_t lo, uint64_t hi,
+			       const char *what)
+{
+	const struct ust_cfi_row *row;
+	uint64_t off;
+	bool saved_first = false, rbx_cfa = false;
+
+	row = ust_cfi_lookup(t, lo);
+	assert_non_null(row);
+	assert_int_equal(row->off, lo);
+	/* The entry: rbx untouched yet (the PLT pushed two words). */
+	assert_int_equal(row->cfa_type, UST_CFI_CFA_RSP);
+	assert_int_equal(row->rbx_type, UST_CFI_RBP_SAME);
+	for (off = lo; off < hi; off = row + 1 < t->rows + t->nr_rows ? row[1].off : hi) {
+		char buf[128];
+
+		row = ust_cfi_lookup(t, off);
+		ust_cfi_row_format(row, buf, sizeof(buf));
+		print_message("%s: %s\n", what, buf);
+		if (row->cfa_type == UST_CFI_CFA_RBX) {
+			/* Saved before rbx took rsp's value: the prologue's push. */
+			assert_true(saved_first);
+			assert_int_equal(row->cfa_off, 32);
+			assert_int_equal(row->rbx_type, UST_CFI_RBP_CFA);
+			assert_int_equal(row->rbx_off, -32);
+			assert_int_equal(row->rbp_type, UST_CFI_RBP_SAME);
+			rbx_cfa = true;
+		} else if (!rbx_cfa && row->rbx_type == UST_CFI_RBP_CFA) {
+			assert_int_equal(row->cfa_type, UST_CFI_CFA_RSP);
+			assert_int_equal(row->cfa_off, 32);
+			assert_int_equal(row->rbx_off, -32);
+			saved_first = true;
+		}
+	}
+	assert_true(rbx_cfa);
+	/* Past the realignment, in the middle of the xsavec/xrstor body. */
+	row = ust_cfi_lookup(t, lo + (hi - lo) / 2);
+	assert_int_equal(row->cfa_type, UST_CFI_CFA_RBX);
+}
+
+static void test_ldso_resolve(void **state)
+{
+	struct ust_sym_cache *sc;
+	struct ust_sym_file *sf;
+	struct ust_cfi_table *t;
+	uint64_t off, size;
+	char err[512] = "";
+	uint32_t i, n = 0;
+
+	(void)state;
+	assert_int_equal(ust_cfi_build_path(LDSO, NULL, &t, err, sizeof(err)), 0);
+	assert_true(t->stats.rows_cfa[UST_CFI_CFA_RBX] > 0);
+	assert_true(t->stats.rows_rbx[UST_CFI_RBP_CFA] > 0);
+	/* Every CFA = rbx row says where the caller's rbx is. */
+	for (i = 0; i < t->nr_rows; i++)
+		if (t->rows[i].cfa_type == UST_CFI_CFA_RBX) {
+			assert_int_equal(t->rows[i].rbx_type, UST_CFI_RBP_CFA);
+			assert_int_equal(t->rows[i].rbx_off, -t->rows[i].cfa_off);
+			n++;
+		}
+	print_message("%s: %u rows CFA = rbx + N\n", LDSO, n);
+
+	sc = ust_sym_cache_new(NULL);
+	assert_non_null(sc);
+	sf = ust_sym_cache_get(sc, LDSO, NULL, 0, err, sizeof(err));
+	assert_non_null(sf);
+	if (ust_sym_find_function(sf, "_dl_runtime_resolve_xsavec", &off, &size) == 0) {
+		print_message("_dl_runtime_resolve_xsavec: file offset %#" PRIx64 ", %" PRIu64
+			      " bytes (symbol)\n", off, size);
+		check_rbx_function(t, off, off + size, "_dl_runtime_resolve_xsavec");
+	} else {
+		/* No debug symbols: the first function with a CFA = rbx + 32 row. */
+		for (i = 0; i < t->nr_rows && (t->rows[i].cfa_type != UST_CFI_CFA_RBX ||
+						   t->rows[i].cfa_off != 32); i++)
+			;
+		assert_true(i < t->nr_rows);
+		while (i && t->rows[i - 1].cfa_type != UST_CFI_CFA_NONE)
+			i--;
+		off = t->rows[i].off;
+		while (i < t->nr_rows && t->rows[i].cfa_type != UST_CFI_CFA_NONE)
+			i++;
+		assert_true(i < t->nr_rows);
+		print_message("no ld.so symbols: the CFA = rbx run at %#" PRIx64 "\n", off);
+		check_rbx_function(t, off, t->rows[i].off, "CFA = rbx function");
+	}
+	ust_sym_cache_free(sc);
+	ust_cfi_table_free(t);
+}
+
 /* --- corrupt input -------------------------------------------------------------- */
 
 static int try_build(const char *dir, const char *name, const void *buf, size_t len,
@@ -867,6 +1017,14 @@ static void test_disk_cache(void **state)
 	assert_int_equal(ust_cfi_disk_load(cdir, built->build_id, built->build_id_len, &loaded,
 					   err, sizeof(err)), -EBADMSG);
 	bytes[8]--;
+	/* Version 1 (12-byte rows, no rbx rule): rebuilt, not read. */
+	assert_int_equal(bytes[8], 2);
+	bytes[8] = 1;
+	assert_int_equal(tu_write(file, bytes, len), 0);
+	assert_int_equal(ust_cfi_disk_load(cdir, built->build_id, built->build_id_len, &loaded,
+					   err, sizeof(err)), -EBADMSG);
+	print_message("version 1 cache file: %s\n", err);
+	bytes[8] = 2;
 	assert_int_equal(tu_write(file, bytes, len - 1), 0);
 	assert_int_equal(ust_cfi_disk_load(cdir, built->build_id, built->build_id_len, &loaded,
 					   err, sizeof(err)), -EBADMSG);
@@ -947,6 +1105,7 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_restore_rt),
 		cmocka_unit_test(test_end),
+		cmocka_unit_test(test_ldso_resolve),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_disk_cache),
 	};

@@ -6,7 +6,8 @@
  *                                   -e: .eh_frame only)
  *   ust-cfi-dump [-s] --vdso        rows of this process's vDSO
  *
- * One row a line: "OFFSET cfa=RULE [rbp=RULE]", offsets in the file;
+ * One row a line: "OFFSET cfa=RULE [rbp=RULE [rbx=RULE]]", offsets in
+ * the file (rbx only where it is not the caller's: see ust_cfi_row_format);
  * then the stats.  Exit status 1 with the error on stderr when the
  * table cannot be built.
  */
@@ -53,6 +54,8 @@ static void print_stats(const struct ust_cfi_table *t)
 		       s->rows_cfa[i], s->bytes_cfa[i]);
 	for (i = 0; i < UST_CFI_NR_RBP_TYPES; i++)
 		printf("  rbp %-12s rows %8u\n", ust_cfi_rbp_name(i), s->rows_rbp[i]);
+	for (i = 0; i < UST_CFI_NR_RBP_TYPES; i++)
+		printf("  rbx %-12s rows %8u\n", ust_cfi_rbp_name(i), s->rows_rbx[i]);
 	printf("build: %.3f ms\n", s->build_ms);
 }
 
