@@ -270,6 +270,15 @@ static __always_inline long ust_walk_fp(struct ust_bpfu_rec_stack *r, struct ust
 			return 0;
 		}
 	}
+	/*
+	 * rbp 0 marks the outermost frame (the x86-64 ABI; the kernel starts
+	 * a program with it, and _start clears it): ld.so's own _start has
+	 * no CFI, and this is how its stacks end.
+	 */
+	if (w->bp_ok && !w->bp) {
+		r->flags |= UST_BPFU_F_BOTTOM;
+		return 1;
+	}
 	if (!w->bp_ok || cfa <= w->sp || (cfa & 7))
 		return 1;
 	if (ust_walk_read(frame, sizeof(frame), w->bp, sleepable))

@@ -62,4 +62,17 @@ for p in $debian_progs; do
 		"$pn" "$pr" "$(pct "$pn" "$pr")"
 done
 echo "reach: stacks whose bottom frames reach __libc_start_call_main (or start_thread/clone3)"
+
+# Table memory for a process like python3: the rows its files took in the
+# BPF map (16 bytes each), from the recorder's summary; cold (tables built)
+# and warm (from the disk cache).
+cmd_of python3
+for run in cold warm; do
+	[ "$run" = cold ] && export USTITCH_CACHE_DIR="$work/cache"
+	"$UST_USTITCH" record -b 8192 -O userstacktrace_delay -e syscalls:sys_enter_write \
+		-o "$work/py-$run.dat" -- "${cmd[@]}" >/dev/null 2>"$work/py-$run.err"
+	line=$(grep -o 'unwind tables: .*' "$work/py-$run.err")
+	rows=$(echo "$line" | sed -n 's/.*(\([0-9]*\) rows of.*/\1/p')
+	printf 'python3 (%s): %s; %.2f MiB of rows\n' "$run" "$line" "$(echo "${rows:-0} * 16 / 1048576" | bc -l)"
+done
 exit 0

@@ -228,6 +228,12 @@ static void ust_bpfu_set_af(struct ust_bpfu_skel *skel, const struct ust_af *af)
 	}
 }
 
+/* The kernel's own walk (kernel_frames) is by frame pointers only. */
+static bool ust_bpfu_want_cfi(const struct ust_bpfu_opts *o)
+{
+	return !o->no_cfi && !o->kernel_frames && !o->af_only;
+}
+
 static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_opts *o,
 					   char *err, size_t errlen)
 {
@@ -243,13 +249,13 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_
 	bpf_program__set_autoload(skel->progs.ust_bpfu_event_imm, !deferred && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_fork, !o->no_children && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_exit, !o->af_only);
-	bpf_program__set_autoload(skel->progs.ust_bpfu_exec, !o->af_only && !o->no_cfi);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_exec, ust_bpfu_want_cfi(o));
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf, o->perf && deferred && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf_af, o->perf && o->af_only);
 	skel->rodata->ust_leaf_ret = !o->kernel_frames;
-	skel->rodata->ust_cfi_on = !o->no_cfi && !o->af_only;
-	bpf_map__set_max_entries(skel->maps.ust_bpfu_cfi_rows,
-				 o->no_cfi || o->af_only ? 1 : o->cfi_rows ? o->cfi_rows : UST_BPFU_CFI_ROWS);
+	skel->rodata->ust_cfi_on = ust_bpfu_want_cfi(o);
+	bpf_map__set_max_entries(skel->maps.ust_bpfu_cfi_rows, !ust_bpfu_want_cfi(o) ? 1 :
+				 o->cfi_rows ? o->cfi_rows : UST_BPFU_CFI_ROWS);
 	ust_bpfu_set_af(skel, o->perf ? o->af : NULL);
 	bpf_map__set_max_entries(skel->maps.ust_bpfu_events, (__u32)ust_bpfu_rb_size(o->ringbuf_bytes));
 	ret = ust_bpfu_skel__load(skel);
@@ -335,7 +341,7 @@ struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size
 		snprintf(err, errlen, "BPF ring buffer: %s", strerror(errno));
 		goto fail;
 	}
-	if (!o->no_cfi && !o->af_only) {
+	if (ust_bpfu_want_cfi(o)) {
 		u->cfi = ust_bpfu_cfi_new(bpf_map__fd(u->skel->maps.ust_bpfu_cfi_rows),
 					  bpf_map__fd(u->skel->maps.ust_bpfu_cfi_files),
 					  bpf_map__max_entries(u->skel->maps.ust_bpfu_cfi_rows),

@@ -100,6 +100,8 @@ void ust_render_stack_flags(uint32_t flags, struct ust_sb *out)
 	/* How the walk went: by what, and whether it reached the outermost frame. */
 	if (how && (flags & UST_ABI_STACK_F_BOTTOM))
 		ust_sb_printf(out, "; complete, by %s", how);
+	else if (flags & UST_ABI_STACK_F_BOTTOM)
+		ust_sb_puts(out, "; complete");	/* one frame: the program's first instruction */
 	else if (how)
 		ust_sb_printf(out, "; by %s", how);
 	if (flags & UST_ABI_STACK_F_NO_TABLE)

@@ -21,8 +21,8 @@
 #                      if writable, else BUILD-DIR/tests/vm/kernel-cache)
 #   UST_VM_KERNEL_PKG  a linux-image package name (default: the newest
 #                      linux-image-6.12.*-amd64-unsigned apt knows)
-#   UST_VM_TIME_LIMIT  seconds before QEMU is killed (default 840: under
-#                      meson's 900, so that partial results still print)
+#   UST_VM_TIME_LIMIT  seconds before QEMU is killed (default 1080: under
+#                      meson's 1140, so that partial results still print)
 #   UST_VM_TESTS       the guest test list (default tests/vm/guest-tests.txt)
 #   UST_VM_TIME_FACTOR a meson test's timeout is multiplied by this in the
 #                      guest: code runs several times slower under TCG (4)
@@ -46,7 +46,7 @@ if [ -z "$cache" ]; then
 	cache=/var/cache/ustitch-vm
 	{ mkdir -p "$cache" && [ -w "$cache" ]; } 2>/dev/null || cache=$build/tests/vm/kernel-cache
 fi
-limit=${UST_VM_TIME_LIMIT:-840}
+limit=${UST_VM_TIME_LIMIT:-1080}
 factor=${UST_VM_TIME_FACTOR:-4}
 list=${UST_VM_TESTS:-$src/tests/vm/guest-tests.txt}
 work=$build/tests/vm/lane

@@ -35,11 +35,13 @@ struct ust_bpfu_opts {
 	size_t ringbuf_bytes;	/* 0: 8 MiB; rounded up to a power of two */
 	bool immediate;		/* use the fallback even with task_work (tests) */
 	/*
-	 * By default, when the user ip sits on a `ret` (every glibc syscall
-	 * wrapper) or on a function's first instruction, the return address
-	 * at [sp] is reported as frame 1: the frame-pointer walk alone skips
-	 * that function's caller.  The kernel's unwinder (seed 004) does not
-	 * do this; set to get its exact frames.
+	 * The kernel's unwinder (seed 004) walks frame pointers only, and
+	 * never guesses: set to get its exact frames.  By default the walk
+	 * uses CFI tables, and where a frame has none and the user ip sits
+	 * on a `ret` (every glibc syscall wrapper) or on a function's first
+	 * instruction, it reports the return address at [sp] as frame 1
+	 * (UST_BPFU_STACK_LEAF_RET): a frame-pointer walk alone would skip
+	 * that function's caller.
 	 */
 	bool kernel_frames;
 	/*

@@ -399,8 +399,21 @@ static void check_run(const struct run *run, const struct mode *md, const char *
 		CHECK(s->tid == c->tid, "stack tid %d cookie tid %d", s->tid, c->tid);
 		CHECK(s->ts >= c->ts, "stack before its cookie");
 		CHECK(!!(s->flags & UST_BPFU_STACK_IMMEDIATE) == imm, "flags %#x", s->flags);
-		CHECK(!!(s->flags & UST_BPFU_STACK_LEAF_RET) == !md->opts.kernel_frames, "flags %#x",
-		      s->flags);
+		/*
+		 * kernel_frames: the kernel's own walk, frame pointers only.
+		 * Otherwise CFI tables from the first frame to the outermost
+		 * one, with no frame-pointer frame and no [sp] guess.
+		 */
+		if (md->opts.kernel_frames)
+			CHECK((s->flags & (UST_BPFU_STACK_FP | UST_BPFU_STACK_CFI |
+					   UST_BPFU_STACK_LEAF_RET)) == UST_BPFU_STACK_FP,
+			      "flags %#x", s->flags);
+		else
+			CHECK((s->flags & (UST_BPFU_STACK_FP | UST_BPFU_STACK_CFI |
+					   UST_BPFU_STACK_BOTTOM | UST_BPFU_STACK_LEAF_RET |
+					   UST_BPFU_STACK_NO_TABLE)) ==
+			      (UST_BPFU_STACK_CFI | UST_BPFU_STACK_BOTTOM),
+			      "flags %#x", s->flags);
 		CHECK(!(s->flags & (UST_BPFU_STACK_TRUNCATED | UST_BPFU_STACK_RAW |
 				    UST_BPFU_STACK_SCHED_FAIL | UST_BPFU_STACK_EXIT |
 				    UST_BPFU_STACK_LATE)),
@@ -480,6 +493,8 @@ static void run_mode(const struct mode *md, const char *prog, const char *prog_b
 	}
 	read_maps(&run);
 	CHECK(ust_bpfu_follow(u, run.child) == 0, "follow");
+	/* Its tables now, as the recorder loads a -P process's: every stack is by CFI. */
+	CHECK(ust_bpfu_cfi_pid(u, run.child) == 0, "tables of the child's maps");
 	ret = ust_bpfu_attach(u, "syscalls", "sys_enter_getppid");
 	CHECK(ret == 0, "attach sys_enter_getppid: %s", strerror(-ret));
 	ret = ust_bpfu_attach(u, "syscalls", "sys_exit_getppid");

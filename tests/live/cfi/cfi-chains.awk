@@ -1,7 +1,8 @@
 # Turns `trace-cmd report` output with plugin_ustitch into one line per
 # event that requested a user stack:
 #   EVENT TID FLAGS frame;frame;...
-# FLAGS is "truncated" when the stack header says so, else "-".  A frame is
+# FLAGS is "truncated" when the stack header says so, "complete" when it
+# says the walk reached the outermost frame by CFI alone, else "-".  A frame is
 # its function name (the "+0xoff" dropped); a frame with no symbol is
 # "0xOFF@object", one with no file "?".  A missing stack prints "-", a lost
 # or unusable one "!" followed by the plugin's message.
@@ -24,6 +25,7 @@ function flush() {
 }
 /user_unwind_cookie:/ {
 	if ($0 ~ /; truncated/) flags = "truncated"
+	else if ($0 ~ /; complete, by CFI([;,>]|$)/) flags = "complete"
 	next
 }
 /user_unwind_stack:|user_mapping:|stack_flags:/ { next }

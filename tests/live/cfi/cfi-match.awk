@@ -4,7 +4,8 @@
 #            goes by (names at the same address in the symbol table)
 #   tail:    frames a complete unwinder may also show below the last
 #            expected one (all of them, in order, or none)
-#   flags:   "truncated" or "-"
+#   flags:   "truncated", "complete" (reached the outermost frame by CFI
+#            alone) or "-"
 # -v gdb=1: the chains come from gdb, which shows more than 127 frames (cut
 # here when the expected flags say truncated) and drops a clone's ".N"
 # suffix ("msort_with_tmp.part").

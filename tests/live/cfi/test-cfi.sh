@@ -14,6 +14,9 @@
 #   gdb         proves the expected files without ustitch: gdb (which unwinds
 #               by CFI) stops at each scenario's system call and its
 #               backtrace must match (needs no root, no tracefs)
+# UST_CFI_ONLY=leaf,qsort,... limits chains/perf-agree to those scenarios
+# and UST_CFI_DEBIAN=sort:write,... the debian programs (the vm lane,
+# where everything runs under TCG).
 # Tracefs is touched only through `ustitch record` (its own instance) and
 # perf; nothing is left behind.
 set -u
@@ -32,6 +35,9 @@ else
 	. "$here/../lib.sh" cfi
 fi
 prog=$UST_CFI_PROG
+
+# wanted SCENARIO: in UST_CFI_ONLY, or no UST_CFI_ONLY.
+wanted() { [ -z "${UST_CFI_ONLY:-}" ] || [[ ",$UST_CFI_ONLY," == *",$1,"* ]]; }
 
 # field FILE NAME: the value of "NAME: value" in an expected file.
 field() { sed -n "s/^$2: *//p" "$1" | head -1; }
@@ -71,6 +77,7 @@ chains() {
 	need_deferred
 	for f in "$here"/expected/*.txt; do
 		s=$(basename "$f" .txt)
+		wanted "$s" || continue
 		ev=$(field "$f" event)
 		want=$(field "$f" count)
 		record "$s" "$ev" "$prog" "$s" || continue
@@ -94,7 +101,8 @@ reach() {
 }
 
 # The Debian programs: NAME EVENT, and their command lines in cmd_of.
-debian_progs="sort:write gzip:read find:getdents64 tar:write python3:write ls:getdents64"
+debian_progs=${UST_CFI_DEBIAN:-sort:write,gzip:read,find:getdents64,tar:write,python3:write,ls:getdents64}
+debian_progs=${debian_progs//,/ }
 cmd_of() {	# cmd_of NAME: sets cmd=(...); output to /dev/null or $work. Absolute
 	# paths: Debian's own binaries, not a pyenv shim found first in PATH.
 	case $1 in
@@ -211,6 +219,7 @@ gdb_verify() {
 	local f s ev sc want got m cont
 	for f in "$here"/expected/*.txt; do
 		s=$(basename "$f" .txt)
+		wanted "$s" || continue
 		ev=$(field "$f" event)
 		sc=${ev#syscalls:sys_enter_}
 		want=$(field "$f" count)

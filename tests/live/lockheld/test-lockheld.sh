@@ -140,8 +140,10 @@ stacks() {
 	at_least "events kept" "$n" $PAGES
 	expect_eq "each with its lock" "$(grep -c ' lock_match: *\[lock_held(mmap_lock)\]' "$work/st.txt")" "$n"
 	expect_eq "each with its kernel stack" "$(grep -c ' kernel_stack: ' "$work/st.txt")" "$n"
-	expect_eq "each with its user stack" \
-		"$(grep -c ' user_unwind_cookie: .*<user stack unwind, [0-9]* frames*>' "$work/st.txt")" "$n"
+	# Complete: by CFI to _start, or the new program's first instruction
+	# (page allocations of the exec itself).
+	expect_eq "each with its complete user stack" \
+		"$(grep -Ec ' user_unwind_cookie: .*<user stack unwind, [0-9]* frames?; complete(, by CFI)?>' "$work/st.txt")" "$n"
 	at_least "user stacks through madvise() in main()" \
 		"$(grep -A8 ' user_unwind_cookie: ' "$work/st.txt" | grep -c '=> main+')" $PAGES
 	at_least "kernel stacks through madvise_populate" \

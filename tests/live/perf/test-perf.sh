@@ -65,7 +65,7 @@ deferred() {
 	expect_eq "deferred: folded sample total" \
 		"$(awk '{ n += $NF } END { print n }' "$work/deferred.folded")" "$(wc -l <"$s")"
 	at_least "deferred: folded $MAIN line count" \
-		"$(awk -v c="perf-prog;__libc_start_call_main;main;perf_a;perf_b;perf_c" '$1 == c { print $2 }' \
+		"$(awk -v c="perf-prog;_start;__libc_start_main;__libc_start_call_main;main;perf_a;perf_b;perf_c" '$1 == c { print $2 }' \
 			"$work/deferred.folded" | head -1)" 150
 	[ $fails -eq 0 ] || { echo "--- samples:"; head -50 "$s"; }
 }

@@ -57,8 +57,8 @@ fallback() {
 	awk -f "$here/stacks.awk" "$work/report" >"$work/stacks"
 	local main="getppid(libc.so.6);rec_c($base);rec_b($base);rec_a($base);main($base)"
 	expect_eq "main chain" "$(grep -c " $main;" "$work/stacks")" 3
-	expect_eq "each stack marked as taken at the event" \
-		"$(grep -c 'user_unwind_cookie: .*; taken at the event: no BPF task_work on this kernel>' "$work/report")" \
+	expect_eq "each stack marked as taken at the event, complete by CFI" \
+		"$(grep -c 'user_unwind_cookie: .*; taken at the event: no BPF task_work on this kernel; complete, by CFI>' "$work/report")" \
 		"$(grep -c 'user_unwind_cookie:' "$work/report")"
 	expect_eq "every event has its own cookie" \
 		"$(awk '$4 != "-" { print $4 }' "$work/stacks" | sort -u | wc -l)" "$(wc -l <"$work/stacks")"
