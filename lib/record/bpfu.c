@@ -163,6 +163,9 @@ static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 		rec.flags = s->flags;
 		rec.nr = s->nr > UST_BPFU_MAX_FRAMES ? UST_BPFU_MAX_FRAMES : s->nr;
 		rec.size = ust_bpfu_make_stack(u, s, rec.nr);
+		rec.offs = (const uint64_t *)s->offs;
+		rec.inodes = (const uint64_t *)s->inodes;
+		rec.devs = (const uint32_t *)s->devs;
 		u->stack_records++;
 	} else {
 		u->bad_records++;

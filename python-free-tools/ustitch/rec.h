@@ -139,17 +139,12 @@ void rec_spool_free(struct rec_spool *s);
 
 /* Mapping records for the files in stacks, read while the process lives. */
 struct rec_maps;
-/* @stack_type: the id of our user_unwind_stack records (rec_maps_note_stack);
- * @cmd_path: the traced command (its directory is searched too), or NULL. */
-struct rec_maps *rec_maps_new(uint16_t mapping_type, uint16_t stack_type, const char *cmd_path);
+/* @cmd_path: the traced command (its directory is searched too), or NULL. */
+struct rec_maps *rec_maps_new(uint16_t mapping_type, const char *cmd_path);
 /* A frame's file (@kdev, @ino; 0 for none): if not seen before, spool a
  * ustitch/user_mapping record (path and build-id from /proc/TGID). */
 void rec_maps_note_file(struct rec_maps *m, struct rec_spool *s, pid_t tgid,
 			unsigned int cpu, uint64_t ts, uint32_t kdev, uint64_t ino);
-/* rec_maps_note_file() for each frame of a user_unwind_stack record (read
- * with lib/records/decode.c). */
-void rec_maps_note_stack(struct rec_maps *m, struct rec_spool *s, pid_t tgid,
-			 unsigned int cpu, uint64_t ts, const void *rec, size_t len);
 /*
  * A process that made an event: look at its mappings now, while it surely
  * lives (its stacks may be handled after it exited).  Once per process.

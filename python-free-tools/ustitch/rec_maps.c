@@ -14,10 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <traceevent/event-parse.h>
-
 #include "ustitch/abi.h"
-#include "ustitch/decode.h"
 #include "ustitch/encode.h"
 #include "ustitch/grow.h"
 #include "ustitch/hmap.h"
@@ -38,9 +35,6 @@ struct rec_maps {
 	uint16_t type;
 	struct known *k;
 	size_t nr, cap;
-	/* The stack record's format, read by the one decoder (lib/records/decode.c). */
-	struct tep_handle *tep;
-	struct ust_dec_layout lay;
 	struct ust_hmap by_key;		/* key(kdev, ino) -> index */
 	struct ust_hmap failed;		/* key(kdev, ino) seen missing after a fresh look */
 	struct ust_hmap tgids;		/* processes looked at once already */
@@ -67,25 +61,7 @@ static struct known *find(struct rec_maps *m, uint32_t kdev, uint64_t ino)
 	return (m->k[i].kdev == kdev && m->k[i].ino == ino) ? &m->k[i] : NULL;
 }
 
-/* The layout of our own user_unwind_stack records, from its format text. */
-static struct tep_handle *stack_format(uint16_t stack_type, struct ust_dec_layout *lay)
-{
-	char *text = ust_enc_format_with_id("ftrace/" UST_ABI_EV_UNWIND_STACK, stack_type);
-	struct tep_handle *tep = text ? tep_alloc() : NULL;
-
-	if (tep) {
-		tep_set_long_size(tep, 8);	/* ust_enc writes 8-byte offsets and inodes */
-		if (tep_parse_event(tep, text, strlen(text), UST_ABI_SYSTEM_FTRACE) ||
-		    ust_dec_layout_init(lay, tep, NULL, 0) || lay->stack_id < 0 || !lay->has_files) {
-			tep_free(tep);
-			tep = NULL;
-		}
-	}
-	free(text);
-	return tep;
-}
-
-struct rec_maps *rec_maps_new(uint16_t mapping_type, uint16_t stack_type, const char *cmd_path)
+struct rec_maps *rec_maps_new(uint16_t mapping_type, const char *cmd_path)
 {
 	struct rec_maps *m = calloc(1, sizeof(*m));
 	struct ust_res_opts ro = { 0 };
@@ -114,7 +90,6 @@ struct rec_maps *rec_maps_new(uint16_t mapping_type, uint16_t stack_type, const 
 	ro.flat = true;
 	m->res = ust_res_new(&ro);
 	m->type = mapping_type;
-	m->tep = stack_format(stack_type, &m->lay);
 	ust_hmap_init(&m->by_key);
 	ust_hmap_init(&m->failed);
 	ust_hmap_init(&m->tgids);
@@ -220,23 +195,6 @@ void rec_maps_note_file(struct rec_maps *m, struct rec_spool *s, pid_t tgid,
 		emit(m, s, k, tgid, cpu, ts);
 }
 
-void rec_maps_note_stack(struct rec_maps *m, struct rec_spool *s, pid_t tgid,
-			 unsigned int cpu, uint64_t ts, const void *rec, size_t len)
-{
-	struct ust_dec_stack st;
-	struct ust_dec_frame f;
-	char what[160];
-	unsigned int i;
-
-	if (!m->tep || len > INT32_MAX ||
-	    ust_dec_stack(&m->lay, rec, (int)len, &st, what, sizeof(what)))
-		return;
-	for (i = 0; i < st.nr; i++) {
-		ust_dec_frame_at(&st, i, &f);
-		rec_maps_note_file(m, s, tgid, cpu, ts, f.kdev, f.ino);
-	}
-}
-
 unsigned long rec_maps_count(const struct rec_maps *m)
 {
 	unsigned long i, n = 0;
@@ -259,8 +217,6 @@ void rec_maps_free(struct rec_maps *m)
 	ust_hmap_fini(&m->failed);
 	ust_hmap_fini(&m->tgids);
 	ust_res_free(m->res);
-	if (m->tep)
-		tep_free(m->tep);
 	for (i = 0; i < sizeof(m->dirs) / sizeof(m->dirs[0]); i++)
 		free(m->dirs[i]);
 	free(m);

@@ -446,7 +446,7 @@ static void note_process(struct perf_src *p, uint32_t pid)
 	if (!pid || ust_hmap_get(&p->pids_seen, pid, NULL))
 		return;
 	ust_hmap_put(&p->pids_seen, pid, 1);
-	/* BPF-made stacks carry files already (rec_maps_note_stack). */
+	/* BPF-made stacks carry files already (on_bpf_record). */
 	if (!p->maps)
 		return;
 	ust_perf_maps_proc(p->maps, pid);
@@ -492,6 +492,7 @@ static int on_bpf_record(const struct ust_bpfu_rec *r, void *ctx)
 {
 	struct perf_src *p = ctx;
 	struct rec_ctx *c = p->c;
+	unsigned int i;
 
 	if (r->kind == UST_BPFU_SAMPLE)
 		return ust_perf_stitch_add_request(p->st, r->cpu, r->ts, (uint32_t)r->tgid,
@@ -500,7 +501,9 @@ static int on_bpf_record(const struct ust_bpfu_rec *r, void *ctx)
 	if (r->kind != UST_BPFU_STACK)
 		return 0;
 	/* The files first, while the process lives. */
-	rec_maps_note_stack(c->maps, c->spool, r->tgid, r->cpu, r->ts, r->data, r->size);
+	for (i = 0; i < r->nr; i++)
+		rec_maps_note_file(c->maps, c->spool, r->tgid, r->cpu, r->ts, r->devs[i],
+				   r->inodes[i]);
 	rec_tables_count(&p->walks, r->flags);
 	if (rec_tables_flags_record(c->spool, c->flags_id, r))
 		p->spool_errs++;

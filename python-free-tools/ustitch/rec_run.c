@@ -156,8 +156,12 @@ static int on_bpf_record(const struct ust_bpfu_rec *rec, void *ctx)
 	struct run *r = ctx;
 
 	if (rec->kind == UST_BPFU_STACK) {
+		unsigned int i;
+
 		/* The files first, so that any reader sees them before the stack. */
-		rec_maps_note_stack(r->maps, r->spool, rec->tgid, rec->cpu, rec->ts, rec->data, rec->size);
+		for (i = 0; i < rec->nr; i++)
+			rec_maps_note_file(r->maps, r->spool, rec->tgid, rec->cpu, rec->ts,
+					   rec->devs[i], rec->inodes[i]);
 		r->stacks++;
 		rec_tables_count(&r->walks, rec->flags);
 		if (rec->flags & UST_BPFU_STACK_IMMEDIATE)
@@ -486,7 +490,7 @@ static int start_spool(struct run *r)
 	if (!r->spooling)
 		return 0;
 	r->spool = rec_spool_new();
-	r->maps = rec_maps_new(r->mapping_id, r->stack_id,
+	r->maps = rec_maps_new(r->mapping_id,
 			       o->cmd ? rec_cmd_path(o->cmd[0], r->pathbuf, sizeof(r->pathbuf)) : NULL);
 	if (!r->spool || !r->maps || (r->bpf && start_bpf(r, r->child)))
 		return -1;

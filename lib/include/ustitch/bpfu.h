@@ -127,6 +127,14 @@ struct ust_bpfu_rec {
 	const void *data;	/* the ftrace record, valid during the callback */
 	size_t size;		/* 16 for a cookie, 32 + 20 * nr for a stack */
 	uint64_t ip, period;	/* samples: the perf sample's PERF_SAMPLE_IP and _PERIOD */
+	/*
+	 * Stacks: the @nr frames as the BPF walk gave them (what data encodes),
+	 * valid during the callback; NULL for other kinds.  Per frame the file
+	 * offset (the address when there is no file), the inode and the kernel
+	 * dev_t (0 for none).
+	 */
+	const uint64_t *offs, *inodes;
+	const uint32_t *devs;
 };
 
 /* Return 0 to go on, a negative errno to stop the poll (it returns it). */
