@@ -1,23 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * ust_fold.  A pass of its own over the file, per CPU of each buffer as the
- * first pass reads it: a sample, then on the same CPU its kernel_stack and
- * its cookie, make one stack.  The user frames come from the first pass's
- * stitch index (the stack was recorded later, maybe on another CPU).
+ * ust_fold.  The first pass (ust_scan with UST_SCAN_SAMPLES) collected the
+ * samples: a sample, then on the same CPU its kernel_stack and its cookie,
+ * make one stack.  The user frames come from its stitch index (the stack
+ * was recorded later, maybe on another CPU), named as ust_render names them.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <trace-cmd/trace-cmd.h>
-
 #include "ustitch/grow.h"
-#include "ustitch/abi.h"
-#include "ustitch/decode.h"
 #include "ustitch/fold.h"
 #include "ustitch/hmap.h"
 #include "ustitch/perf_enc.h"
+#include "ustitch/render.h"
 #include "ustitch/report.h"
 #include "ustitch/resolve.h"
 #include "ustitch/scan.h"
@@ -36,15 +33,6 @@ struct ust_fold {
 	struct ust_hmap by_hash;
 	unsigned long total;
 };
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return ust_hmap_mix(h);
-}
 
 struct ust_fold *ust_fold_new(void)
 {
@@ -70,7 +58,7 @@ void ust_fold_free(struct ust_fold *f)
 
 int ust_fold_add(struct ust_fold *f, const char *stack, unsigned long count)
 {
-	uint64_t h = hash_str(stack), first;
+	uint64_t h = ust_hmap_str(stack), first;
 	long i = -1, last = -1;
 
 	if (ust_hmap_get(&f->by_hash, h, &first))
@@ -152,21 +140,16 @@ static void put_user_frame(struct ust_sb *sb, const struct ust_fold_names *n,
 			   const struct ust_dec_frame *fr, bool is_return, bool has_files)
 {
 	struct ust_sym_frame sf[16];
-	struct ust_res_hit hit = { 0 };
-	struct ust_sym_file *file;
-	const char *obj;
-	char err[160], buf[300];
+	const char *obj = NULL;
+	char buf[300];
 	int k;
 
-	if (!has_files || !fr->ino || !n->res || ust_res_lookup(n->res, fr->kdev, fr->ino, &hit)) {
+	k = has_files && fr->ino ? ust_render_name(n->res, n->sym, fr, is_return, false, sf, 16, &obj)
+				 : 0;
+	if (!obj) {
 		put_name(sb, "[unknown]");
 		return;
 	}
-	obj = strrchr(hit.path, '/');
-	obj = obj ? obj + 1 : hit.path;
-	file = n->sym ? ust_sym_cache_get(n->sym, hit.path, hit.build_id, hit.build_id_len,
-					  err, sizeof(err)) : NULL;
-	k = file ? ust_sym_lookup(file, fr->off, is_return, false, sf, 16) : -1;
 	if (k > 0 && sf[k - 1].func) {
 		put_name(sb, sf[k - 1].func);
 		return;
@@ -175,220 +158,70 @@ static void put_user_frame(struct ust_sb *sb, const struct ust_fold_names *n,
 	put_name(sb, buf);
 }
 
-/* ---- the pass ---------------------------------------------------------- */
+/* ---- the samples --------------------------------------------------------- */
 
-struct ids {
-	int sample, kstack;
-	struct tep_format_field *ks_size, *ks_caller;
-	struct ust_dec_layout lay;
-};
-
-struct pending {
-	bool on;
-	int pid;
-	uint64_t ts;			/* its records share the sample's time */
-	unsigned int ustack;		/* the sample's user_stack field */
-	uint64_t *kips;
-	unsigned int nr_k, cap_k;
-	bool has_cookie;
-	uint64_t cookie;
-};
-
-struct fold_ctx {
-	struct ust_fold *f;
-	struct tep_handle *tep;
-	const struct ust_scan *scan;
-	const struct ust_fold_names *names;
-	struct ids ids;
-	struct ust_sb sb;
-	int buf;
-};
-
-static void flush(struct fold_ctx *c, struct pending *p)
+static void fold_sample(struct ust_fold *f, struct ust_sb *sb, const struct ust_scan *sc,
+			const struct ust_fold_names *names, const struct ust_scan_sample *s)
 {
 	const struct ust_stitch_stack *st = NULL;
-	const char *comm;
+	const char *comm = s->comm != UINT32_MAX ? sc->names[s->comm] : NULL;
 	unsigned int i;
 
-	if (!p->on)
-		return;
-	p->on = false;
-	ust_sb_reset(&c->sb);
-	comm = tep_data_comm_from_pid(c->tep, p->pid);
-	ust_sb_puts(&c->sb, comm && strcmp(comm, "<...>") ? comm : "[unknown]");
-	if (c->sb.len && c->sb.buf)	/* the comm is the root frame: no ';' before it */
-		for (i = 0; i < c->sb.len; i++)
-			if (c->sb.buf[i] == ';' || c->sb.buf[i] == ' ')
-				c->sb.buf[i] = '_';
-	if (p->has_cookie && c->scan)
-		st = ust_stitch_lookup(&c->scan->st, p->cookie, c->buf);
-	if (st && st->pid != p->pid)
+	ust_sb_reset(sb);
+	ust_sb_puts(sb, comm && strcmp(comm, "<...>") ? comm : "[unknown]");
+	if (sb->len && sb->buf)	/* the comm is the root frame: no ';' before it */
+		for (i = 0; i < sb->len; i++)
+			if (sb->buf[i] == ';' || sb->buf[i] == ' ')
+				sb->buf[i] = '_';
+	if (s->has_cookie)
+		st = ust_stitch_lookup(&sc->st, s->cookie, s->buf);
+	if (st && st->pid != s->pid)
 		st = NULL;	/* another task's: never shown as this one's */
 	if (st && !st->bad) {
 		for (i = st->nr; i > 0; i--)
-			put_user_frame(&c->sb, c->names, &st->frames[i - 1], i - 1 > 0, st->has_files);
-	} else if (p->has_cookie || p->ustack == UST_PERF_ENC_USTACK_LOST) {
-		put_name(&c->sb, "[user stack lost]");
+			put_user_frame(sb, names, &st->frames[i - 1], i - 1 > 0, st->has_files);
+	} else if (s->has_cookie || s->ustack == UST_PERF_ENC_USTACK_LOST) {
+		put_name(sb, "[user stack lost]");
 	}
-	for (i = p->nr_k; i > 0; i--) {
-		const char *fn = tep_find_function(c->tep, p->kips[i - 1]);
+	for (i = s->nr_k; i > 0; i--) {
+		uint32_t k = sc->kframes[s->kfirst + i - 1];
+		const char *fn = k != UINT32_MAX ? sc->names[k] : NULL;
 		char buf[300];
 
 		snprintf(buf, sizeof(buf), "%s_[k]", fn ? fn : "[unknown]");
-		put_name(&c->sb, buf);
+		put_name(sb, buf);
 	}
-	ust_fold_add(c->f, ust_sb_str(&c->sb), 1);
-}
-
-static void take_kstack(struct fold_ctx *c, struct pending *p, struct tep_record *rec)
-{
-	const struct ids *ids = &c->ids;
-	unsigned long long n;
-	unsigned int i, max;
-
-	if (tep_read_number_field(ids->ks_size, rec->data, &n) ||
-	    (unsigned int)ids->ks_caller->offset > (unsigned int)rec->size)
-		return;
-	max = ((unsigned int)rec->size - (unsigned int)ids->ks_caller->offset) / 8;
-	if (n > max)
-		n = max;
-	if (n > p->cap_k) {
-		void *m = realloc(p->kips, n * sizeof(*p->kips));
-
-		if (!m)
-			return;
-		p->kips = m;
-		p->cap_k = (unsigned int)n;
-	}
-	for (i = 0; i < n; i++) {
-		uint64_t a;
-
-		memcpy(&a, (const uint8_t *)rec->data + ids->ks_caller->offset + i * 8, 8);
-		if (a == UINT64_MAX)
-			break;		/* the terminator of older kernels */
-		p->kips[i] = a;
-	}
-	p->nr_k = i;
-}
-
-static void fold_record(struct fold_ctx *c, struct pending *p, struct tep_record *rec)
-{
-	const struct ids *ids = &c->ids;
-	int id = tep_data_type(c->tep, rec), pid = ust_dec_pid(&ids->lay, rec->data, rec->size);
-	char what[160];
-	bool own = p->on && pid == p->pid && rec->ts == p->ts;
-
-	if (own && id == ids->kstack && ids->ks_caller) {
-		take_kstack(c, p, rec);
-		return;
-	}
-	/* Only a sample that says a cookie follows takes one: any other
-	 * cookie here is another event's. */
-	if (own && id == ids->lay.cookie_id && p->ustack != UST_PERF_ENC_USTACK_NONE) {
-		if (!ust_dec_cookie(&ids->lay, rec->data, rec->size, &p->cookie, what, sizeof(what)))
-			p->has_cookie = true;
-		flush(c, p);	/* the cookie ends a sample's records */
-		return;
-	}
-	flush(c, p);
-	if (id != ids->sample || id < 0)
-		return;
-	p->on = true;
-	p->pid = pid;
-	p->ts = rec->ts;
-	p->nr_k = 0;
-	p->has_cookie = false;
-	p->ustack = 0;
-	{
-		struct tep_event *ev = tep_find_event(c->tep, id);
-		struct tep_format_field *fu = ev ? tep_find_field(ev, "user_stack") : NULL;
-		unsigned long long v;
-
-		if (fu && !tep_read_number_field(fu, rec->data, &v))
-			p->ustack = (unsigned int)v;
-	}
-}
-
-static void fold_handle(struct fold_ctx *c, struct tracecmd_input *h)
-{
-	struct tep_event *ev;
-	char err[160];
-	int cpu, cpus;
-
-	c->tep = tracecmd_get_tep(h);
-	memset(&c->ids, 0, sizeof(c->ids));
-	ust_dec_layout_init(&c->ids.lay, c->tep, err, sizeof(err));
-	ev = tep_find_event_by_name(c->tep, UST_ABI_SYSTEM_USTITCH, UST_PERF_EV_SAMPLE);
-	c->ids.sample = ev ? ev->id : -1;
-	ev = tep_find_event_by_name(c->tep, "ftrace", "kernel_stack");
-	c->ids.kstack = ev ? ev->id : -1;
-	if (ev) {
-		c->ids.ks_size = tep_find_field(ev, "size");
-		c->ids.ks_caller = tep_find_field(ev, "caller");
-		if (!c->ids.ks_size || !c->ids.ks_caller)
-			c->ids.kstack = -1;
-	}
-	if (c->ids.sample < 0)
-		return;
-	cpus = tep_get_cpus(c->tep);
-	for (cpu = 0; cpu < cpus; cpu++) {
-		struct pending p = { 0 };
-		struct tep_record *rec;
-
-		for (rec = tracecmd_read_cpu_first(h, cpu); rec; rec = tracecmd_read_data(h, cpu)) {
-			if (rec->size >= 8)
-				fold_record(c, &p, rec);
-			tracecmd_free_record(rec);
-		}
-		flush(c, &p);
-		free(p.kips);
-	}
+	ust_fold_add(f, ust_sb_str(sb), 1);
 }
 
 int ust_fold_file(struct ust_fold *f, const char *path, const struct ust_scan *scan,
 		  const struct ust_fold_names *names, char *err, size_t errlen)
 {
 	struct ust_fold_names own = { 0 };
-	struct fold_ctx c = { .f = f, .scan = scan, .names = names };
 	struct ust_scan *sc = NULL;
-	struct tracecmd_input *h;
-	int i, n;
+	struct ust_sb sb;
+	unsigned long i;
 
-	if (!scan) {
+	/* A first pass made without the samples: one with them. */
+	if (!scan || !scan->has_samples) {
 		sc = calloc(1, sizeof(*sc));
-		if (!sc || ust_scan_file(sc, path, err, errlen)) {
+		if (!sc || ust_scan_file(sc, path, UST_SCAN_SAMPLES, err, errlen)) {
 			free(sc);
 			return -1;
 		}
-		c.scan = sc;
+		scan = sc;
 	}
 	if (!names || (!names->res && !names->sym)) {
 		own.res = ust_res_new(NULL);
 		own.sym = ust_sym_cache_new(NULL);
-		c.names = &own;
-	}
-	h = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS | TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS);
-	if (!h) {
-		snprintf(err, errlen, "cannot open %s", path);
-		goto fail;
+		names = &own;
 	}
 	/* The mapping records of the trace name the files of user frames. */
-	ust_report_add_mappings(own.res, c.scan);
-	ust_sb_init(&c.sb);
-	c.buf = 0;
-	fold_handle(&c, h);
-	n = tracecmd_buffer_instances(h);
-	for (i = 0; i < n; i++) {
-		struct tracecmd_input *ih = tracecmd_buffer_instance_handle(h, i);
-
-		if (!ih)
-			continue;
-		c.buf = i + 1;		/* ust_scan's numbering of buffers */
-		fold_handle(&c, ih);
-		tracecmd_close(ih);
-	}
-	tracecmd_close(h);
-	ust_sb_fini(&c.sb);
+	ust_report_add_mappings(own.res, scan);
+	ust_sb_init(&sb);
+	for (i = 0; i < scan->nr_samples; i++)
+		fold_sample(f, &sb, scan, names, &scan->samples[i]);
+	ust_sb_fini(&sb);
 	ust_res_free(own.res);
 	ust_sym_cache_free(own.sym);
 	if (sc) {
@@ -396,14 +229,6 @@ int ust_fold_file(struct ust_fold *f, const char *path, const struct ust_scan *s
 		free(sc);
 	}
 	return 0;
-fail:
-	ust_res_free(own.res);
-	ust_sym_cache_free(own.sym);
-	if (sc) {
-		ust_scan_fini(sc);
-		free(sc);
-	}
-	return -1;
 }
 
 int ust_fold_report(const char *dest, const char *path, const struct ust_scan *scan,

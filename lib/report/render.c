@@ -31,16 +31,33 @@ static void put_raw(struct ust_render *r, struct ust_sb *out, const struct ust_d
 		      UST_ABI_KDEV_MAJOR(f->kdev), UST_ABI_KDEV_MINOR(f->kdev));
 }
 
+int ust_render_name(struct ust_res *res, struct ust_sym_cache *sym, const struct ust_dec_frame *f,
+		    bool is_return, bool lines, struct ust_sym_frame *sf, int max, const char **obj)
+{
+	struct ust_res_hit hit = { 0 };
+	struct ust_sym_file *file = NULL;
+	char err[160];
+	int n;
+
+	*obj = NULL;
+	if (!res || ust_res_lookup(res, f->kdev, f->ino, &hit))
+		return 0;
+	if (sym)
+		file = ust_sym_cache_get(sym, hit.path, hit.build_id, hit.build_id_len, err,
+					 sizeof(err));
+	*obj = strrchr(hit.path, '/');
+	*obj = *obj ? *obj + 1 : hit.path;
+	n = file ? ust_sym_lookup(file, f->off, is_return, lines, sf, max) : 0;
+	return n > 0 ? n : 0;
+}
+
 static void render_one(struct ust_render *r, const struct ust_dec_frame *f,
 		       bool is_return, bool has_files, struct ust_sb *out)
 {
 	struct ust_sym_frame sf[MAX_INLINE];
-	struct ust_res_hit hit = { 0 };
-	struct ust_sym_file *file = NULL;
-	const char *obj = NULL;
+	const char *obj;
 	const char *arrow = "=>";
-	char err[160];
-	int n = 0, i;
+	int n, i;
 
 	if (r->mark && has_files && f->ino &&
 	    ust_af_match_file(r->mark, -1, f->kdev, f->ino, f->off) >= 0)
@@ -51,22 +68,15 @@ static void render_one(struct ust_render *r, const struct ust_dec_frame *f,
 		put_raw(r, out, f, has_files);
 		return;
 	}
-	if (r->res && !ust_res_lookup(r->res, f->kdev, f->ino, &hit)) {
-		if (r->opts.symbols && r->sym)
-			file = ust_sym_cache_get(r->sym, hit.path, hit.build_id,
-						 hit.build_id_len, err, sizeof(err));
-		obj = strrchr(hit.path, '/');
-		obj = obj ? obj + 1 : hit.path;
-	}
+	n = ust_render_name(r->res, r->opts.symbols ? r->sym : NULL, f, is_return, r->opts.lines,
+			    sf, MAX_INLINE, &obj);
 	if (!obj) {
 		ust_sb_printf(out, "\n%s 0x%" PRIx64 " (dev %u:%u ino %" PRIu64 ")", arrow, f->off,
 			      UST_ABI_KDEV_MAJOR(f->kdev), UST_ABI_KDEV_MINOR(f->kdev), f->ino);
 		put_raw(r, out, f, has_files);
 		return;
 	}
-	if (file)
-		n = ust_sym_lookup(file, f->off, is_return, r->opts.lines, sf, MAX_INLINE);
-	if (n <= 0 || !sf[n - 1].func) {
+	if (n == 0 || !sf[n - 1].func) {
 		ust_sb_printf(out, "\n%s 0x%" PRIx64 " (%s)", arrow, f->off, obj);
 		if (n > 0)
 			put_loc(out, &sf[n - 1]);

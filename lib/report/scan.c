@@ -15,7 +15,9 @@
 
 #include <trace-cmd/trace-cmd.h>
 
+#include "ustitch/abi.h"
 #include "ustitch/grow.h"
+#include "ustitch/perf_enc.h"
 #include "ustitch/scan.h"
 
 struct last_event {
@@ -105,9 +107,152 @@ static void note_event(struct ev_list *l, uint64_t ts, uint64_t off, int pid, in
 					 .buf = (int16_t)buf };
 }
 
+/* ---- samples (UST_SCAN_SAMPLES) ----------------------------------------- */
+
+/* The event ids and fields of one buffer's samples and kernel stacks. */
+struct sample_ids {
+	int sample, kstack;		/* -1: none */
+	struct tep_format_field *ustack, *ks_size, *ks_caller;
+};
+
+/* The sample whose records a CPU is reading: they share its task and time. */
+struct sample_on {
+	bool on;
+	uint64_t ts;
+};
+
+static void sample_ids_init(struct sample_ids *ids, struct tep_handle *tep)
+{
+	struct tep_event *ev = tep_find_event_by_name(tep, UST_ABI_SYSTEM_USTITCH, UST_PERF_EV_SAMPLE);
+
+	memset(ids, 0, sizeof(*ids));
+	ids->sample = ev ? ev->id : -1;
+	ids->ustack = ev ? tep_find_field(ev, "user_stack") : NULL;
+	ev = tep_find_event_by_name(tep, "ftrace", "kernel_stack");
+	ids->kstack = ev ? ev->id : -1;
+	if (ev) {
+		ids->ks_size = tep_find_field(ev, "size");
+		ids->ks_caller = tep_find_field(ev, "caller");
+		if (!ids->ks_size || !ids->ks_caller)
+			ids->kstack = -1;
+	}
+}
+
+/* @name's index in sc->names, added if new; UINT32_MAX when out of memory. */
+static uint32_t intern(struct ust_scan *sc, const char *name)
+{
+	uint64_t h = ust_hmap_str(name), i;
+	bool hashed = ust_hmap_get(&sc->name_idx, h, &i);
+
+	if (hashed && !strcmp(sc->names[i], name))
+		return (uint32_t)i;
+	if (sc->nr_names == sc->cap_names) {
+		void *n = ust_grow(sc->names, &sc->cap_names, sc->nr_names + 1, sizeof(*sc->names), 256);
+
+		if (!n)
+			return UINT32_MAX;
+		sc->names = n;
+	}
+	sc->names[sc->nr_names] = strdup(name);
+	if (!sc->names[sc->nr_names])
+		return UINT32_MAX;
+	/* Another name with the same key keeps it: this one is only not shared. */
+	if (!hashed)
+		ust_hmap_put(&sc->name_idx, h, sc->nr_names);
+	return (uint32_t)sc->nr_names++;
+}
+
+/* A sample's ftrace/kernel_stack: its frames' names (a second one replaces them). */
+static void sample_kstack(struct ust_scan *sc, const struct sample_ids *ids, struct tep_handle *tep,
+			  struct ust_scan_sample *s, struct tep_record *rec)
+{
+	unsigned long long n;
+	unsigned int i, max;
+
+	if (tep_read_number_field(ids->ks_size, rec->data, &n) ||
+	    (unsigned int)ids->ks_caller->offset > (unsigned int)rec->size)
+		return;
+	max = ((unsigned int)rec->size - (unsigned int)ids->ks_caller->offset) / 8;
+	if (n > max)
+		n = max;
+	sc->nr_kframes = s->kfirst;
+	s->nr_k = 0;
+	for (i = 0; i < n; i++) {
+		const char *fn;
+		uint64_t a;
+
+		memcpy(&a, (const uint8_t *)rec->data + ids->ks_caller->offset + i * 8, 8);
+		if (a == UINT64_MAX)
+			break;		/* the terminator of older kernels */
+		if (sc->nr_kframes == sc->cap_kframes) {
+			void *m = ust_grow(sc->kframes, &sc->cap_kframes, sc->nr_kframes + 1,
+					   sizeof(*sc->kframes), 1024);
+
+			if (!m)
+				return;
+			sc->kframes = m;
+		}
+		fn = tep_find_function(tep, a);
+		sc->kframes[sc->nr_kframes++] = fn ? intern(sc, fn) : UINT32_MAX;
+		s->nr_k++;
+	}
+}
+
+/*
+ * A sample, then on the same CPU its kernel_stack and its cookie (same task,
+ * same time), make one stack; any other record ends the sample.
+ */
+static void scan_sample(struct ust_scan *sc, const struct sample_ids *ids,
+			const struct ust_dec_layout *lay, int buf, struct tep_record *rec, int id,
+			int pid, struct sample_on *cur)
+{
+	struct ust_scan_sample *s = cur->on ? &sc->samples[sc->nr_samples - 1] : NULL;
+	bool own = s && pid == s->pid && rec->ts == cur->ts;
+	unsigned long long v;
+	const char *comm;
+	char what[160];
+
+	if (own && id == ids->kstack && ids->ks_caller) {
+		sample_kstack(sc, ids, lay->tep, s, rec);
+		return;
+	}
+	/* Only a sample that says a cookie follows takes one: any other
+	 * cookie here is another event's. */
+	cur->on = false;
+	if (own && id == lay->cookie_id && s->ustack != UST_PERF_ENC_USTACK_NONE) {
+		if (!ust_dec_cookie(lay, rec->data, rec->size, &s->cookie, what, sizeof(what)))
+			s->has_cookie = true;
+		return;		/* the cookie ends a sample's records */
+	}
+	if (id != ids->sample || id < 0)
+		return;
+	if (sc->nr_samples == sc->cap_samples) {
+		void *n = ust_grow(sc->samples, &sc->cap_samples, sc->nr_samples + 1,
+				   sizeof(*sc->samples), 256);
+
+		if (!n)
+			return;
+		sc->samples = n;
+	}
+	s = &sc->samples[sc->nr_samples++];
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	s->buf = buf;
+	s->kfirst = (uint32_t)sc->nr_kframes;
+	comm = tep_data_comm_from_pid(lay->tep, pid);
+	s->comm = comm ? intern(sc, comm) : UINT32_MAX;
+	if (ids->ustack && !tep_read_number_field(ids->ustack, rec->data, &v))
+		s->ustack = (unsigned int)v;
+	cur->on = true;
+	cur->ts = rec->ts;
+}
+
+/* ---- the pass ------------------------------------------------------------ */
+
 static void scan_record(struct ust_scan *sc, const struct ust_dec_layout *lay,
 			int kstack_id, int buf, int cpu, struct tep_record *rec,
-			struct last_event *last, struct ev_list *evs)
+			struct last_event *last, struct ev_list *evs,
+			const struct sample_ids *sids, struct sample_on *sample)
 {
 	char what[160];
 	int id, pid;
@@ -118,6 +263,8 @@ static void scan_record(struct ust_scan *sc, const struct ust_dec_layout *lay,
 		return;
 	id = tep_data_type(lay->tep, rec);
 	pid = ust_dec_pid(lay, rec->data, rec->size);
+	if (sids)
+		scan_sample(sc, sids, lay, buf, rec, id, pid, sample);
 
 	if (id == lay->cookie_id) {
 		struct ust_stitch_req r = {
@@ -176,11 +323,13 @@ static int scan_handle(struct ust_scan *sc, struct tracecmd_input *h, int buf,
 {
 	struct tep_handle *tep = tracecmd_get_tep(h);
 	struct ust_dec_layout lay;
+	struct sample_ids sids;
 	struct tep_event *ks;
 	char err[160];
 	int cpu, cpus, kstack_id;
 
 	ust_dec_layout_init(&lay, tep, err, sizeof(err));
+	sample_ids_init(&sids, tep);
 	ks = tep_find_event_by_name(tep, "ftrace", "kernel_stack");
 	kstack_id = ks ? ks->id : -1;
 	cpus = tep_get_cpus(tep);
@@ -195,12 +344,14 @@ static int scan_handle(struct ust_scan *sc, struct tracecmd_input *h, int buf,
 	}
 	for (cpu = 0; cpu < cpus; cpu++) {
 		struct last_event last = { .id = -1, .pid = -1 };
+		struct sample_on sample = { 0 };
 		struct tep_record *rec;
 
 		for (rec = tracecmd_read_cpu_first(h, cpu); rec;
 		     rec = tracecmd_read_data(h, cpu)) {
 			sc->records++;
-			scan_record(sc, &lay, kstack_id, buf, cpu, rec, &last, &(*evs)[cpu]);
+			scan_record(sc, &lay, kstack_id, buf, cpu, rec, &last, &(*evs)[cpu],
+				    sc->has_samples ? &sids : NULL, &sample);
 			tracecmd_free_record(rec);
 		}
 	}
@@ -255,7 +406,8 @@ static void match_across(struct ust_scan *sc, struct ev_list *evs, int nr_evs)
 	}
 }
 
-int ust_scan_file(struct ust_scan *sc, const char *path, char *err, size_t errlen)
+int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, char *err,
+		  size_t errlen)
 {
 	struct ev_list *evs = NULL;
 	int nr_evs = 0, c;
@@ -266,6 +418,8 @@ int ust_scan_file(struct ust_scan *sc, const char *path, char *err, size_t errle
 
 	memset(sc, 0, sizeof(*sc));
 	ust_stitch_init(&sc->st);
+	ust_hmap_init(&sc->name_idx);
+	sc->has_samples = flags & UST_SCAN_SAMPLES;
 	if (stat(path, &stbuf) || !S_ISREG(stbuf.st_mode)) {
 		snprintf(err, errlen, "cannot scan %s: not a regular file", path);
 		return -1;
@@ -333,5 +487,11 @@ void ust_scan_fini(struct ust_scan *sc)
 	free(sc->buf_names);
 	free(sc->path);
 	ust_stitch_fini(&sc->st);
+	free(sc->samples);
+	free(sc->kframes);
+	for (i = 0; i < sc->nr_names; i++)
+		free(sc->names[i]);
+	free(sc->names);
+	ust_hmap_fini(&sc->name_idx);
 	memset(sc, 0, sizeof(*sc));
 }

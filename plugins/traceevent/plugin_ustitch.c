@@ -219,6 +219,14 @@ static int candidates(char out[][UST_REPORT_PATH_MAX], int max)
 	return ust_report_candidates(opt_str(OPT_FILE), out, max);
 }
 
+/* -O ustitch:folded=1|PATH asked for: the first pass collects the samples. */
+static bool folded_wanted(void)
+{
+	const char *dest = opt_str(OPT_FOLDED);
+
+	return dest[0] && strcmp(dest, "0");
+}
+
 static bool scan_matches(const struct ust_scan *sc, const struct ust_dec_layout *lay,
 			 struct tep_record *rec, int id)
 {
@@ -252,7 +260,8 @@ static void choose_mode(struct pstate *p, struct tep_record *rec, int id)
 
 		if (!sc)
 			return;
-		if (ust_scan_file(sc, cand[i], err, sizeof(err))) {
+		if (ust_scan_file(sc, cand[i], folded_wanted() ? UST_SCAN_SAMPLES : 0, err,
+				  sizeof(err))) {
 			snprintf(p->mode_why, sizeof(p->mode_why), "%s", err);
 			free(sc);
 			continue;
@@ -572,7 +581,7 @@ static void fold_at_end(struct pstate *p)
 	struct ust_fold_names names = { p->res, p->sym };
 	char cand[MAX_CANDIDATES][UST_REPORT_PATH_MAX], err[256];
 
-	if (!dest[0] || !strcmp(dest, "0"))
+	if (!folded_wanted())
 		return;
 	if (!p->scan && candidates(cand, MAX_CANDIDATES) < 1) {
 		fprintf(stderr, "ustitch: folded stacks: no trace.dat on the command line (use -O ustitch:file=PATH)\n");

@@ -35,4 +35,14 @@ static inline uint64_t ust_hmap_mix(uint64_t x)
 	return x;
 }
 
+/* A string's key (FNV-1a, mixed): equal strings, equal keys. */
+static inline uint64_t ust_hmap_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return ust_hmap_mix(h);
+}
+
 #endif

@@ -37,6 +37,16 @@ struct ust_render {
  * "; taken at the event (...)" pieces for the stack's header; "" if nothing. */
 void ust_render_stack_flags(uint32_t flags, struct ust_sb *out);
 
+/*
+ * The one way to name a user frame (of a stack with files), for the
+ * rendered stacks and the folded ones: the base name of its object (*obj,
+ * NULL when @res does not know the file) and, given @sym, its function
+ * with the levels inlined into it (@lines: with source lines) in @sf, the
+ * function itself last.  Returns how many @sf hold, 0 for no symbol.
+ */
+int ust_render_name(struct ust_res *res, struct ust_sym_cache *sym, const struct ust_dec_frame *f,
+		    bool is_return, bool lines, struct ust_sym_frame *sf, int max, const char **obj);
+
 /* Append one "\n=> ..." line per frame of @f to @out. */
 void ust_render_frames(struct ust_render *r, const struct ust_dec_frame *f,
 		       unsigned int nr, bool has_files, struct ust_sb *out);

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "ustitch/decode.h"
+#include "ustitch/hmap.h"
 #include "ustitch/stitch.h"
 
 struct tep_handle;
@@ -26,6 +27,20 @@ struct ust_scan_mapping {
 	uint8_t build_id[20];
 	size_t build_id_len;
 	char *path;
+};
+
+/*
+ * A sample (ustitch/sample record) with what its CPU's next records said,
+ * for folded stacks: collected when ust_scan_file() is given UST_SCAN_SAMPLES.
+ */
+struct ust_scan_sample {
+	uint64_t cookie;	/* its user stack, with has_cookie (ust_stitch_lookup) */
+	int pid;
+	int buf;
+	unsigned int ustack;	/* its user_stack field: UST_PERF_ENC_USTACK_* */
+	bool has_cookie;
+	uint32_t comm;		/* ust_scan.names index of the task's comm, UINT32_MAX: none */
+	uint32_t kfirst, nr_k;	/* its kernel frames: ust_scan.kframes[kfirst..] (innermost first) */
 };
 
 struct ust_scan {
@@ -42,10 +57,24 @@ struct ust_scan {
 	dev_t dev;			/* identity of the scanned file */
 	ino_t ino;
 	char *path;
+	/* UST_SCAN_SAMPLES: the samples, their kernel frames and comms (interned). */
+	bool has_samples;
+	struct ust_scan_sample *samples;
+	unsigned long nr_samples;
+	size_t cap_samples;
+	uint32_t *kframes;		/* names index per kernel frame, UINT32_MAX: no symbol */
+	size_t nr_kframes, cap_kframes;
+	char **names;
+	size_t nr_names, cap_names;
+	struct ust_hmap name_idx;	/* hash -> names index */
 };
 
+/* ust_scan_file() flags */
+#define UST_SCAN_SAMPLES	(1U << 0)	/* collect the samples (ust_fold) */
+
 /* Scan @path.  Returns 0, or -1 with @err ("cannot open ...: ..."). */
-int ust_scan_file(struct ust_scan *sc, const char *path, char *err, size_t errlen);
+int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, char *err,
+		  size_t errlen);
 void ust_scan_fini(struct ust_scan *sc);
 
 /* Is @path a trace.dat (by its magic)?  Cheap: reads 10 bytes. */
