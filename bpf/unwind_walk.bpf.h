@@ -279,10 +279,14 @@ static __always_inline long ust_walk_fp(struct ust_bpfu_rec_stack *r, struct ust
 		r->flags |= UST_BPFU_F_BOTTOM;
 		return 1;
 	}
-	if (!w->bp_ok || cfa <= w->sp || (cfa & 7))
+	if (!w->bp_ok || cfa <= w->sp || (cfa & 7)) {
+		r->flags |= UST_BPFU_F_NO_UNWIND;	/* no frame pointer here either */
 		return 1;
-	if (ust_walk_read(frame, sizeof(frame), w->bp, sleepable))
+	}
+	if (ust_walk_read(frame, sizeof(frame), w->bp, sleepable)) {
+		r->flags |= UST_BPFU_F_FAULT;
 		return 1;
+	}
 	if (!frame[1])
 		return 1;
 	r->flags |= UST_BPFU_F_FP;

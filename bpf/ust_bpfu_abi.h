@@ -43,6 +43,7 @@ enum ust_bpfu_rec_kind {
 #define UST_BPFU_F_NO_TABLE	(1U << 10)	/* a file's table was not loaded yet */
 #define UST_BPFU_F_BAD_CFA	(1U << 11)	/* cut: a CFA below the stack pointer, or a rule unusable */
 #define UST_BPFU_F_FAULT	(1U << 12)	/* cut: a stack read failed */
+#define UST_BPFU_F_NO_UNWIND	(1U << 13)	/* cut: a frame with no CFI and no frame pointer */
 
 struct ust_bpfu_rec_hdr {
 	__u32 kind;		/* enum ust_bpfu_rec_kind */

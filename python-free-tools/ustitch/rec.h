@@ -161,7 +161,7 @@ struct ust_bpfu;
 
 /* The command's file, as execvp() will find it; NULL if none. */
 const char *rec_cmd_path(const char *cmd, char *buf, size_t len);
-/* Load the tables of the command and the -P processes before tracing starts. */
+/* Load the tables of the command, the -P processes or (neither) every process, before tracing starts. */
 void rec_tables_preload(struct ust_bpfu *u, const struct rec_opts *o);
 
 /* How the stacks were taken (UST_BPFU_STACK_* flags), for the summary. */
@@ -170,7 +170,7 @@ struct rec_stack_counts {
 	unsigned long bottom_cfi;	/* reached the outermost frame by CFI alone */
 	unsigned long bottom_fp;	/* ... with frame pointers for some frames */
 	unsigned long truncated;
-	unsigned long no_table, bad_cfa, fault;
+	unsigned long no_table, bad_cfa, fault, no_unwind;
 };
 
 struct ust_bpfu_rec;

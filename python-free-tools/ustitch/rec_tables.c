@@ -7,6 +7,8 @@
  * stack).  Loading the command's program and libraries, and what the -P
  * processes map, before tracing starts makes their first stacks complete.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +40,20 @@ const char *rec_cmd_path(const char *cmd, char *buf, size_t len)
 	return NULL;
 }
 
+/* System-wide: what every process maps now (each file once: by dev, inode). */
+static void preload_all(struct ust_bpfu *u)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (isdigit((unsigned char)e->d_name[0]))
+			ust_bpfu_cfi_pid(u, (pid_t)atoi(e->d_name));
+	closedir(d);
+}
+
 void rec_tables_preload(struct ust_bpfu *u, const struct rec_opts *o)
 {
 	char path[4096];
@@ -49,6 +65,8 @@ void rec_tables_preload(struct ust_bpfu *u, const struct rec_opts *o)
 		ust_bpfu_cfi_program(u, path);
 	for (i = 0; i < o->nr_pids; i++)
 		ust_bpfu_cfi_pid(u, o->pids[i]);
+	if (!o->cmd && !o->nr_pids)
+		preload_all(u);
 }
 
 int rec_tables_flags_record(struct rec_spool *spool, uint16_t flags_id, const struct ust_bpfu_rec *rec)
@@ -78,6 +96,8 @@ void rec_tables_count(struct rec_stack_counts *n, unsigned int flags)
 		n->bad_cfa++;
 	if (flags & UST_BPFU_STACK_FAULT)
 		n->fault++;
+	if (flags & UST_BPFU_STACK_NO_UNWIND)
+		n->no_unwind++;
 	if (flags & UST_BPFU_STACK_TRUNCATED)
 		n->truncated++;
 }
@@ -97,9 +117,10 @@ void rec_tables_summary(struct ust_bpfu *u, const struct rec_stack_counts *n, FI
 	fprintf(out, PFX "user stacks: %lu complete by CFI, %lu complete with frame pointers "
 		"for some frames, %lu cut at %d frames, %lu ended early",
 		n->bottom_cfi, n->bottom_fp, n->truncated, UST_BPFU_MAX_STACK, other);
-	if (n->no_table || n->bad_cfa || n->fault)
-		fprintf(out, " (%lu before a table was loaded, %lu at a bad CFA, %lu at a read fault)",
-			n->no_table, n->bad_cfa, n->fault);
+	if (n->no_table || n->bad_cfa || n->fault || n->no_unwind)
+		fprintf(out, " (%lu before a table was loaded, %lu at a bad CFA, %lu at a read fault, "
+			"%lu at code with neither CFI nor frame pointers)",
+			n->no_table, n->bad_cfa, n->fault, n->no_unwind);
 	fputc('\n', out);
 	fprintf(out, PFX "unwind tables: %u files (%u rows of %u, %u built, %u from the cache, "
 		"%.0f ms, %u asked for while recording), %u without",

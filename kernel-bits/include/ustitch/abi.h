@@ -114,5 +114,6 @@ static inline int ust_abi_cookie_valid(uint64_t cookie)
 #define UST_ABI_STACK_F_NO_TABLE	(1U << 10)	/* a file's unwind table was not loaded yet */
 #define UST_ABI_STACK_F_BAD_CFA		(1U << 11)	/* cut: a CFA or rule that made no sense */
 #define UST_ABI_STACK_F_FAULT		(1U << 12)	/* cut: a stack read failed */
+#define UST_ABI_STACK_F_NO_UNWIND	(1U << 13)	/* cut: a frame with no CFI and no frame pointer */
 
 #endif /* USTITCH_ABI_H */
