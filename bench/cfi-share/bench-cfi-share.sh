@@ -12,12 +12,13 @@ set -u
 command -v perf >/dev/null || { echo "skip: no perf"; exit 77; }
 work=$(mktemp -d /tmp/ustitch-bench-cfi.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-find /usr/share /usr/lib/python3 -type f >"$work/list" 2>/dev/null
-cat "$work/list" "$work/list" | head -c 7000000 >"$work/big"
+# The Debian programs (debian_progs, cmd_of, debian_inputs, debian_bottom),
+# as live-cfi-debian runs them.
+. "$UST_CFI_DEBIAN_PROGS"
+debian_inputs
 
-bottom='(^|;)(__libc_start_call_main|start_thread|clone3|__clone3|_dl_start|_dl_start_user)(;|$)'
 # share FILE: "events reaching" of a file of "... chain" lines (chain last).
-share() { awk -v re="$bottom" '{ n++; if ($NF ~ re) r++ } END { print n + 0, r + 0 }' "$1"; }
+share() { awk -v re="$debian_bottom" '{ n++; if ($NF ~ re) r++ } END { print n + 0, r + 0 }' "$1"; }
 pct() { [ "$1" -gt 0 ] && echo "scale=1; 100 * $2 / $1" | bc || echo -; }
 
 ust() {	# ust NAME EVENT CMD...
@@ -36,20 +37,6 @@ perf_dwarf() {	# perf_dwarf NAME EVENT CMD...
 		awk 'NF == 0 { if (c != "") print c; c = ""; next } { s = $2; sub(/@.*/, "", s); c = c (c == "" ? "" : ";") s }
 		     END { if (c != "") print c }' >"$work/$1.perfchains"
 	share "$work/$1.perfchains"
-}
-
-# The Debian programs: NAME EVENT, and their command lines in cmd_of.
-debian_progs="sort:write gzip:read find:getdents64 tar:write python3:write ls:getdents64"
-cmd_of() {	# cmd_of NAME: sets cmd=(...); output to /dev/null or $work. Absolute
-	# paths: Debian's own binaries, not a pyenv shim found first in PATH.
-	case $1 in
-	sort) cmd=(/usr/bin/sort "$work/list") ;;
-	gzip) cmd=(/usr/bin/gzip -1 -c "$work/big") ;;
-	find) cmd=(/usr/bin/find /usr/share/doc /usr/lib/python3 -name '*.gz') ;;
-	tar) cmd=(/usr/bin/tar cf "$work/t.tar" -C /usr/lib python3.11/json python3.11/email) ;;
-	python3) cmd=(/usr/bin/python3 -c 'import os; [print(os.path.join(d, f), flush=True) for d, ds, fs in os.walk("/usr/lib/python3.11") for f in sorted(fs)]') ;;
-	ls) cmd=(/usr/bin/ls -lR /usr/share/doc) ;;
-	esac
 }
 
 printf '%-8s %-11s | %8s %8s %7s | %8s %8s %7s\n' program event "ust ev" reach "ust %" "perf ev" reach "perf %"

@@ -94,36 +94,18 @@ chains() {
 	done
 }
 
+# The Debian programs (debian_progs, cmd_of, debian_inputs, debian_bottom).
+. "$here/debian-progs.sh"
+
 # reach NAME: "events reaching" from $work/NAME.chains.
 reach() {
-	awk '{ n++; if ($4 ~ /(^|;)(__libc_start_call_main|start_thread|clone3|__clone3|_dl_start|_dl_start_user)(;|$)/) r++ }
-	     END { print n + 0, r + 0 }' "$work/$1.chains"
-}
-
-# The Debian programs: NAME EVENT, and their command lines in cmd_of.
-debian_progs=${UST_CFI_DEBIAN:-sort:write,gzip:read,find:getdents64,tar:write,python3:write,ls:getdents64}
-debian_progs=${debian_progs//,/ }
-cmd_of() {	# cmd_of NAME: sets cmd=(...); output to /dev/null or $work. Absolute
-	# paths: Debian's own binaries, not a pyenv shim found first in PATH.
-	case $1 in
-	sort) cmd=(/usr/bin/sort "$work/list") ;;
-	gzip) cmd=(/usr/bin/gzip -1 -c "$work/big") ;;
-	find) cmd=(/usr/bin/find /usr/share/doc /usr/lib/python3 -name '*.gz') ;;
-	tar) cmd=(/usr/bin/tar cf "$work/t.tar" -C /usr/lib python3.11/json python3.11/email) ;;
-	python3) cmd=(/usr/bin/python3 -c 'import os; [print(os.path.join(d, f), flush=True) for d, ds, fs in os.walk("/usr/lib/python3.11") for f in sorted(fs)]') ;;
-	ls) cmd=(/usr/bin/ls -lR /usr/share/doc) ;;
-	esac
+	awk -v re="$debian_bottom" '{ n++; if ($4 ~ re) r++ } END { print n + 0, r + 0 }' "$work/$1.chains"
 }
 
 debian() {
 	local name ev n r p cmd
 	need_deferred
-	# Inputs: ~3.5 MB of file names (sort writes them in ~900 blocks),
-	# 7 MB for gzip (which writes 256 KiB at a time: its reads are
-	# recorded instead, 64 KiB each).  The programs run directly under the
-	# recorder (not through a shell), their output to /dev/null.
-	find /usr/share /usr/lib/python3 -type f >"$work/list" 2>/dev/null
-	cat "$work/list" "$work/list" | head -c 7000000 >"$work/big"
+	debian_inputs
 	for p in $debian_progs; do
 		name=${p%%:*} ev=${p#*:}
 		cmd_of "$name"
