@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1
 /* ust_hmap: linear probing, grown at 50 % load so probes stay short. */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "ustitch/hmap.h"
@@ -67,7 +68,7 @@ int ust_hmap_put(struct ust_hmap *m, uint64_t key, uint64_t val)
 	size_t i;
 
 	if ((m->len + 1) * 2 > m->cap && grow(m))
-		return -1;
+		return -ENOMEM;
 	i = slot(m, key);
 	if (!m->used[i]) {
 		m->used[i] = 1;

@@ -8,6 +8,7 @@
  * checked before a byte behind it is read: these records come from files
  * that may be truncated or forged, and the host tool must not crash.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -95,7 +96,7 @@ int ust_dec_layout_init(struct ust_dec_layout *l, struct tep_handle *tep,
 		    is_data_loc(l->mp_path))
 			l->mapping_id = mp->id;
 	}
-	return (l->stack_id >= 0 || l->cookie_id >= 0) ? 0 : -1;
+	return (l->stack_id >= 0 || l->cookie_id >= 0) ? 0 : -ENOENT;
 }
 
 static uint64_t rd(const struct ust_dec_layout *l, const void *p, int size)
@@ -150,11 +151,11 @@ int ust_dec_stack(const struct ust_dec_layout *l, const void *data, int size,
 	memset(out, 0, sizeof(*out));
 	if (l->stack_id < 0 || size < 8) {
 		snprintf(what, whatlen, "record of %d bytes too short", size);
-		return -1;
+		return -EINVAL;
 	}
 	if (!fixed_ok(l->st_cookie, size)) {
 		snprintf(what, whatlen, "record of %d bytes too short for the cookie", size);
-		return -1;
+		return -EINVAL;
 	}
 	out->cookie = rd(l, d + l->st_cookie->offset, 8);
 	out->pid = ust_dec_pid(l, data, size);
@@ -169,21 +170,21 @@ int ust_dec_stack(const struct ust_dec_layout *l, const void *data, int size,
 	}
 	n = data_loc(l, d, size, l->st_stack, l->long_size, min_off, &out->stack, what, whatlen);
 	if (n < 0)
-		return -1;
+		return -EINVAL;
 	out->nr = (unsigned int)n;
 	if (!l->has_files)
 		return 0;
 
 	ni = data_loc(l, d, size, l->st_inodes, l->long_size, min_off, &out->inodes, what, whatlen);
 	if (ni < 0)
-		return -1;
+		return -EINVAL;
 	nd = data_loc(l, d, size, l->st_dev, DEV_ELEM_SIZE, min_off, &out->dev, what, whatlen);
 	if (nd < 0)
-		return -1;
+		return -EINVAL;
 	if (ni != n || nd != n) {
 		snprintf(what, whatlen, "arrays differ in length (stack %d, inodes %d, dev %d entries)",
 			 n, ni, nd);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -221,7 +222,7 @@ int ust_dec_cookie(const struct ust_dec_layout *l, const void *data, int size,
 {
 	if (l->cookie_id < 0 || !fixed_ok(l->ck_cookie, size)) {
 		snprintf(what, whatlen, "record of %d bytes too short for the cookie", size);
-		return -1;
+		return -EINVAL;
 	}
 	*cookie = rd(l, (const uint8_t *)data + l->ck_cookie->offset, 8);
 	return 0;
@@ -238,7 +239,7 @@ int ust_dec_mapping(const struct ust_dec_layout *l, const void *data, int size,
 	if (l->mapping_id < 0 || !fixed_ok(l->mp_ino, size) || !fixed_ok(l->mp_dev, size) ||
 	    !fixed_ok(l->mp_bid_size, size) || !fixed_ok(l->mp_bid, size)) {
 		snprintf(what, whatlen, "record of %d bytes too short", size);
-		return -1;
+		return -EINVAL;
 	}
 	out->ino = rd(l, d + l->mp_ino->offset, l->mp_ino->size);
 	out->kdev = (uint32_t)rd(l, d + l->mp_dev->offset, l->mp_dev->size);
@@ -246,16 +247,16 @@ int ust_dec_mapping(const struct ust_dec_layout *l, const void *data, int size,
 	if (bsz > (uint64_t)l->mp_bid->size) {
 		snprintf(what, whatlen, "build-id size %llu larger than its %d-byte field",
 			 (unsigned long long)bsz, l->mp_bid->size);
-		return -1;
+		return -EINVAL;
 	}
 	out->build_id = bsz ? d + l->mp_bid->offset : NULL;
 	out->build_id_len = (size_t)bsz;
 	n = data_loc(l, d, size, l->mp_path, 1, l->mp_path->offset + 4, &path, what, whatlen);
 	if (n < 0)
-		return -1;
+		return -EINVAL;
 	if (n == 0 || (size_t)n >= sizeof(out->path)) {
 		snprintf(what, whatlen, "path of %d bytes", n);
-		return -1;
+		return -EINVAL;
 	}
 	memcpy(out->path, path, (size_t)n);
 	out->path[n] = '\0';	/* the kernel's strings end in NUL; do not trust it */
@@ -268,7 +269,7 @@ int ust_dec_stack_flags(const struct ust_dec_layout *l, const void *data, int si
 	const uint8_t *d = data;
 
 	if (l->flags_id < 0 || !fixed_ok(l->sf_cookie, size) || !fixed_ok(l->sf_flags, size))
-		return -1;
+		return -EINVAL;
 	*cookie = rd(l, d + l->sf_cookie->offset, 8);
 	*flags = (uint32_t)rd(l, d + l->sf_flags->offset, 4);
 	return 0;
@@ -277,6 +278,6 @@ int ust_dec_stack_flags(const struct ust_dec_layout *l, const void *data, int si
 int ust_dec_pid(const struct ust_dec_layout *l, const void *data, int size)
 {
 	if (size < 8)
-		return -1;
+		return -EINVAL;
 	return (int)(int32_t)rd(l, (const uint8_t *)data + 4, 4);
 }

@@ -5,6 +5,7 @@
  * must give them ids no event of this kernel uses: ids are per kernel build
  * (user_unwind_stack would be 15, which is bputs on this machine's 6.18).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,7 @@ int ust_enc_unwind_cookie(void *buf, size_t bufsize, uint16_t type, int pid, uin
 	uint8_t *b = buf;
 
 	if (bufsize < UST_ABI_COOKIE_OFF + 8)
-		return -1;
+		return -ENOSPC;
 	ust_enc_common(b, type, pid);
 	memcpy(b + UST_ABI_COOKIE_OFF, &cookie, 8);
 	return UST_ABI_COOKIE_OFF + 8;
@@ -58,7 +59,7 @@ int ust_enc_unwind_stack(void *buf, size_t bufsize, uint16_t type, int pid, uint
 
 	/* A __data_loc holds 16-bit offsets and lengths. */
 	if (total > bufsize || total > 0xffff)
-		return -1;
+		return -ENOSPC;
 	memset(b, 0, UST_ABI_STACK_HDR_SIZE);	/* with the 4 bytes of padding */
 	ust_enc_common(b, type, pid);
 	memcpy(b + UST_ABI_COOKIE_OFF, &cookie, 8);
@@ -84,7 +85,7 @@ int ust_enc_mapping(void *buf, size_t bufsize, uint16_t type, int pid,
 	if (build_id_len > UST_ABI_BUILD_ID_MAX)
 		build_id_len = 0;
 	if (total > bufsize || plen > 0xffff)
-		return -1;
+		return -ENOSPC;
 	memset(r, 0, MAP_FIXED_SIZE);
 	ust_enc_common(r, type, pid);
 	memcpy(r + MAP_INO_OFF, &ino, 8);
@@ -105,7 +106,7 @@ int ust_enc_stack_flags(void *buf, size_t bufsize, uint16_t type, int pid,
 	uint8_t *r = buf;
 
 	if (bufsize < 24)
-		return -1;
+		return -ENOSPC;
 	memset(r, 0, 24);	/* 20 bytes of fields, padded as the kernel pads */
 	ust_enc_common(r, type, pid);
 	memcpy(r + 8, &cookie, 8);

@@ -5,6 +5,7 @@
  * of it); kernel_stack's come from the running kernel's format, parsed by
  * libtraceevent, because that event is the kernel's and not ours.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ int ust_perf_enc_sample(void *buf, size_t bufsize, const struct ust_perf_sample_
 	uint16_t kf = s->kernel_frames > 0xffff ? 0xffff : (uint16_t)s->kernel_frames;
 
 	if (total > bufsize || elen > 0xffff)
-		return -1;
+		return -ENOSPC;
 	memset(b, 0, SMP_FIXED_SIZE);
 	ust_enc_common(b, s->type, s->pid);
 	memcpy(b + SMP_IP_OFF, &s->ip, 8);
@@ -48,33 +49,33 @@ int ust_perf_enc_sample(void *buf, size_t bufsize, const struct ust_perf_sample_
 }
 
 int ust_perf_kstack_fmt_init(struct ust_perf_kstack_fmt *f, const char *text,
-			     char *err, size_t errlen)
+			     char *err, size_t errsz)
 {
 	struct tep_handle *tep = tep_alloc();
 	struct tep_format_field *size, *caller;
 	struct tep_event *ev;
-	int ret = -1;
+	int ret = -EINVAL;
 
 	memset(f, 0, sizeof(*f));
 	if (!tep) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
 	}
 	tep_set_long_size(tep, 8);
 	if (tep_parse_event(tep, text, strlen(text), "ftrace") != TEP_ERRNO__SUCCESS ||
 	    !(ev = tep_find_event_by_name(tep, "ftrace", "kernel_stack"))) {
-		snprintf(err, errlen, "the ftrace/kernel_stack format does not parse");
+		snprintf(err, errsz, "the ftrace/kernel_stack format does not parse");
 		goto out;
 	}
 	size = tep_find_field(ev, "size");
 	caller = tep_find_field(ev, "caller");
 	if (!size || size->size != 4 || !caller || !(caller->flags & TEP_FIELD_IS_ARRAY) ||
 	    caller->elementsize != 8 || caller->offset < size->offset + 4) {
-		snprintf(err, errlen, "ftrace/kernel_stack has no int size and unsigned long caller[]");
+		snprintf(err, errsz, "ftrace/kernel_stack has no int size and unsigned long caller[]");
 		goto out;
 	}
 	if (ev->id <= 0 || ev->id > 0xffff) {
-		snprintf(err, errlen, "ftrace/kernel_stack has id %d", ev->id);
+		snprintf(err, errsz, "ftrace/kernel_stack has id %d", ev->id);
 		goto out;
 	}
 	f->type = (uint16_t)ev->id;
@@ -96,7 +97,7 @@ int ust_perf_enc_kstack(const struct ust_perf_kstack_fmt *f, void *buf, size_t b
 	int32_t n = (int32_t)nr;
 
 	if (total > bufsize || total > 0xffff)
-		return -1;
+		return -ENOSPC;
 	memset(b, 0, f->caller_off);
 	ust_enc_common(b, f->type, pid);
 	memcpy(b + f->size_off, &n, 4);
@@ -114,7 +115,7 @@ int ust_perf_enc_unwind_stack(void *buf, size_t bufsize, uint16_t type, int pid,
 	int total = ust_enc_unwind_stack(buf, bufsize, type, pid, cookie, nr, &a);
 
 	if (total < 0)
-		return -1;
+		return -ENOSPC;
 	for (i = 0; i < nr; i++) {
 		memcpy(a.offs + i * 8, &f[i].off, 8);
 		memcpy(a.inodes + i * 8, &f[i].ino, 8);

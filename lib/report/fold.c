@@ -5,6 +5,7 @@
  * make one stack.  The user frames come from its stitch index (the stack
  * was recorded later, maybe on another CPU), named as ust_render names them.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,20 +71,20 @@ int ust_fold_add(struct ust_fold *f, const char *stack, unsigned long count)
 			void *n = ust_grow(f->e, &f->cap, f->nr + 1, sizeof(*f->e), 256);
 
 			if (!n)
-				return -1;
+				return -ENOMEM;
 			f->e = n;
 		}
 		i = (long)f->nr;
 		f->e[i].stack = strdup(stack);
 		if (!f->e[i].stack)
-			return -1;
+			return -ENOMEM;
 		f->e[i].count = 0;
 		f->e[i].next = -1;
 		if (last >= 0)
 			f->e[last].next = i;
 		else if (ust_hmap_put(&f->by_hash, h, (uint64_t)i)) {
 			free(f->e[i].stack);
-			return -1;
+			return -ENOMEM;
 		}
 		f->nr++;
 	}
@@ -104,14 +105,14 @@ long ust_fold_print(const struct ust_fold *f, FILE *out)
 	size_t i;
 
 	if (!v)
-		return -1;
+		return -ENOMEM;
 	for (i = 0; i < f->nr; i++)
 		v[i] = &f->e[i];
 	qsort(v, f->nr, sizeof(*v), cmp_ent);
 	for (i = 0; i < f->nr; i++) {
 		if (fprintf(out, "%s %lu\n", v[i]->stack, v[i]->count) < 0) {
 			free(v);
-			return -1;
+			return -EIO;
 		}
 	}
 	free(v);
@@ -195,19 +196,23 @@ static void fold_sample(struct ust_fold *f, struct ust_sb *sb, const struct ust_
 }
 
 int ust_fold_file(struct ust_fold *f, const char *path, const struct ust_scan *scan,
-		  const struct ust_fold_names *names, char *err, size_t errlen)
+		  const struct ust_fold_names *names, char *err, size_t errsz)
 {
 	struct ust_fold_names own = { 0 };
 	struct ust_scan *sc = NULL;
 	struct ust_sb sb;
 	unsigned long i;
+	int ret;
 
 	/* A first pass made without the samples: one with them. */
 	if (!scan || !scan->has_samples) {
 		sc = calloc(1, sizeof(*sc));
-		if (!sc || ust_scan_file(sc, path, UST_SCAN_SAMPLES, err, errlen)) {
+		if (!sc)
+			return -ENOMEM;
+		ret = ust_scan_file(sc, path, UST_SCAN_SAMPLES, err, errsz);
+		if (ret < 0) {
 			free(sc);
-			return -1;
+			return ret;
 		}
 		scan = sc;
 	}
@@ -232,22 +237,24 @@ int ust_fold_file(struct ust_fold *f, const char *path, const struct ust_scan *s
 }
 
 int ust_fold_report(const char *dest, const char *path, const struct ust_scan *scan,
-		    const struct ust_fold_names *names, char *err, size_t errlen)
+		    const struct ust_fold_names *names, char *err, size_t errsz)
 {
 	struct ust_fold *f = ust_fold_new();
 	bool to_stdout = !strcmp(dest, "1");
 	FILE *out = stdout;
 	long lines;
-	int ret = -1;
+	int ret;
 
 	if (!f) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
 	}
-	if (ust_fold_file(f, path, scan, names, err, errlen))
+	ret = ust_fold_file(f, path, scan, names, err, errsz);
+	if (ret < 0)
 		goto out;
 	if (!to_stdout && !(out = fopen(dest, "we"))) {
-		snprintf(err, errlen, "cannot write %s", dest);
+		ret = -errno;
+		snprintf(err, errsz, "cannot write %s", dest);
 		goto out;
 	}
 	fflush(stdout);
@@ -256,12 +263,11 @@ int ust_fold_report(const char *dest, const char *path, const struct ust_scan *s
 	       ust_fold_total(f), f->nr, to_stdout ? "" : ", written to ", to_stdout ? "" : dest);
 	lines = ust_fold_print(f, out);
 	if (!to_stdout && fclose(out))
-		lines = -1;
+		lines = -EIO;
 	fflush(stdout);
-	if (lines < 0)
-		snprintf(err, errlen, "writing the folded stacks failed");
-	else
-		ret = 0;
+	ret = lines < 0 ? (int)lines : 0;
+	if (ret < 0)
+		snprintf(err, errsz, "writing the folded stacks failed");
 out:
 	ust_fold_free(f);
 	return ret;

@@ -5,6 +5,7 @@
  * global ordering, and per-CPU reads are the cheapest way through
  * libtracecmd.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -407,7 +408,7 @@ static void match_across(struct ust_scan *sc, struct ev_list *evs, int nr_evs)
 }
 
 int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, char *err,
-		  size_t errlen)
+		  size_t errsz)
 {
 	struct ev_list *evs = NULL;
 	int nr_evs = 0, c;
@@ -421,24 +422,24 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 	ust_hmap_init(&sc->name_idx);
 	sc->has_samples = flags & UST_SCAN_SAMPLES;
 	if (stat(path, &stbuf) || !S_ISREG(stbuf.st_mode)) {
-		snprintf(err, errlen, "cannot scan %s: not a regular file", path);
-		return -1;
+		snprintf(err, errsz, "cannot scan %s: not a regular file", path);
+		return -EINVAL;
 	}
 	sc->dev = stbuf.st_dev;
 	sc->ino = stbuf.st_ino;
 	/* No plugins: this handle must not load ustitch into itself. */
 	h = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS | TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS);
 	if (!h) {
-		snprintf(err, errlen, "cannot scan %s: libtracecmd could not open it", path);
-		return -1;
+		snprintf(err, errsz, "cannot scan %s: libtracecmd could not open it", path);
+		return -EIO;
 	}
 	sc->path = strdup(path);
 	n = tracecmd_buffer_instances(h);
 	sc->buf_names = calloc((size_t)n + 1, sizeof(char *));
 	if (!sc->path || !sc->buf_names) {
 		tracecmd_close(h);
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
 	}
 	sc->nr_bufs = n + 1;
 	sc->buf_names[0] = strdup("");

@@ -4,6 +4,7 @@
  * file; the hash maps make every later question (at this record offset?
  * for this cookie?) O(1), so the printing pass never searches.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,11 +46,11 @@ int ust_stitch_add_request(struct ust_stitch *st, const struct ust_stitch_req *r
 	void *n = ust_grow(st->reqs, &st->cap_reqs, st->nr_reqs + 1, sizeof(*r), 256);
 
 	if (!n)
-		return -1;
+		return -ENOMEM;
 	st->reqs = n;
 	st->reqs[st->nr_reqs] = *r;
 	if (ust_hmap_put(&st->req_by_off, r->rec_off, st->nr_reqs))
-		return -1;
+		return -ENOMEM;
 	st->nr_reqs++;
 	return 0;
 }
@@ -65,7 +66,7 @@ int ust_stitch_add_stack(struct ust_stitch *st, int buf, int cpu, uint64_t ts,
 	void *n = ust_grow(st->stacks, &st->cap_stacks, idx + 1, sizeof(*e), 256);
 
 	if (!n)
-		return -1;
+		return -ENOMEM;
 	st->stacks = n;
 	e = &st->stacks[idx];
 	memset(e, 0, sizeof(*e));
@@ -80,22 +81,22 @@ int ust_stitch_add_stack(struct ust_stitch *st, int buf, int cpu, uint64_t ts,
 	if (bad) {
 		e->bad = strdup(bad);
 		if (!e->bad)
-			return -1;
+			return -ENOMEM;
 	} else if (s->nr) {
 		e->frames = malloc(s->nr * sizeof(*e->frames));
 		if (!e->frames)
-			return -1;
+			return -ENOMEM;
 		for (i = 0; i < s->nr; i++)
 			ust_dec_frame_at(s, i, &e->frames[i]);
 		e->nr = s->nr;
 	}
 	if (ust_hmap_put(&st->stack_by_off, rec_off, idx))
-		return -1;
+		return -ENOMEM;
 	/* A malformed record's cookie cannot be trusted: never stitch by it,
 	 * only use it to explain why a request got no stack. */
 	if (bad && s->cookie && !ust_hmap_get(&st->bad_by_cookie, s->cookie, NULL)) {
 		if (ust_hmap_put(&st->bad_by_cookie, s->cookie, idx))
-			return -1;
+			return -ENOMEM;
 	} else if (!bad) {
 		if (ust_hmap_get(&st->stack_by_cookie, s->cookie, &first)) {
 			/* Append to the chain: the first arrival stays the answer. */
@@ -106,7 +107,7 @@ int ust_stitch_add_stack(struct ust_stitch *st, int buf, int cpu, uint64_t ts,
 				j = (unsigned long)st->stacks[j].next_same_cookie;
 			st->stacks[j].next_same_cookie = (int)idx;
 		} else if (ust_hmap_put(&st->stack_by_cookie, s->cookie, idx)) {
-			return -1;
+			return -ENOMEM;
 		}
 	}
 	st->nr_stacks++;

@@ -172,19 +172,19 @@ int ust_res_add_mapping(struct ust_res *r, uint32_t kdev, uint64_t ino,
 	struct rec *rec, *old;
 
 	if (!r || !path)
-		return -1;
+		return -EINVAL;
 	if (!build_id)
 		build_id_len = 0;
 	rec = calloc(1, sizeof(*rec));
 	if (!rec)
-		return -1;
+		return -ENOMEM;
 	rec->path = strdup(path);
 	rec->bid = dup_bytes(build_id, build_id_len);
 	rec->bid_len = rec->bid ? build_id_len : 0;
 	if (!rec->path || (build_id_len && !rec->bid) ||
 	    ust_res_map_put(&r->recs, kdev, ino, rec, (void **)&old) != 0) {
 		free_rec(rec);
-		return -1;
+		return -ENOMEM;
 	}
 	if (old)
 		free_rec(old);
@@ -307,15 +307,15 @@ int ust_res_lookup(struct ust_res *r, uint32_t kdev, uint64_t ino,
 	if (hit)
 		memset(hit, 0, sizeof(*hit));
 	if (!r)
-		return -1;
+		return -ENOENT;
 	a = ust_res_map_get(&r->answers, kdev, ino);
 	if (!a) {
 		a = resolve(r, kdev, ino);
 		if (!a)
-			return -1;
+			return -ENOENT;
 		if (ust_res_map_put(&r->answers, kdev, ino, a, NULL) != 0) {
 			free_answer(a);
-			return -1;
+			return -ENOMEM;
 		}
 	}
 	if (hit) {
@@ -324,5 +324,5 @@ int ust_res_lookup(struct ust_res *r, uint32_t kdev, uint64_t ino,
 		hit->build_id_len = a->bid_len;
 		hit->source = a->source;
 	}
-	return a->found ? 0 : -1;
+	return a->found ? 0 : -ENOENT;
 }

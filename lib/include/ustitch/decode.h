@@ -59,33 +59,34 @@ struct ust_dec_mapping {
 
 /*
  * Fill @l from @tep.  Returns 0 when at least one of the events exists,
- * -1 otherwise.  A malformed format (e.g. a cookie field that is not 8
+ * -ENOENT otherwise.  A malformed format (e.g. a cookie field that is not 8
  * bytes) disables that event and writes the reason to @err.
  */
 int ust_dec_layout_init(struct ust_dec_layout *l, struct tep_handle *tep,
-			char *err, size_t errlen);
+			char *err, size_t errsz);
 
 /*
- * Decode a record of the stack event.  On failure returns -1 and writes
- * what is wrong into @what (e.g. "stack array ends at 96, past the 64-byte
+ * Decode a record of the stack event.  On failure returns -EINVAL and writes
+ * what is wrong into @err (e.g. "stack array ends at 96, past the 64-byte
  * record"); the caller turns it into a report marker.
  */
 int ust_dec_stack(const struct ust_dec_layout *l, const void *data, int size,
-		  struct ust_dec_stack *out, char *what, size_t whatlen);
+		  struct ust_dec_stack *out, char *err, size_t errsz);
 void ust_dec_frame_at(const struct ust_dec_stack *s, unsigned int i,
 		      struct ust_dec_frame *f);
 
+/* The other records likewise: 0, or -EINVAL for a malformed one. */
 int ust_dec_cookie(const struct ust_dec_layout *l, const void *data, int size,
-		   uint64_t *cookie, char *what, size_t whatlen);
+		   uint64_t *cookie, char *err, size_t errsz);
 
 int ust_dec_mapping(const struct ust_dec_layout *l, const void *data, int size,
-		    struct ust_dec_mapping *out, char *what, size_t whatlen);
+		    struct ust_dec_mapping *out, char *err, size_t errsz);
 
 /* A ustitch/stack_flags record. */
 int ust_dec_stack_flags(const struct ust_dec_layout *l, const void *data, int size,
 			uint64_t *cookie, uint32_t *flags);
 
-/* common_pid of any record, -1 if the record is too short. */
+/* common_pid of any record, -EINVAL if the record is too short. */
 int ust_dec_pid(const struct ust_dec_layout *l, const void *data, int size);
 
 #endif

@@ -13,7 +13,7 @@
  * preempt count 0, pid. */
 void ust_enc_common(void *buf, uint16_t type, int pid);
 
-/* An ftrace/user_unwind_cookie record (16 bytes); returns its size or -1. */
+/* An ftrace/user_unwind_cookie record (16 bytes); returns its size or -ENOSPC. */
 int ust_enc_unwind_cookie(void *buf, size_t bufsize, uint16_t type, int pid, uint64_t cookie);
 
 /* Where the arrays of a user_unwind_stack record start, for the caller to
@@ -27,14 +27,14 @@ struct ust_enc_stack_arrays {
  * The fixed part of an ftrace/user_unwind_stack record for @nr frames, in
  * the layout of trace_user_unwind_callback() (seed 004, patch 9): header,
  * cookie, the three __data_loc words.  Returns the record's total size and
- * sets @a, or -1 when @bufsize is too small.
+ * sets @a, or -ENOSPC when @bufsize is too small.
  */
 int ust_enc_unwind_stack(void *buf, size_t bufsize, uint16_t type, int pid, uint64_t cookie,
 			 unsigned int nr, struct ust_enc_stack_arrays *a);
 
 /*
  * A ustitch/user_mapping record (layout: kernel-bits/events/ustitch/
- * user_mapping/format) into @buf.  Returns its size, or -1 if @bufsize is
+ * user_mapping/format) into @buf.  Returns its size, or -ENOSPC if @bufsize is
  * too small or the path longer than a record may be.
  */
 int ust_enc_mapping(void *buf, size_t bufsize, uint16_t type, int pid,

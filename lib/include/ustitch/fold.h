@@ -25,9 +25,9 @@ struct ust_sym_cache;
 
 struct ust_fold *ust_fold_new(void);
 void ust_fold_free(struct ust_fold *f);
-/* Count @count more for @stack (copied).  0 or -1 (memory). */
+/* Count @count more for @stack (copied).  0 or -ENOMEM. */
 int ust_fold_add(struct ust_fold *f, const char *stack, unsigned long count);
-/* "stack count" lines, sorted by stack.  Returns the number of lines, -1 on a write error. */
+/* "stack count" lines, sorted by stack.  Returns the number of lines, -EIO on a write error. */
 long ust_fold_print(const struct ust_fold *f, FILE *out);
 unsigned long ust_fold_total(const struct ust_fold *f);
 
@@ -39,17 +39,17 @@ struct ust_fold_names {
 
 /*
  * Fold the samples of the trace.dat @path.  @scan: its first pass (the
- * stitched user stacks); NULL: one is made here.  0, or -1 with @err.
+ * stitched user stacks); NULL: one is made here.  0, or a negative errno with @err.
  */
 int ust_fold_file(struct ust_fold *f, const char *path, const struct ust_scan *scan,
-		  const struct ust_fold_names *names, char *err, size_t errlen);
+		  const struct ust_fold_names *names, char *err, size_t errsz);
 
 /*
  * What `-O ustitch:folded=DEST` does at the end of a report: fold @path and
  * print to stdout (DEST "1") or into the file DEST, with a one-line header
- * on stdout saying where.  0 or -1 with @err.
+ * on stdout saying where.  0, or a negative errno with @err.
  */
 int ust_fold_report(const char *dest, const char *path, const struct ust_scan *scan,
-		    const struct ust_fold_names *names, char *err, size_t errlen);
+		    const struct ust_fold_names *names, char *err, size_t errsz);
 
 #endif

@@ -20,7 +20,7 @@ struct ust_hmap {
 
 void ust_hmap_init(struct ust_hmap *m);
 void ust_hmap_fini(struct ust_hmap *m);
-/* Insert or replace. Returns 0, or -1 when out of memory. */
+/* Insert or replace. Returns 0, or -ENOMEM. */
 int ust_hmap_put(struct ust_hmap *m, uint64_t key, uint64_t val);
 bool ust_hmap_get(const struct ust_hmap *m, uint64_t key, uint64_t *val);
 

@@ -9,7 +9,7 @@
  *                        its user stack, as the kernel's deferred unwinder
  *                        writes them (seed 004, patch 9 layout)
  *
- * Each returns the record's size, or -1 if @bufsize is too small.
+ * Each returns the record's size, or -ENOSPC if @bufsize is too small.
  */
 #ifndef USTITCH_PERF_ENC_H
 #define USTITCH_PERF_ENC_H
@@ -50,9 +50,9 @@ struct ust_perf_kstack_fmt {
 	unsigned int long_size;
 };
 
-/* From the format text as this kernel's tracefs gives it.  0 or -1 (@err). */
+/* From the format text as this kernel's tracefs gives it.  0, or -EINVAL / -ENOMEM with @err. */
 int ust_perf_kstack_fmt_init(struct ust_perf_kstack_fmt *f, const char *text,
-			     char *err, size_t errlen);
+			     char *err, size_t errsz);
 /* @ips: @nr items of 8 bytes (a perf callchain's kernel part). */
 int ust_perf_enc_kstack(const struct ust_perf_kstack_fmt *f, void *buf, size_t bufsize,
 			int pid, const uint8_t *ips, unsigned int nr);

@@ -37,11 +37,11 @@ struct ust_res_hit {
 struct ust_res *ust_res_new(const struct ust_res_opts *opts);
 void ust_res_free(struct ust_res *r);
 
-/* A mapping carried in the trace: tried first.  Copies its arguments. */
+/* A mapping carried in the trace: tried first.  Copies its arguments.  0 or -errno. */
 int ust_res_add_mapping(struct ust_res *r, uint32_t kdev, uint64_t ino,
 			const char *path, const uint8_t *build_id, size_t build_id_len);
 
-/* Look up; results (also misses) are cached. Returns 0 if found, -1 if not. */
+/* Look up; results (also misses) are cached. Returns 0 if found, -ENOENT if not. */
 int ust_res_lookup(struct ust_res *r, uint32_t kdev, uint64_t ino,
 		   struct ust_res_hit *hit);
 

@@ -72,9 +72,9 @@ struct ust_scan {
 /* ust_scan_file() flags */
 #define UST_SCAN_SAMPLES	(1U << 0)	/* collect the samples (ust_fold) */
 
-/* Scan @path.  Returns 0, or -1 with @err ("cannot open ...: ..."). */
+/* Scan @path.  Returns 0, or a negative errno with @err ("cannot scan ...: ..."). */
 int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, char *err,
-		  size_t errlen);
+		  size_t errsz);
 void ust_scan_fini(struct ust_scan *sc);
 
 /* Is @path a trace.dat (by its magic)?  Cheap: reads 10 bytes. */

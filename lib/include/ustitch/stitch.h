@@ -74,6 +74,7 @@ struct ust_stitch {
 void ust_stitch_init(struct ust_stitch *st);
 void ust_stitch_fini(struct ust_stitch *st);
 
+/* The add functions: 0, or -ENOMEM. */
 int ust_stitch_add_request(struct ust_stitch *st, const struct ust_stitch_req *r);
 /* Copies the frames. @bad: decode error (then @s may be partial). */
 int ust_stitch_add_stack(struct ust_stitch *st, int buf, int cpu, uint64_t ts,

@@ -4,6 +4,7 @@
  * parsed through libtraceevent with the kernel-bits format texts, then
  * broken in every way a hostile record can be.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -153,7 +154,7 @@ static void expect_bad(struct ctx *c, const uint8_t *r, int len, const char *msg
 	struct ust_dec_stack s;
 	char what[160] = "";
 
-	assert_int_equal(ust_dec_stack(&c->lay, r, len, &s, what, sizeof(what)), -1);
+	assert_int_equal(ust_dec_stack(&c->lay, r, len, &s, what, sizeof(what)), -EINVAL);
 	assert_string_equal(what, msg);
 }
 
@@ -237,7 +238,7 @@ static void test_cookie(void **state)
 	assert_int_equal(ust_dec_cookie(&c->lay, r, 16, &cookie, what, sizeof(what)), 0);
 	assert_true(cookie == 0x7000000000009ULL);
 	assert_int_equal(ust_abi_cookie_cpu(cookie), 7);
-	assert_int_equal(ust_dec_cookie(&c->lay, r, 12, &cookie, what, sizeof(what)), -1);
+	assert_int_equal(ust_dec_cookie(&c->lay, r, 12, &cookie, what, sizeof(what)), -EINVAL);
 	assert_string_equal(what, "record of 12 bytes too short for the cookie");
 }
 
@@ -261,7 +262,7 @@ static void test_mapping(void **state)
 	assert_string_equal(m.path, "/usr/bin/true");
 	assert_true(m.ino == 99 && m.build_id_len == 4 && m.build_id[3] == 0xef);
 	put32(r + 20, 21);
-	assert_int_equal(ust_dec_mapping(&c->lay, r, 64, &m, what, sizeof(what)), -1);
+	assert_int_equal(ust_dec_mapping(&c->lay, r, 64, &m, what, sizeof(what)), -EINVAL);
 	assert_string_equal(what, "build-id size 21 larger than its 20-byte field");
 }
 
@@ -284,7 +285,7 @@ static void test_no_events(void **state)
 	char err[160];
 
 	(void)state;
-	assert_int_equal(ust_dec_layout_init(&lay, tep, err, sizeof(err)), -1);
+	assert_int_equal(ust_dec_layout_init(&lay, tep, err, sizeof(err)), -ENOENT);
 	assert_int_equal(lay.stack_id, -1);
 	tep_free(tep);
 }

@@ -8,6 +8,7 @@
  * usage: test_perf_trace [trace-cmd plugin-dir]   (without them the
  * trace-cmd part is skipped)
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -90,7 +91,7 @@ static void test_sample_format(void **state)
 	str = tep_get_field_raw(NULL, ev, "event", &rec, &n, 0);
 	assert_non_null(str);
 	assert_string_equal((const char *)str, "cpu-clock");
-	assert_int_equal(ust_perf_enc_sample(buf, 40, &s), -1);
+	assert_int_equal(ust_perf_enc_sample(buf, 40, &s), -ENOSPC);
 	tep_free(tep);
 }
 
@@ -115,7 +116,7 @@ static void test_kstack_format(void **state)
 	memcpy(&a, buf + 16 + 16, 8);
 	assert_int_equal(a, k[2]);
 	assert_int_equal(ust_perf_kstack_fmt_init(&f, "name: kernel_stack\nID: 4\nformat:\n", err,
-						  sizeof(err)), -1);
+						  sizeof(err)), -EINVAL);
 }
 
 /* ---- a trace with samples ---------------------------------------------- */

@@ -4,6 +4,7 @@
  * directory index), their precedence, the kernel dev_t conversion on
  * this machine's devices, the regular-file-only rule and miss caching.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -116,7 +117,7 @@ static void test_proc_libc(void **state)
 	/* With /proc off (and no index) nothing finds it. */
 	o.no_proc = true;
 	r = ust_res_new(&o);
-	assert_int_equal(ust_res_lookup(r, UST_ABI_MKKDEV(maj, min), ino, &hit), -1);
+	assert_int_equal(ust_res_lookup(r, UST_ABI_MKKDEV(maj, min), ino, &hit), -ENOENT);
 	assert_null(hit.path);
 	ust_res_free(r);
 }
@@ -169,10 +170,10 @@ static void test_index_extra_dir(void **state)
 
 	/* A FIFO and a directory have inodes too: never returned. */
 	stat_ok(t.fifo, &st);
-	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &hit), -1);
+	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &hit), -ENOENT);
 	assert_null(hit.path);
 	stat_ok(t.sub, &st);
-	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &hit), -1);
+	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &hit), -ENOENT);
 
 	/* A system library through the default directories. */
 	stat_ok("/bin/sh", &st);
@@ -244,8 +245,8 @@ static void test_record_precedence(void **state)
 	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &hit), 0);
 	assert_string_equal(hit.source, "index");
 	assert_string_equal(hit.path, t.lib);
-	assert_int_equal(ust_res_add_mapping(NULL, 1, 1, "x", NULL, 0), -1);
-	assert_int_equal(ust_res_add_mapping(r, 1, 1, NULL, NULL, 0), -1);
+	assert_int_equal(ust_res_add_mapping(NULL, 1, 1, "x", NULL, 0), -EINVAL);
+	assert_int_equal(ust_res_add_mapping(r, 1, 1, NULL, NULL, 0), -EINVAL);
 	ust_res_free(r);
 	tu_rmtree(t.dir);
 	free(t.dir);
@@ -293,13 +294,13 @@ static void test_record_other_inode(void **state)
 
 	bid[0] ^= 0xff;
 	assert_int_equal(ust_res_add_mapping(r, UST_ABI_MKKDEV(254, 9), 2, lib, bid, len), 0);
-	assert_int_equal(ust_res_lookup(r, UST_ABI_MKKDEV(254, 9), 2, &hit), -1);
+	assert_int_equal(ust_res_lookup(r, UST_ABI_MKKDEV(254, 9), 2, &hit), -ENOENT);
 	assert_null(hit.path);
 	assert_null(hit.source);
 	assert_int_equal(hit.build_id_len, len);
 
 	assert_int_equal(ust_res_add_mapping(r, UST_ABI_MKKDEV(254, 9), 3, lib, NULL, 0), 0);
-	assert_int_equal(ust_res_lookup(r, UST_ABI_MKKDEV(254, 9), 3, &hit), -1);
+	assert_int_equal(ust_res_lookup(r, UST_ABI_MKKDEV(254, 9), 3, &hit), -ENOENT);
 	ust_res_free(r);
 }
 
@@ -323,12 +324,12 @@ static void test_miss_cached(void **state)
 	stat_ok(path, &st);
 
 	r = ust_res_new(&o);
-	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &hit), -1);
+	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &hit), -ENOENT);
 	fd = open(path, O_RDONLY);
 	assert_true(fd >= 0);
 	map = mmap(NULL, 10, PROT_READ, MAP_PRIVATE, fd, 0);
 	assert_true(map != MAP_FAILED);
-	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &hit), -1);
+	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &hit), -ENOENT);
 
 	r2 = ust_res_new(&o);
 	assert_int_equal(ust_res_lookup(r2, kdev_of(&st), st.st_ino, &hit), 0);
@@ -337,7 +338,7 @@ static void test_miss_cached(void **state)
 	ust_res_free(r2);
 
 	/* A record replaces the cached miss; earlier answers stay readable. */
-	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &again), -1);
+	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &again), -ENOENT);
 	assert_int_equal(ust_res_add_mapping(r, kdev_of(&st), st.st_ino, path, NULL, 0), 0);
 	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &hit), 0);
 	assert_string_equal(hit.source, "trace");
@@ -358,9 +359,9 @@ static void test_defaults(void **state)
 	(void)state;
 	assert_non_null(r);
 	/* Inode 0 is never a file. */
-	assert_int_equal(ust_res_lookup(r, UST_ABI_MKKDEV(8, 1), 0, &hit), -1);
-	assert_int_equal(ust_res_lookup(r, UST_ABI_MKKDEV(8, 1), 0, NULL), -1);
-	assert_int_equal(ust_res_lookup(NULL, 1, 1, &hit), -1);
+	assert_int_equal(ust_res_lookup(r, UST_ABI_MKKDEV(8, 1), 0, &hit), -ENOENT);
+	assert_int_equal(ust_res_lookup(r, UST_ABI_MKKDEV(8, 1), 0, NULL), -ENOENT);
+	assert_int_equal(ust_res_lookup(NULL, 1, 1, &hit), -ENOENT);
 	ust_res_free(r);
 	ust_res_free(NULL);
 }
