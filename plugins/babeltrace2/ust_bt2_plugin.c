@@ -305,13 +305,23 @@ static enum ust_bt2_hook_ret ctx_hook(void *data, const char *name, const bt_fie
 
 static void stack_summary(const bt_field *payload, struct ust_sb *out)
 {
-	uint64_t id = 0, pid = 0;
+	uint64_t id = 0, pid = 0, flags = 0;
 	const bt_field *offs = member(payload, "offsets");
+	struct ust_sb how;
 
 	as_u64(member(payload, "stack_id"), &id);
 	as_u64(member(payload, "pid"), &pid);
-	ust_sb_printf(out, "{ stack_id = 0x%" PRIx64 ", pid = %" PRId64 ", frames = %" PRIu64 " }",
+	ust_sb_printf(out, "{ stack_id = 0x%" PRIx64 ", pid = %" PRId64 ", frames = %" PRIu64,
 		      id, (int64_t)pid, offs ? bt_field_array_get_length(offs) : 0);
+	/* How it was taken (providers before the CFI walk have no flags). */
+	if (as_u64(member(payload, "flags"), &flags)) {
+		ust_sb_init(&how);
+		ust_render_stack_flags((uint32_t)flags, &how);
+		ust_sb_printf(out, ", how = \"%s\"",
+			      !strncmp(ust_sb_str(&how), "; ", 2) ? ust_sb_str(&how) + 2 : ust_sb_str(&how));
+		ust_sb_fini(&how);
+	}
+	ust_sb_puts(out, " }");
 }
 
 /* { pid = N, base = 0x..., path = "...", build_id = hex } */

@@ -6,7 +6,8 @@
  *
  * One module per concept:
  *   ust_lttng_thread.c   per-thread state, stack bounds, pthread_create
- *   ust_lttng_walk.c     the fault-safe frame-pointer walk
+ *   ust_lttng_cfi.c      loaded objects and their unwind tables (builder thread)
+ *   ust_lttng_walk.c     the fault-safe stack walk: CFI tables, frame pointers
  *   ust_lttng_locks.c    interposed pthread lock functions, held-lock list
  *   ust_lttng_objs.c     loaded objects (addr -> file offset), from /proc/self/maps
  *   ust_lttng_stacks.c   stack ids, once-per-id emission of ustitch:stack
@@ -23,7 +24,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <sys/types.h>
+
+struct ust_cfi_row;
 
 #define UST_LTTNG_MAX_FRAMES	128	/* deeper stacks are cut */
 #define UST_LTTNG_MAX_LOCKS	16	/* listed; lock_depth counts all */
@@ -67,18 +71,53 @@ struct ust_lttng_proc {
 
 extern struct ust_lttng_proc ust_lttng_proc;
 
+/* --- ust_lttng_cfi.c --- */
+/* A pc's object, its file offset and its unwind table, for the walk. */
+#define UST_LTTNG_CFI_WAIT_NS	500000000LL	/* per file: longest wait for its table */
+
+enum { UST_LTTNG_CFI_NONE, UST_LTTNG_CFI_READY, UST_LTTNG_CFI_PENDING };
+
+struct ust_lttng_cfi_obj {
+	uintptr_t lo, hi;		/* the executable segment holding the pc */
+	uint64_t delta;			/* file offset = pc + delta */
+	uint32_t file;
+	int status;			/* UST_LTTNG_CFI_*: READY = rows below */
+	const struct ust_cfi_row *rows;	/* sorted by file offset, never freed */
+	uint32_t nr_rows;
+};
+
+typedef int (*ust_lttng_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+/* Constructor: the registry of loaded objects, the builder thread; the
+ * tables of the object holding @also (lttng-ust) and ours are built first. */
+void ust_lttng_cfi_init(uintptr_t also);
+/* Starts the builder thread unless it runs in this process (after fork()). */
+void ust_lttng_cfi_start(void);
+bool ust_lttng_cfi_enabled(void);
+/*
+ * The object holding @pc: false when none (JIT code, anonymous memory)
+ * or CFI is off.  May wait for a table or a rescan, boundedly; never
+ * allocates, never locks.
+ */
+bool ust_lttng_cfi_find(uintptr_t pc, struct ust_lttng_cfi_obj *o);
+
 /* --- ust_lttng_thread.c --- */
 void ust_lttng_thread_init(void);
+ust_lttng_create_fn ust_lttng_real_pthread_create(void);
+/* Whether @ip is inside our thread-start wrapper. */
+bool ust_lttng_in_thread_start(uintptr_t ip);
 /* [lo, hi) of the current thread's stack as far as known; hi 0 = unknown. */
 void ust_lttng_stack_bounds(uintptr_t sp, uintptr_t *hi, uintptr_t *wrap_fp);
 
 /* --- ust_lttng_walk.c --- */
 /*
  * Return addresses of the code that called the tracepoint probe whose
- * probe context is @pctx, innermost first.  Returns how many (0 when the
- * probe's frame cannot be found).
+ * probe context is @pctx (return address @ip), innermost first.  Returns
+ * how many (0 when the probe's frame cannot be found); *@flags gets the
+ * UST_ABI_STACK_F_* of how the walk went (CFI, frame pointers, bottom
+ * reached, a table not ready, cut short).
  */
-int ust_lttng_walk(const void *pctx, uintptr_t ip, uintptr_t *out, int max);
+int ust_lttng_walk(const void *pctx, uintptr_t ip, uintptr_t *out, int max, uint32_t *flags);
 
 /* --- ust_lttng_locks.c --- */
 /* Lock list as text, innermost first, at most @len bytes + NUL. */
@@ -101,12 +140,12 @@ void ust_lttng_objs_resolve(const uintptr_t *pc, int nr, uint64_t *off, uint64_t
 void ust_lttng_objs_describe(uintptr_t addr, uint32_t gen);
 
 /* --- ust_lttng_stacks.c --- */
-uint64_t ust_lttng_stack_id(const uintptr_t *pc, int nr);
+uint64_t ust_lttng_stack_id(const uintptr_t *pc, int nr, uint32_t flags);
 /* A session not among the last few seen starts a new generation. */
 void ust_lttng_stacks_session(const void *session);
 uint32_t ust_lttng_stacks_gen(void);
 void ust_lttng_stacks_new_gen(void);
 /* Emit ustitch:stack (and its objects) if @id is new in this generation. */
-void ust_lttng_stack_publish(uint64_t id, const uintptr_t *pc, int nr);
+void ust_lttng_stack_publish(uint64_t id, const uintptr_t *pc, int nr, uint32_t flags);
 
 #endif

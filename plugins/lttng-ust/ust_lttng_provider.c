@@ -73,10 +73,12 @@ static void put_tag(struct lttng_ust_ring_buffer_ctx *ctx, struct lttng_ust_chan
 	chan->ops->event_write(ctx, &tag, sizeof(tag), lttng_ust_rb_alignof(char));
 }
 
-static uint64_t stack_id_now(struct lttng_ust_probe_ctx *pctx, uintptr_t *pc, int *nr)
+static uint64_t stack_id_now(struct lttng_ust_probe_ctx *pctx, uintptr_t *pc, int *nr,
+			     uint32_t *flags)
 {
-	*nr = pctx ? ust_lttng_walk(pctx, (uintptr_t)pctx->ip, pc, UST_LTTNG_MAX_FRAMES) : 0;
-	return *nr ? ust_lttng_stack_id(pc, *nr) : 0;
+	*flags = 0;
+	*nr = pctx ? ust_lttng_walk(pctx, (uintptr_t)pctx->ip, pc, UST_LTTNG_MAX_FRAMES, flags) : 0;
+	return *nr ? ust_lttng_stack_id(pc, *nr, *flags) : 0;
 }
 
 static size_t locks_len(const struct ust_lttng_thread *t, char *buf, size_t size)
@@ -141,12 +143,13 @@ static void record_stack_id(struct lttng_ust_probe_ctx *pctx, struct lttng_ust_r
 {
 	uintptr_t pc[UST_LTTNG_MAX_FRAMES];
 	uint64_t id;
+	uint32_t flags;
 	int nr;
 
 	ust_lttng_stacks_session(chan->parent->session);
-	id = stack_id_now(pctx, pc, &nr);
+	id = stack_id_now(pctx, pc, &nr, &flags);
 	if (id)
-		ust_lttng_stack_publish(id, pc, nr);
+		ust_lttng_stack_publish(id, pc, nr, flags);
 	put_tag(ctx, chan, UST_LTTNG_DYN_U64);
 	chan->ops->event_write(ctx, &id, sizeof(id), lttng_ust_rb_alignof(uint64_t));
 }
@@ -219,13 +222,14 @@ static void get_value(void *app_ctx, struct lttng_ust_probe_ctx *pctx,
 {
 	struct ust_lttng_thread *t = &ust_lttng_self;
 	uintptr_t pc[UST_LTTNG_MAX_FRAMES];
+	uint32_t flags;
 	int nr;
 
 	v->sel = UST_LTTNG_DYN_NONE;
 	switch (kind_of(app_ctx)) {
 	case K_STACK_ID:
 		v->sel = UST_LTTNG_DYN_U64;
-		v->u.u64 = stack_id_now(pctx, pc, &nr);
+		v->u.u64 = stack_id_now(pctx, pc, &nr, &flags);
 		break;
 	case K_LOCK_DEPTH:
 		v->sel = UST_LTTNG_DYN_S64;
@@ -274,6 +278,7 @@ __attribute__((constructor)) static void ust_lttng_init(void)
 	ust_lttng_thread_init();
 	ust_lttng_locks_init();
 	ust_lttng_objs_init();
+	ust_lttng_cfi_init((uintptr_t)lttng_ust_context_provider_register);
 	pthread_atfork(NULL, NULL, after_fork_child);
 	registered = lttng_ust_context_provider_register(&provider);
 }

@@ -42,17 +42,19 @@ static const void *_Atomic sessions[SESSIONS];
 static atomic_uint next_session;
 
 /*
- * One multiply per frame, on the hot path; the full mix once at the end.
+ * One multiply per frame, on the hot path; the full mix once at the end,
+ * with how the stack was taken (the same frames cut short or complete
+ * are different stacks).
  * Ids only need to be unique, not hard to forge.
  */
-uint64_t ust_lttng_stack_id(const uintptr_t *pc, int nr)
+uint64_t ust_lttng_stack_id(const uintptr_t *pc, int nr, uint32_t flags)
 {
 	uint64_t h = ust_lttng_proc.salt;
 	int i;
 
 	for (i = 0; i < nr; i++)
 		h = ((h << 5 | h >> 59) ^ pc[i]) * 0x9e3779b97f4a7c15ULL;
-	h = ust_hmap_mix(h ^ (uint64_t)nr);
+	h = ust_hmap_mix(h ^ (uint64_t)nr ^ (uint64_t)flags << 32);
 	return h ? h : 1;
 }
 
@@ -102,7 +104,7 @@ static bool claim(uint64_t id, unsigned int gen)
 	return true;
 }
 
-void ust_lttng_stack_publish(uint64_t id, const uintptr_t *pc, int nr)
+void ust_lttng_stack_publish(uint64_t id, const uintptr_t *pc, int nr, uint32_t flags)
 {
 	uint64_t off[UST_LTTNG_MAX_FRAMES], ino[UST_LTTNG_MAX_FRAMES];
 	uint32_t kdev[UST_LTTNG_MAX_FRAMES];
@@ -113,5 +115,5 @@ void ust_lttng_stack_publish(uint64_t id, const uintptr_t *pc, int nr)
 		return;
 	ust_lttng_objs_resolve(pc, nr, off, ino, kdev, gen);
 	lttng_ust_do_tracepoint(ustitch, stack, id, ust_lttng_proc.pid, off, ino, kdev,
-				(uint16_t)nr);
+				(uint16_t)nr, flags);
 }

@@ -53,6 +53,20 @@ void ust_lttng_thread_init(void)
 		real_create = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
 }
 
+extern const char __start_ustitch_tstart[], __stop_ustitch_tstart[];
+
+bool ust_lttng_in_thread_start(uintptr_t ip)
+{
+	return ip >= (uintptr_t)__start_ustitch_tstart && ip < (uintptr_t)__stop_ustitch_tstart;
+}
+
+ust_lttng_create_fn ust_lttng_real_pthread_create(void)
+{
+	if (!real_create)
+		real_create = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	return real_create;
+}
+
 void ust_lttng_stack_bounds(uintptr_t sp, uintptr_t *hi, uintptr_t *wrap_fp)
 {
 	struct ust_lttng_thread *t = &ust_lttng_self;
@@ -75,7 +89,8 @@ void ust_lttng_stack_bounds(uintptr_t sp, uintptr_t *hi, uintptr_t *wrap_fp)
  * boundary the walk stops at, so the thread's stacks end at the user's
  * start routine.
  */
-__attribute__((noinline)) static void *thread_start(void *p)
+/* In a section of its own, so that the CFI walk knows its bounds. */
+__attribute__((noinline, section("ustitch_tstart"))) static void *thread_start(void *p)
 {
 	struct start s = *(struct start *)p;
 	struct ust_lttng_thread *t = &ust_lttng_self;
@@ -104,6 +119,8 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 	}
 	/* A safe point to catch up on objects dlopen()ed inside libc. */
 	ust_lttng_objs_refresh_if_stale();
+	/* ... and to start the table builder again in a forked child. */
+	ust_lttng_cfi_start();
 	s = malloc(sizeof(*s));
 	if (!s)
 		return real(th, attr, fn, arg);

@@ -6,7 +6,11 @@
  *   ustitch:stack   stack_id, the emitting pid, then per frame the file
  *                   offset, inode and kernel dev_t, the layout of the
  *                   kernel's user_unwind_stack; inode 0 means "offset is
- *                   a raw address" (no file-backed object covers it).
+ *                   a raw address" (no file-backed object covers it);
+ *                   flags, last (readers that predate it ignore it): how
+ *                   the stack was taken, the UST_ABI_STACK_F_* bits of the
+ *                   kernel-side stacks (by CFI, frame pointers, complete,
+ *                   a table not ready, a frame in no object, cut short).
  *   ustitch:object  one loaded object of process pid: load bias, the
  *                   address range of its segments, (dev, inode), path and
  *                   GNU build-id.  Lets a reader find the file by build-id
@@ -26,13 +30,15 @@
 
 LTTNG_UST_TRACEPOINT_EVENT(ustitch, stack,
 	LTTNG_UST_TP_ARGS(uint64_t, id, int32_t, pid, const uint64_t *, offs,
-			  const uint64_t *, inos, const uint32_t *, devs, uint16_t, nr),
+			  const uint64_t *, inos, const uint32_t *, devs, uint16_t, nr,
+			  uint32_t, flags),
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(uint64_t, stack_id, id)
 		lttng_ust_field_integer(int32_t, pid, pid)
 		lttng_ust_field_sequence_hex(uint64_t, offsets, offs, uint16_t, nr)
 		lttng_ust_field_sequence(uint64_t, inodes, inos, uint16_t, nr)
 		lttng_ust_field_sequence(uint32_t, devs, devs, uint16_t, nr)
+		lttng_ust_field_integer_hex(uint32_t, flags, flags)
 	)
 )
 
