@@ -12,6 +12,7 @@
  * always from the object itself when it is there, because a debug file's
  * program headers have lost their file offsets (sym_elf.c).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ struct ust_sym_file {
 	char *path;		/* as asked for; else the debug file's */
 	const char *base;
 	char *err;		/* set: a cached failure */
+	int err_no;		/* its errno */
 
 	uint8_t build_id[UST_SYM_BUILD_ID_MAX];
 	size_t build_id_len;
@@ -150,9 +152,10 @@ static bool has_symtab(Elf *elf)
 	return ust_sym_elf_section(elf, ".symtab", &sh) && sh.sh_type == SHT_SYMTAB;
 }
 
-static int set_err(struct ust_sym_file *f, const char *msg)
+static int set_err(struct ust_sym_file *f, int err_no, const char *msg)
 {
 	f->err = strdup(msg);
+	f->err_no = err_no;
 	return -1;
 }
 
@@ -196,23 +199,25 @@ static int load(struct ust_sym_cache *c, struct ust_sym_file *f, const char *pat
 
 	if (!f->main.elf && !f->debug.elf) {
 		if (path)
-			return set_err(f, main_err);
-		return set_err(f, f->build_id_len ? "no debug file for the build-id" :
+			return set_err(f, !strcmp(main_err, "no such file") ||
+					  !strcmp(main_err, "build-id mismatch") ? ENOENT : EINVAL,
+				       main_err);
+		return set_err(f, ENOENT, f->build_id_len ? "no debug file for the build-id" :
 				  "neither a path nor a build-id");
 	}
 
 	segs_elf = f->main.elf ? f->main.elf : f->debug.elf;
 	if (ust_sym_elf_segments(segs_elf, &f->segs, &f->nr_segs, &f->segs_guessed) != 0)
-		return set_err(f, "out of memory");
+		return set_err(f, ENOMEM, "out of memory");
 
 	/* The richest table wins: .symtab (own, then debug), else .dynsym. */
 	if (f->main.elf && ust_sym_tab_load(&f->tab, f->main.elf, SHT_SYMTAB))
-		return set_err(f, "out of memory");
+		return set_err(f, ENOMEM, "out of memory");
 	if (!f->tab.nr && f->debug.elf &&
 	    ust_sym_tab_load(&f->tab, f->debug.elf, SHT_SYMTAB))
-		return set_err(f, "out of memory");
+		return set_err(f, ENOMEM, "out of memory");
 	if (!f->tab.nr && f->main.elf && ust_sym_tab_load(&f->tab, f->main.elf, SHT_DYNSYM))
-		return set_err(f, "out of memory");
+		return set_err(f, ENOMEM, "out of memory");
 
 	if (f->main.elf && ust_sym_elf_has_data(f->main.elf, ".debug_info"))
 		f->dwarf_elf = f->main.elf;
@@ -223,15 +228,16 @@ static int load(struct ust_sym_cache *c, struct ust_sym_file *f, const char *pat
 
 struct ust_sym_file *ust_sym_cache_get(struct ust_sym_cache *c, const char *path,
 				       const uint8_t *build_id, size_t build_id_len,
-				       char *err, size_t errlen)
+				       char *err, size_t errsz)
 {
 	struct ust_sym_file *f;
 	size_t klen, i, h;
 	char *key;
 
 	if (!c) {
-		if (err && errlen)
-			snprintf(err, errlen, "no cache");
+		if (err && errsz)
+			snprintf(err, errsz, "no cache");
+		errno = EINVAL;
 		return NULL;
 	}
 	if (!build_id)
@@ -240,8 +246,9 @@ struct ust_sym_file *ust_sym_cache_get(struct ust_sym_cache *c, const char *path
 	klen = (path ? strlen(path) : 0) + 2 + 2 * build_id_len;
 	key = malloc(klen);
 	if (!key) {
-		if (err && errlen)
-			snprintf(err, errlen, "out of memory");
+		if (err && errsz)
+			snprintf(err, errsz, "out of memory");
+		errno = ENOMEM;
 		return NULL;
 	}
 	h = (size_t)snprintf(key, klen, "%s\n", path ? path : "");
@@ -260,8 +267,9 @@ struct ust_sym_file *ust_sym_cache_get(struct ust_sym_cache *c, const char *path
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		free(key);
-		if (err && errlen)
-			snprintf(err, errlen, "out of memory");
+		if (err && errsz)
+			snprintf(err, errsz, "out of memory");
+		errno = ENOMEM;
 		return NULL;
 	}
 	f->key = key;
@@ -275,16 +283,18 @@ struct ust_sym_file *ust_sym_cache_get(struct ust_sym_cache *c, const char *path
 		if (!f->err) {
 			free(f->key);
 			free(f);
-			if (err && errlen)
-				snprintf(err, errlen, "out of memory");
+			if (err && errsz)
+				snprintf(err, errsz, "out of memory");
+			errno = ENOMEM;
 			return NULL;
 		}
 	} else {
 		f->path = strdup(path ? path : f->debug.path);
 		if (!f->path) {
 			file_free(f);
-			if (err && errlen)
-				snprintf(err, errlen, "out of memory");
+			if (err && errsz)
+				snprintf(err, errsz, "out of memory");
+			errno = ENOMEM;
 			return NULL;
 		}
 		f->base = strrchr(f->path, '/');
@@ -297,8 +307,9 @@ struct ust_sym_file *ust_sym_cache_get(struct ust_sym_cache *c, const char *path
 
 found:
 	if (f->err) {
-		if (err && errlen)
-			snprintf(err, errlen, "%s", f->err);
+		if (err && errsz)
+			snprintf(err, errsz, "%s", f->err);
+		errno = f->err_no;
 		return NULL;
 	}
 	return f;
@@ -358,8 +369,10 @@ int ust_sym_lookup(struct ust_sym_file *f, uint64_t file_off, bool is_return,
 	uint64_t vaddr, pc, entry = 0;
 	int n = 0, i;
 
-	if (!f || f->err || off_to_vaddr(f, file_off, &vaddr) != 0)
-		return -1;
+	if (!f || f->err)
+		return -EINVAL;
+	if (off_to_vaddr(f, file_off, &vaddr) != 0)
+		return -ENOENT;
 	if (max < 1)
 		return 0;
 	/*
@@ -411,10 +424,10 @@ int ust_sym_find_function(struct ust_sym_file *f, const char *name,
 	uint64_t off;
 
 	if (!f || f->err || !name)
-		return -1;
+		return -EINVAL;
 	e = ust_sym_tab_find_name(&f->tab, name);
 	if (!e || vaddr_to_off(f, e->addr, &off) != 0)
-		return -1;
+		return -ENOENT;
 	if (file_off)
 		*file_off = off;
 	if (size)

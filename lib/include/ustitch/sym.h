@@ -36,12 +36,13 @@ void ust_sym_cache_free(struct ust_sym_cache *c);
 /*
  * Load (once) the object at @path.  @build_id, if given, locates a separate
  * debug file when @path lacks symbols, and is enough on its own when @path
- * is NULL or missing.  Returns NULL and fills @err on failure; failures are
- * cached too.
+ * is NULL or missing.  Returns NULL, sets errno (ENOENT: no such file or
+ * debug file, ENOMEM, EINVAL: not a usable ELF file) and fills @err on
+ * failure; failures are cached too.
  */
 struct ust_sym_file *ust_sym_cache_get(struct ust_sym_cache *c, const char *path,
 				       const uint8_t *build_id, size_t build_id_len,
-				       char *err, size_t errlen);
+				       char *err, size_t errsz);
 
 /*
  * Symbolize @file_off (a file offset as the kernel records it).
@@ -49,14 +50,15 @@ struct ust_sym_file *ust_sym_cache_get(struct ust_sym_cache *c, const char *path
  * up at @file_off - 1, as perf does.  @want_lines: consult DWARF.
  * Fills up to @max frames, innermost (inlined) first, the containing real
  * function last.  Returns the number of frames (>= 1; frame[0].func may be
- * NULL when nothing covers the address), or -1 when @file_off lies in no
- * PT_LOAD segment.
+ * NULL when nothing covers the address), -ENOENT when @file_off lies in no
+ * PT_LOAD segment, -EINVAL when @f is NULL or failed to load.
  */
 int ust_sym_lookup(struct ust_sym_file *f, uint64_t file_off, bool is_return,
 		   bool want_lines, struct ust_sym_frame *out, int max);
 
 /* Reverse: the file offset and size of function @name (for fixtures and
- * address-range filters). 0 on success, -1 if not found. */
+ * address-range filters). 0 on success, -ENOENT if not found, -EINVAL when
+ * @f is NULL or failed to load. */
 int ust_sym_find_function(struct ust_sym_file *f, const char *name,
 			  uint64_t *file_off, uint64_t *size);
 

@@ -6,6 +6,7 @@
  * real return addresses.  Any disagreement is a failure, so the test
  * programs are kept free of aliases and clones.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -347,13 +348,13 @@ static void test_find_function(void **state)
 		assert_int_not_equal(off, s->addr);	/* the 0x10000000 base */
 		assert_int_equal(size, s->size);
 	}
-	assert_int_equal(ust_sym_find_function(f, "no_such_function", &off, &size), -1);
-	assert_int_equal(ust_sym_find_function(f, "ust_lib_sink", &off, &size), -1);
+	assert_int_equal(ust_sym_find_function(f, "no_such_function", &off, &size), -ENOENT);
+	assert_int_equal(ust_sym_find_function(f, "ust_lib_sink", &off, &size), -ENOENT);
 	free(syms);
 	ust_sym_cache_free(c);
 }
 
-/* Offsets outside every PT_LOAD file image: -1.  Inside but not code: no name. */
+/* Offsets outside every PT_LOAD file image: -ENOENT.  Inside but not code: no name. */
 static void test_outside_segments(void **state)
 {
 	const char *p = tu_env("UST_TESTPROG");
@@ -363,11 +364,11 @@ static void test_outside_segments(void **state)
 
 	(void)state;
 	f = get(c, p);
-	assert_int_equal(ust_sym_lookup(f, 1ULL << 40, false, true, fr, 4), -1);
-	assert_int_equal(ust_sym_lookup(f, (uint64_t)-1, true, true, fr, 4), -1);
+	assert_int_equal(ust_sym_lookup(f, 1ULL << 40, false, true, fr, 4), -ENOENT);
+	assert_int_equal(ust_sym_lookup(f, (uint64_t)-1, true, true, fr, 4), -ENOENT);
 	assert_int_equal(ust_sym_lookup(f, 0, false, true, fr, 4), 1);
 	assert_null(fr[0].func);
-	assert_int_equal(ust_sym_lookup(NULL, 0, false, true, fr, 4), -1);
+	assert_int_equal(ust_sym_lookup(NULL, 0, false, true, fr, 4), -EINVAL);
 	ust_sym_cache_free(c);
 }
 
@@ -621,10 +622,13 @@ static void test_build_id_only(void **state)
 	c = ust_sym_cache_new(NULL);
 	assert_null(ust_sym_cache_get(c, "/nonexistent/dir/x", id, len, err, sizeof(err)));
 	assert_string_equal(err, "no such file");
+	assert_int_equal(errno, ENOENT);
 	assert_null(ust_sym_cache_get(c, NULL, id, len, err, sizeof(err)));
 	assert_string_equal(err, "no debug file for the build-id");
+	assert_int_equal(errno, ENOENT);
 	assert_null(ust_sym_cache_get(c, NULL, NULL, 0, err, sizeof(err)));
 	assert_string_equal(err, "neither a path nor a build-id");
+	assert_int_equal(errno, ENOENT);
 	ust_sym_cache_free(c);
 	free(syms);
 }
@@ -649,6 +653,7 @@ static void test_build_id_mismatch(void **state)
 	assert_null(ust_sym_cache_get(c, tu_env("UST_TESTPROG_NOPIE"), id, len, err,
 				      sizeof(err)));
 	assert_string_equal(err, "build-id mismatch");
+	assert_int_equal(errno, ENOENT);
 	ust_sym_cache_free(c);
 
 	c = ust_sym_cache_new(&o);
@@ -684,6 +689,7 @@ static void test_cache(void **state)
 	err[0] = '\0';
 	assert_null(ust_sym_cache_get(c, path, NULL, 0, err, sizeof(err)));
 	assert_string_equal(err, "not an ELF file");
+	assert_int_equal(errno, EINVAL);
 	assert_null(ust_sym_cache_get(c, path, NULL, 0, NULL, 0));
 	ust_sym_cache_free(c);
 
