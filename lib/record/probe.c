@@ -305,7 +305,7 @@ int ust_probe_print(const struct ust_probe_report *r, FILE *out)
 
 		if (fprintf(out, "%s: %s \u2014 %s\n", it->name, it->available ? "yes" : "no",
 			    it->reason) < 0)
-			return -1;
+			return -EIO;
 	}
 	return UST_PROBE__COUNT;
 }

@@ -47,7 +47,7 @@ void ust_probe_run(struct ust_probe_report *r);
 bool ust_probe_one(enum ust_probe_id id, char *reason, size_t len);
 
 /* "name: yes|no — reason", one line each, in enum order.  Returns the
- * number of lines, or -1 on a write error. */
+ * number of lines, or -EIO on a write error. */
 int ust_probe_print(const struct ust_probe_report *r, FILE *out);
 
 #endif
