@@ -94,6 +94,8 @@ void ust_lttng_cfi_init(uintptr_t also);
 /* Starts the builder thread unless it runs in this process (after fork()). */
 void ust_lttng_cfi_start(void);
 bool ust_lttng_cfi_enabled(void);
+/* Moves whenever the registry sees objects loaded or unloaded. */
+unsigned int ust_lttng_cfi_gen(void);
 /*
  * The object holding @pc: false when none (JIT code, anonymous memory)
  * or CFI is off.  May wait for a table or a rescan, boundedly; never

@@ -84,6 +84,7 @@ static struct file files[MAX_FILES];
 static unsigned int nr_files;		/* builder only */
 static struct reg regs[2];
 static atomic_uint cur_reg;
+static atomic_uint reg_gen;		/* moves with every new registry */
 static unsigned long long dl_gen = ~0ULL;	/* builder only */
 
 /* Requests and completions (futex words). */
@@ -207,6 +208,7 @@ static void refresh(void)
 	qsort(regs[next].e, regs[next].nr, sizeof(regs[next].e[0]), cmp_entry);
 	atomic_fetch_add(&regs[next].ver, 1);
 	atomic_store(&cur_reg, next);
+	atomic_fetch_add(&reg_gen, 1);
 	dl_gen = s.gen;
 	for (i = 0; i < UNKNOWN_SLOTS; i++)
 		atomic_store_explicit(&unknown_pages[i], 0, memory_order_relaxed);
@@ -354,6 +356,11 @@ void ust_lttng_cfi_init(uintptr_t also)
 		atexit(print_stats);
 	ust_lttng_cfi_start();
 	request();
+}
+
+unsigned int ust_lttng_cfi_gen(void)
+{
+	return atomic_load(&reg_gen);
 }
 
 bool ust_lttng_cfi_enabled(void)

@@ -70,6 +70,7 @@ static atomic_uint published;		/* index of the current table */
 static atomic_flag refreshing = ATOMIC_FLAG_INIT;
 static atomic_llong last_refresh;
 static atomic_int stale;
+static atomic_uint maps_cfi_gen;	/* ust_lttng_cfi_gen() at the last refresh */
 
 /* Objects described in the trace: (dev, ino, base) -> generation. */
 struct emitted {
@@ -310,6 +311,7 @@ void ust_lttng_objs_refresh(void)
 	if (atomic_flag_test_and_set(&refreshing))
 		return;		/* someone else is at it */
 	atomic_store(&last_refresh, now_ns());
+	atomic_store(&maps_cfi_gen, ust_lttng_cfi_gen());
 	atomic_store(&stale, 0);
 	next = atomic_load(&published) ^ 1;
 	t = &tables[next];
@@ -430,9 +432,11 @@ static bool lookup(uintptr_t addr, uint64_t *off, uint64_t *ino, uint32_t *kdev,
 	return true;
 }
 
+/* Rate-limited, unless the CFI registry saw a dlopen() since the last one. */
 static bool refresh_allowed(void)
 {
-	return now_ns() - atomic_load(&last_refresh) >= REFRESH_NS;
+	return now_ns() - atomic_load(&last_refresh) >= REFRESH_NS ||
+	       atomic_load(&maps_cfi_gen) != ust_lttng_cfi_gen();
 }
 
 void ust_lttng_objs_resolve(const uintptr_t *pc, int nr, uint64_t *off, uint64_t *ino,
