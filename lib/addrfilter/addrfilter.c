@@ -18,13 +18,15 @@
 
 static const char *const action_names[] = { "filter", "start", "stop" };
 
-static int fail(char *err, size_t errlen, int col, const char *fmt, const char *a, const char *b)
+/* The message "column COL: ..." into @err; returns -@code. */
+static int fail(char *err, size_t errsz, int col, int code, const char *fmt, const char *a,
+		const char *b)
 {
-	int n = snprintf(err, errlen, "column %d: ", col);
+	int n = snprintf(err, errsz, "column %d: ", col);
 
-	if (n > 0 && (size_t)n < errlen)
-		snprintf(err + n, errlen - (size_t)n, fmt, a, b);
-	return -1;
+	if (n > 0 && (size_t)n < errsz)
+		snprintf(err + n, errsz - (size_t)n, fmt, a, b);
+	return -code;
 }
 
 /* A whole number (decimal, 0x hex, 0 octal), nothing else. */
@@ -83,7 +85,7 @@ static int add(struct ust_af *af, const struct ust_af_range *r)
 	void *n = realloc(af->r, (size_t)(af->nr + 1) * sizeof(*af->r));
 
 	if (!n)
-		return -1;
+		return -ENOMEM;
 	af->r = n;
 	af->r[af->nr++] = *r;
 	return 0;
@@ -91,7 +93,7 @@ static int add(struct ust_af *af, const struct ust_af_range *r)
 
 /* SOURCE:RANGE_SPEC of one filter, at column @col. */
 static int parse_source(const char *tok, size_t len, int col, const struct ust_af_opts *o,
-			struct ust_af_range *r, char *err, size_t errlen)
+			struct ust_af_range *r, char *err, size_t errsz)
 {
 	const char *spec, *at = NULL, *slash, *end = tok + len;
 	char what[512], name[256];
@@ -102,27 +104,27 @@ static int parse_source(const char *tok, size_t len, int col, const struct ust_a
 		spec = tok + 5;
 		at = memchr(spec, '@', (size_t)(end - spec));
 		if (!at || at + 1 == end)
-			return fail(err, errlen, col, "'%s': expected file:OFFSET[/SIZE]@PATH%s", what, "");
+			return fail(err, errsz, col, EINVAL, "'%s': expected file:OFFSET[/SIZE]@PATH%s", what, "");
 	} else if (len > 7 && !strncmp(tok, "kernel:", 7)) {
 		spec = tok + 7;
 		r->kernel = true;
 	} else {
-		return fail(err, errlen, col, "'%s': expected file:... or kernel:...%s", what, "");
+		return fail(err, errsz, col, EINVAL, "'%s': expected file:... or kernel:...%s", what, "");
 	}
 	if (!at)
 		at = end;
 	slash = memchr(spec, '/', (size_t)(at - spec));
 	nlen = (size_t)((slash ? slash : at) - spec);
 	if (!nlen)
-		return fail(err, errlen, col, "'%s': no offset or symbol%s", what, "");
+		return fail(err, errsz, col, EINVAL, "'%s': no offset or symbol%s", what, "");
 	r->size = 1;
 	if (slash && !number(slash + 1, (size_t)(at - slash - 1), &r->size))
-		return fail(err, errlen, col, "'%s': size is not a number%s", what, "");
+		return fail(err, errsz, col, EINVAL, "'%s': size is not a number%s", what, "");
 	if (!r->size)
-		return fail(err, errlen, col, "'%s': size 0%s", what, "");
+		return fail(err, errsz, col, EINVAL, "'%s': size 0%s", what, "");
 	if (!number(spec, nlen, &r->start)) {
 		if (nlen >= sizeof(name))
-			return fail(err, errlen, col, "'%s': symbol name too long%s", what, "");
+			return fail(err, errsz, col, EINVAL, "'%s': symbol name too long%s", what, "");
 		memcpy(name, spec, nlen);
 		name[nlen] = '\0';
 		r->symbol = strdup(name);
@@ -133,7 +135,7 @@ static int parse_source(const char *tok, size_t len, int col, const struct ust_a
 		if (r->symbol) {
 			if (kallsyms_lookup(o && o->kallsyms ? o->kallsyms : "/proc/kallsyms", r->symbol,
 					    &r->start, &size))
-				return fail(err, errlen, col, "kernel symbol %s: not in kallsyms (or kallsyms unreadable)%s",
+				return fail(err, errsz, col, ENOENT, "kernel symbol %s: not in kallsyms (or kallsyms unreadable)%s",
 					    r->symbol, "");
 			if (!slash)
 				r->size = size;
@@ -145,11 +147,11 @@ static int parse_source(const char *tok, size_t len, int col, const struct ust_a
 
 		r->path = strndup(at + 1, (size_t)(end - at - 1));
 		if (!r->path)
-			return -1;
+			return -ENOMEM;
 		if (stat(r->path, &st))
-			return fail(err, errlen, col, "no such file: %s%s", r->path, "");
+			return fail(err, errsz, col, ENOENT, "no such file: %s%s", r->path, "");
 		if (!S_ISREG(st.st_mode))
-			return fail(err, errlen, col, "not a regular file: %s%s", r->path, "");
+			return fail(err, errsz, col, EINVAL, "not a regular file: %s%s", r->path, "");
 		r->kdev = ust_res_dev_to_kdev(st.st_dev);
 		r->ino = st.st_ino;
 		if (r->symbol) {
@@ -159,9 +161,10 @@ static int parse_source(const char *tok, size_t len, int col, const struct ust_a
 			int ret = 0;
 
 			if (!f)
-				ret = fail(err, errlen, col, "%s: %s", r->path, c ? e : "out of memory");
+				ret = fail(err, errsz, col, c ? errno : ENOMEM, "%s: %s", r->path,
+					   c ? e : "out of memory");
 			else if (ust_sym_find_function(f, r->symbol, &off, &size))
-				ret = fail(err, errlen, col, "no function %s in %s", r->symbol, r->path);
+				ret = fail(err, errsz, col, ENOENT, "no function %s in %s", r->symbol, r->path);
 			else {
 				r->start = off;
 				if (!slash)
@@ -175,12 +178,12 @@ static int parse_source(const char *tok, size_t len, int col, const struct ust_a
 }
 
 int ust_af_parse(const char *spec, const struct ust_af_opts *opts, struct ust_af *af,
-		 char *err, size_t errlen)
+		 char *err, size_t errsz)
 {
 	struct ust_af_range cur;
 	const char *p = spec;
 	bool want_action = true;
-	int action_col = 0;
+	int action_col = 0, ret;
 
 	memset(af, 0, sizeof(*af));
 	memset(&cur, 0, sizeof(cur));
@@ -208,7 +211,7 @@ int ust_af_parse(const char *spec, const struct ust_af_opts *opts, struct ust_af
 				char what[256];
 
 				snprintf(what, sizeof(what), "%.*s", (int)len, tok);
-				fail(err, errlen, col, "expected filter, start or stop, got '%s'%s", what, "");
+				ret = fail(err, errsz, col, EINVAL, "expected filter, start or stop, got '%s'%s", what, "");
 				goto bad;
 			}
 			memset(&cur, 0, sizeof(cur));
@@ -217,7 +220,8 @@ int ust_af_parse(const char *spec, const struct ust_af_opts *opts, struct ust_af
 			want_action = false;
 			continue;
 		}
-		if (parse_source(tok, len, col, opts, &cur, err, errlen) || add(af, &cur)) {
+		if ((ret = parse_source(tok, len, col, opts, &cur, err, errsz)) ||
+		    (ret = add(af, &cur))) {
 			free(cur.path);
 			free(cur.symbol);
 			goto bad;
@@ -225,17 +229,18 @@ int ust_af_parse(const char *spec, const struct ust_af_opts *opts, struct ust_af
 		want_action = true;
 	}
 	if (!want_action) {
-		fail(err, errlen, action_col, "'%s' without a range%s", action_names[cur.action], "");
+		ret = fail(err, errsz, action_col, EINVAL, "'%s' without a range%s", action_names[cur.action], "");
 		goto bad;
 	}
 	if (!af->nr) {
-		snprintf(err, errlen, "column 1: empty filter");
+		snprintf(err, errsz, "column 1: empty filter");
+		ret = -EINVAL;
 		goto bad;
 	}
 	return 0;
 bad:
 	ust_af_free(af);
-	return -1;
+	return ret;
 }
 
 void ust_af_free(struct ust_af *af)
@@ -264,7 +269,7 @@ int ust_af_match_file(const struct ust_af *af, int action, uint32_t kdev, uint64
 		if (r->kdev == kdev && r->ino == ino && off >= r->start && off - r->start < r->size)
 			return i;
 	}
-	return -1;
+	return -ENOENT;
 }
 
 int ust_af_match_kernel(const struct ust_af *af, int action, uint64_t addr)
@@ -279,7 +284,7 @@ int ust_af_match_kernel(const struct ust_af *af, int action, uint64_t addr)
 		if (addr >= r->start && addr - r->start < r->size)
 			return i;
 	}
-	return -1;
+	return -ENOENT;
 }
 
 void ust_af_format(const struct ust_af *af, int i, char *buf, size_t len)

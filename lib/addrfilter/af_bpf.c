@@ -37,15 +37,15 @@ static struct bpf_link *ust_af_probe(struct bpf_program *p, const struct ust_af_
 }
 
 int ust_af_bpf_setup(struct bpf_object *obj, ust_af_keep_fn keep, void *arg,
-		     const struct ust_af *af, char *err, size_t errlen)
+		     const struct ust_af *af, char *err, size_t errsz)
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, "ust_af_ranges");
 	char what[512];
 	int i, ret;
 
 	if (!map) {
-		snprintf(err, errlen, "address filters: no ust_af_ranges map in the BPF object");
-		return -1;
+		snprintf(err, errsz, "address filters: no ust_af_ranges map in the BPF object");
+		return -ENOENT;
 	}
 	for (i = 0; i < af->nr && i < UST_AF_MAX_RANGES; i++) {
 		const struct ust_af_range *r = &af->r[i];
@@ -58,8 +58,8 @@ int ust_af_bpf_setup(struct bpf_object *obj, ust_af_keep_fn keep, void *arg,
 
 		ret = bpf_map__update_elem(map, &key, sizeof(key), &g, sizeof(g), BPF_ANY);
 		if (ret) {
-			snprintf(err, errlen, "address filters: writing range %d: %s", i, strerror(-ret));
-			return -1;
+			snprintf(err, errsz, "address filters: writing range %d: %s", i, strerror(-ret));
+			return ret;
 		}
 		if (r->action == UST_AF_FILTER)
 			continue;
@@ -68,9 +68,9 @@ int ust_af_bpf_setup(struct bpf_object *obj, ust_af_keep_fn keep, void *arg,
 		ret = p ? keep(arg, ust_af_probe(p, r)) : -ENOENT;
 		if (ret) {
 			ust_af_format(af, i, what, sizeof(what));
-			snprintf(err, errlen, "--addr-filter '%s': placing its %s: %s", what,
+			snprintf(err, errsz, "--addr-filter '%s': placing its %s: %s", what,
 				 r->kernel ? "kprobe" : "uprobe", strerror(-ret));
-			return -1;
+			return ret < 0 ? ret : -EINVAL;
 		}
 	}
 	return 0;
@@ -79,11 +79,11 @@ int ust_af_bpf_setup(struct bpf_object *obj, ust_af_keep_fn keep, void *arg,
 #else /* !UST_HAVE_BPF */
 
 int ust_af_bpf_setup(struct bpf_object *obj, ust_af_keep_fn keep, void *arg,
-		     const struct ust_af *af, char *err, size_t errlen)
+		     const struct ust_af *af, char *err, size_t errsz)
 {
 	(void)obj, (void)keep, (void)arg, (void)af;
-	snprintf(err, errlen, "ustitch was built without BPF support (libbpf, clang, bpftool)");
-	return -1;
+	snprintf(err, errsz, "ustitch was built without BPF support (libbpf, clang, bpftool)");
+	return -ENOTSUP;
 }
 
 #endif

@@ -5,6 +5,7 @@
  * the event's own graph: they are cheap, and most events fail them, so the
  * lock and field tests after them rarely run.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,14 +23,14 @@ static bool have_kprobes(void)
 	return !access("/sys/bus/event_source/devices/kprobe/type", F_OK);
 }
 
-int ust_af_check(const struct ust_af *af, int *bad, char *err, size_t errlen)
+int ust_af_check(const struct ust_af *af, int *bad, char *err, size_t errsz)
 {
 	int i;
 
 	*bad = -1;
 	if (af->nr > UST_AF_MAX_RANGES) {
-		snprintf(err, errlen, "more than %d ranges", UST_AF_MAX_RANGES);
-		return -1;
+		snprintf(err, errsz, "more than %d ranges", UST_AF_MAX_RANGES);
+		return -E2BIG;
 	}
 	for (i = 0; i < af->nr; i++) {
 		const struct ust_af_range *r = &af->r[i];
@@ -37,8 +38,8 @@ int ust_af_check(const struct ust_af *af, int *bad, char *err, size_t errlen)
 		/* A switch at a kernel address needs a probe there. */
 		if (r->kernel && r->action != UST_AF_FILTER && !have_kprobes()) {
 			*bad = i;
-			snprintf(err, errlen, "start/stop at kernel addresses need kprobes: this kernel has none (no kprobe PMU in /sys/bus/event_source/devices)");
-			return -1;
+			snprintf(err, errsz, "start/stop at kernel addresses need kprobes: this kernel has none (no kprobe PMU in /sys/bus/event_source/devices)");
+			return -EOPNOTSUPP;
 		}
 	}
 	return 0;
@@ -51,7 +52,7 @@ int ust_af_kernel_filter(const struct ust_af *af)
 	for (i = 0; i < af->nr; i++)
 		if (af->r[i].kernel && af->r[i].action == UST_AF_FILTER)
 			return i;
-	return -1;
+	return -ENOENT;
 }
 
 static uint8_t shift(uint8_t x, int k)
@@ -59,7 +60,7 @@ static uint8_t shift(uint8_t x, int k)
 	return x == UST_LH_ACCEPT || x == UST_LH_REJECT ? x : (uint8_t)(x + k);
 }
 
-int ust_af_prepend(const struct ust_af *af, struct ust_lh_compiled *c, char *err, size_t errlen)
+int ust_af_prepend(const struct ust_af *af, struct ust_lh_compiled *c, char *err, size_t errsz)
 {
 	struct ust_lh_insn_u in[UST_LH_MAX_INSNS];
 	int nf = 0, sw = 0, k, i, j, after;
@@ -75,9 +76,9 @@ int ust_af_prepend(const struct ust_af *af, struct ust_lh_compiled *c, char *err
 	if (!k)
 		return 0;
 	if (k + c->nr_insn > UST_LH_MAX_INSNS) {
-		snprintf(err, errlen, "too complex: with the address filters, more than %d tests for BPF to evaluate",
+		snprintf(err, errsz, "too complex: with the address filters, more than %d tests for BPF to evaluate",
 			 UST_LH_MAX_INSNS);
-		return -1;
+		return -E2BIG;
 	}
 	memset(in, 0, sizeof(in));
 	/* The event's own graph, its node indexes moved past ours. */

@@ -50,16 +50,18 @@ struct ust_af_opts {
 };
 
 /*
- * Parse and resolve @spec into @af.  On error returns -1 and writes into
- * @err one line that names the column and what is wrong, e.g.
+ * Parse and resolve @spec into @af.  On error returns a negative errno
+ * (-EINVAL: syntax; -ENOENT: no such file, symbol or kernel symbol;
+ * -ENOMEM) and writes into @err one line that names the column and what is
+ * wrong, e.g.
  *   "column 8: no such file: /nope/libx.so"
  */
 int ust_af_parse(const char *spec, const struct ust_af_opts *opts, struct ust_af *af,
-		 char *err, size_t errlen);
+		 char *err, size_t errsz);
 void ust_af_free(struct ust_af *af);
 
-/* The first range of @action kind holding (kdev, ino, off); -1 if none.
- * @action < 0: any action. */
+/* The index of the first range of @action kind holding (kdev, ino, off);
+ * -ENOENT if none.  @action < 0: any action.  ust_af_match_kernel likewise. */
 int ust_af_match_file(const struct ust_af *af, int action, uint32_t kdev, uint64_t ino,
 		      uint64_t off);
 int ust_af_match_kernel(const struct ust_af *af, int action, uint64_t addr);

@@ -25,17 +25,18 @@ struct bpf_object;
 struct bpf_link;
 
 /*
- * Can this kernel honour @af?  -1 with the reason in @err and the range's
- * index in @bad (-1 for the whole) when not: start/stop on kernel:
- * addresses need kprobes.
+ * Can this kernel honour @af?  0, or a negative errno with the reason in
+ * @err and the range's index in @bad (-1 for the whole) when not: -E2BIG
+ * (too many ranges), -EOPNOTSUPP (start/stop on kernel: addresses need
+ * kprobes).
  */
-int ust_af_check(const struct ust_af *af, int *bad, char *err, size_t errlen);
+int ust_af_check(const struct ust_af *af, int *bad, char *err, size_t errsz);
 
-/* The index of @af's first "filter kernel:" range, or -1. */
+/* The index of @af's first "filter kernel:" range, or -ENOENT. */
 int ust_af_kernel_filter(const struct ust_af *af);
 
-/* Put the address tests of @af in front of @c's graph.  0, or -1 (too many nodes). */
-int ust_af_prepend(const struct ust_af *af, struct ust_lh_compiled *c, char *err, size_t errlen);
+/* Put the address tests of @af in front of @c's graph.  0, or -E2BIG (too many nodes). */
+int ust_af_prepend(const struct ust_af *af, struct ust_lh_compiled *c, char *err, size_t errsz);
 
 /*
  * Takes a probe's link (NULL: attaching failed, errno says why); returns 0
@@ -45,9 +46,10 @@ typedef int (*ust_af_keep_fn)(void *arg, struct bpf_link *l);
 
 /*
  * Fill @obj's range map (bpf/addrfilter.bpf.h) and attach its start/stop
- * probes, handing each link to @keep.  0, or -1 with @err.
+ * probes, handing each link to @keep.  0, or a negative errno with @err
+ * (-ENOTSUP when built without BPF).
  */
 int ust_af_bpf_setup(struct bpf_object *obj, ust_af_keep_fn keep, void *arg,
-		     const struct ust_af *af, char *err, size_t errlen);
+		     const struct ust_af *af, char *err, size_t errsz);
 
 #endif

@@ -4,6 +4,7 @@
  * expressions with the exact ranges or the exact error (with its column).
  * argv[1]: a test program with the functions ust_a, ust_b, ust_c.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -99,9 +100,10 @@ static void test_symbol_file(void **state)
 	/* matching: inside, at the end, outside, another inode */
 	assert_int_equal(ust_af_match_file(&af, UST_AF_FILTER, af.r[0].kdev, st.st_ino, off), 0);
 	assert_int_equal(ust_af_match_file(&af, -1, af.r[0].kdev, st.st_ino, off + size - 1), 0);
-	assert_int_equal(ust_af_match_file(&af, -1, af.r[0].kdev, st.st_ino, off + size), -1);
-	assert_int_equal(ust_af_match_file(&af, -1, af.r[0].kdev, st.st_ino + 1, off), -1);
-	assert_int_equal(ust_af_match_file(&af, UST_AF_START, af.r[0].kdev, st.st_ino, off), -1);
+	assert_int_equal(ust_af_match_file(&af, -1, af.r[0].kdev, st.st_ino, off + size), -ENOENT);
+	assert_int_equal(ust_af_match_file(&af, -1, af.r[0].kdev, st.st_ino + 1, off), -ENOENT);
+	assert_int_equal(ust_af_match_file(&af, UST_AF_START, af.r[0].kdev, st.st_ino, off),
+			 -ENOENT);
 	ust_af_free(&af);
 	ust_sym_cache_free(sc);
 }
@@ -109,26 +111,27 @@ static void test_symbol_file(void **state)
 struct bad_case {
 	const char *spec;
 	const char *err;
+	int ret;
 };
 
 static void test_invalid(void **state)
 {
 	static const struct bad_case cases[] = {
-		{ "", "column 1: empty filter" },
-		{ "filter", "column 1: 'filter' without a range" },
-		{ "keep kernel:0x10", "column 1: expected filter, start or stop, got 'keep'" },
-		{ "filter kernel:0x10 kernel:0x20", "column 20: expected filter, start or stop, got 'kernel:0x20'" },
-		{ "filter user:0x10", "column 8: 'user:0x10': expected file:... or kernel:..." },
-		{ "filter kernel:", "column 8: 'kernel:': expected file:... or kernel:..." },
-		{ "filter kernel:0x10/zz", "column 8: 'kernel:0x10/zz': size is not a number" },
-		{ "filter kernel:0x10/0", "column 8: 'kernel:0x10/0': size 0" },
-		{ "filter kernel:no_such_fn", "column 8: kernel symbol no_such_fn: not in kallsyms (or kallsyms unreadable)" },
-		{ "filter file:0x10", "column 8: 'file:0x10': expected file:OFFSET[/SIZE]@PATH" },
-		{ "filter file:0x10@", "column 8: 'file:0x10@': expected file:OFFSET[/SIZE]@PATH" },
-		{ "filter file:0x10@/nonexistent/libx.so", "column 8: no such file: /nonexistent/libx.so" },
-		{ "filter file:0x10@/tmp", "column 8: not a regular file: /tmp" },
-		{ "filter file:no_such_fn@PROG", "column 8: no function no_such_fn in PROG" },
-		{ "start kernel:0x10, stop", "column 20: 'stop' without a range" },
+		{ "", "column 1: empty filter", -EINVAL },
+		{ "filter", "column 1: 'filter' without a range", -EINVAL },
+		{ "keep kernel:0x10", "column 1: expected filter, start or stop, got 'keep'", -EINVAL },
+		{ "filter kernel:0x10 kernel:0x20", "column 20: expected filter, start or stop, got 'kernel:0x20'", -EINVAL },
+		{ "filter user:0x10", "column 8: 'user:0x10': expected file:... or kernel:...", -EINVAL },
+		{ "filter kernel:", "column 8: 'kernel:': expected file:... or kernel:...", -EINVAL },
+		{ "filter kernel:0x10/zz", "column 8: 'kernel:0x10/zz': size is not a number", -EINVAL },
+		{ "filter kernel:0x10/0", "column 8: 'kernel:0x10/0': size 0", -EINVAL },
+		{ "filter kernel:no_such_fn", "column 8: kernel symbol no_such_fn: not in kallsyms (or kallsyms unreadable)", -ENOENT },
+		{ "filter file:0x10", "column 8: 'file:0x10': expected file:OFFSET[/SIZE]@PATH", -EINVAL },
+		{ "filter file:0x10@", "column 8: 'file:0x10@': expected file:OFFSET[/SIZE]@PATH", -EINVAL },
+		{ "filter file:0x10@/nonexistent/libx.so", "column 8: no such file: /nonexistent/libx.so", -ENOENT },
+		{ "filter file:0x10@/tmp", "column 8: not a regular file: /tmp", -EINVAL },
+		{ "filter file:no_such_fn@PROG", "column 8: no function no_such_fn in PROG", -ENOENT },
+		{ "start kernel:0x10, stop", "column 20: 'stop' without a range", -EINVAL },
 	};
 	struct ust_af af;
 	char err[256], want[4200];
@@ -140,8 +143,12 @@ static void test_invalid(void **state)
 
 		snprintf(spec, sizeof(spec), "%s", subst(cases[i].spec));
 		snprintf(want, sizeof(want), "%s", subst(cases[i].err));
-		if (!ust_af_parse(spec, &opts, &af, err, sizeof(err)))
+		int r = ust_af_parse(spec, &opts, &af, err, sizeof(err));
+
+		if (!r)
 			fail_msg("'%s' parsed", cases[i].spec);
+		if (r != cases[i].ret)
+			fail_msg("'%s': returned %d, expected %d", cases[i].spec, r, cases[i].ret);
 		if (strcmp(err, want))
 			fail_msg("'%s': got '%s', expected '%s'", cases[i].spec, err, want);
 		assert_int_equal(af.nr, 0);

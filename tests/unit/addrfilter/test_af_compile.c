@@ -4,6 +4,7 @@
  * graphs, dumped, for filter ranges (ORed), a start/stop switch, both in
  * front of an event's own graph, and the refusals of kernel ranges.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -92,7 +93,7 @@ static void test_too_many(void **state)
 		set(&r[i], UST_AF_FILTER, false);
 	memset(&c, 0, sizeof(c));
 	c.nr_insn = 29;
-	assert_int_equal(ust_af_prepend(&af, &c, err, sizeof(err)), -1);
+	assert_int_equal(ust_af_prepend(&af, &c, err, sizeof(err)), -E2BIG);
 	assert_string_equal(err, "too complex: with the address filters, more than 32 tests for BPF to evaluate");
 }
 
@@ -112,11 +113,11 @@ static void test_kernel(void **state)
 	assert_int_equal(ust_af_check(&af, &bad, err, sizeof(err)), 0);
 	assert_int_equal(ust_af_kernel_filter(&af), 1);
 	r[1].action = UST_AF_START;
-	assert_int_equal(ust_af_kernel_filter(&af), -1);
+	assert_int_equal(ust_af_kernel_filter(&af), -ENOENT);
 	if (kprobes) {
 		assert_int_equal(ust_af_check(&af, &bad, err, sizeof(err)), 0);
 	} else {
-		assert_int_equal(ust_af_check(&af, &bad, err, sizeof(err)), -1);
+		assert_int_equal(ust_af_check(&af, &bad, err, sizeof(err)), -EOPNOTSUPP);
 		assert_int_equal(bad, 1);
 		assert_string_equal(err, "start/stop at kernel addresses need kprobes: this kernel has none (no kprobe PMU in /sys/bus/event_source/devices)");
 	}
