@@ -64,8 +64,12 @@ _Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_ABI_STACK_F_IMMEDIATE &&
 	       "stack_flags records carry the public stack flags as they are");
 
 #define UST_BPFU_RB_DEFAULT	(8u << 20)
-/* Rows for every file's unwind table: libc has ~60k, libLLVM-14 ~2M. */
-#define UST_BPFU_CFI_ROWS	(4u << 20)
+/*
+ * Rows for every file's unwind table, 16 bytes each (32 MiB): libc has
+ * 28k, python3 and its libraries 105k, libLLVM-14 950k, everything a
+ * 2-core VM's processes map about 900k.
+ */
+#define UST_BPFU_CFI_ROWS	(2u << 20)
 /* user_unwind_stack: header, then unsigned long stack[], inodes[], u32 dev[]. */
 #define UST_BPFU_FRAME_BYTES	(8 + 8 + 4)
 #define UST_BPFU_STACK_MAX_SIZE	(UST_ABI_STACK_HDR_SIZE + UST_BPFU_MAX_FRAMES * UST_BPFU_FRAME_BYTES)

@@ -142,7 +142,7 @@ static int place(struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_key *key,
 		c->st.full++;
 		snprintf(c->st.last_error, sizeof(c->st.last_error),
 			 "unwind tables: %" PRIu32 " rows more do not fit the %" PRIu32
-			 " of --cfi-rows", t->nr_rows, c->st.cap);
+			 " rows of the table map (frame pointers for that file)", t->nr_rows, c->st.cap);
 		return set_file(c, key, UST_BPFU_CFI_NONE, 0, 0);
 	}
 	first = c->st.rows;

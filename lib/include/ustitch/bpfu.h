@@ -69,7 +69,7 @@ struct ust_bpfu_opts {
 	const struct ust_af *af;
 	/*
 	 * Unwind tables (CFI, from each file's .eh_frame): capacity in rows
-	 * shared by every file (0: 4M rows, 48 MiB); no_cfi walks by frame
+	 * shared by every file (0: 2M rows, 32 MiB); no_cfi walks by frame
 	 * pointers only, as the kernel's own unwinder does.
 	 */
 	uint32_t cfi_rows;
