@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1
 /* ust_perf_attr: names as tools/perf/util/parse-events.c spells them. */
+#include <errno.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -81,5 +82,8 @@ void ust_perf_attr_set_defer(struct perf_event_attr *a)
 int ust_perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group_fd,
 		  unsigned long flags)
 {
-	return (int)syscall(SYS_perf_event_open, a, pid, cpu, group_fd, flags | PERF_FLAG_FD_CLOEXEC);
+	int fd = (int)syscall(SYS_perf_event_open, a, pid, cpu, group_fd,
+			      flags | PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
 }

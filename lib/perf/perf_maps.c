@@ -5,6 +5,7 @@
  * search.  perf reports no munmap(): a later mapping over the same range
  * replaces the old one, which is all a sampled address can observe.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +109,7 @@ int ust_perf_maps_add(struct ust_perf_maps *m, uint32_t pid, uint64_t start, uin
 	size_t i;
 
 	if (!p)
-		return -1;
+		return -ENOMEM;
 	if (!len || nv.end < start)
 		return 0;	/* empty or wrapping: nothing an address can be in */
 	old = *p;
@@ -145,7 +146,7 @@ int ust_perf_maps_add(struct ust_perf_maps *m, uint32_t pid, uint64_t start, uin
 oom:
 	free(p->v);
 	*p = old;
-	return -1;
+	return -ENOMEM;
 }
 
 static void forget(struct ust_perf_maps *m, uint32_t pid)
@@ -167,12 +168,12 @@ static int copy_maps(struct ust_perf_maps *m, uint32_t from, uint32_t to)
 	dst = get(m, to);	/* may move the array: look the source up after */
 	src = find(m, from);
 	if (!dst || !src)
-		return -1;
+		return -ENOMEM;
 	for (i = 0; i < src->nr; i++) {
 		struct vma v = src->v[i];
 
 		if (push(dst, &v))
-			return -1;
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -208,7 +209,7 @@ int ust_perf_maps_proc(struct ust_perf_maps *m, uint32_t pid)
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
-		return -1;
+		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, off, ino;
 		unsigned int maj, min;
@@ -218,7 +219,7 @@ int ust_perf_maps_proc(struct ust_perf_maps *m, uint32_t pid)
 			   &min, &ino) != 7 || !ino || !strchr(perms, 'x'))
 			continue;
 		if (ust_perf_maps_add(m, pid, start, end - start, off, UST_ABI_MKKDEV(maj, min), ino))
-			ret = -1;
+			ret = -ENOMEM;
 	}
 	fclose(f);
 	return ret;

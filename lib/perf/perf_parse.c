@@ -5,6 +5,7 @@
  * record can send a read past its end (perf_event_header.size is the only
  * bound, and it was itself checked against the ring by the reader).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,7 +32,7 @@ static int bad(struct cur *c, const char *fmt, ...)
 		va_end(ap);
 	}
 	c->bad = true;
-	return -1;
+	return -EINVAL;
 }
 
 static bool need(struct cur *c, size_t n, const char *field)
@@ -67,14 +68,14 @@ static void u32x2(struct cur *c, uint32_t *a, uint32_t *b, const char *field)
 }
 
 int ust_perf_layout_init(struct ust_perf_layout *l, uint64_t sample_type, bool sample_id_all,
-			 char *err, size_t errlen)
+			 char *err, size_t errsz)
 {
 	uint64_t extra = sample_type & ~(uint64_t)UST_PERF_SAMPLE_SUPPORTED;
 
 	memset(l, 0, sizeof(*l));
 	if (extra) {
-		snprintf(err, errlen, "sample_type bits 0x%" PRIx64 " are not supported", extra);
-		return -1;
+		snprintf(err, errsz, "sample_type bits 0x%" PRIx64 " are not supported", extra);
+		return -EINVAL;
 	}
 	l->sample_type = sample_type;
 	l->sample_id_all = sample_id_all;
@@ -152,7 +153,7 @@ static int parse_chain(struct cur *c, struct ust_perf_chain *ch)
 
 	memset(ch, 0, sizeof(*ch));
 	if (c->bad)
-		return -1;
+		return -EINVAL;
 	if (nr > (c->end - c->off) / 8)
 		return bad(c, "callchain of %" PRIu64 " items ends past the %zu bytes of the record",
 			   nr, c->end);
@@ -233,11 +234,11 @@ static int parse_sample(const struct ust_perf_layout *l, struct cur *c, struct u
 		ev->u.sample.period = u64(c, "period");
 	if (st & PERF_SAMPLE_CALLCHAIN) {
 		if (parse_chain(c, &ev->u.sample.chain))
-			return -1;
+			return -EINVAL;
 		ev->u.sample.has_chain = true;
 	}
 	if (c->bad)
-		return -1;
+		return -EINVAL;
 	/* The kernel pads nothing after these fields: extra bytes mean the
 	 * record is not what the layout says it is. */
 	if (c->off != c->end)
@@ -253,7 +254,7 @@ static int parse_deferred(struct cur *c, struct ust_perf_event *ev)
 	ev->u.deferred.cookie = u64(c, "deferred.cookie");
 	nr = u64(c, "deferred.nr");
 	if (c->bad)
-		return -1;
+		return -EINVAL;
 	if (nr > (c->end - c->off) / 8)
 		return bad(c, "deferred callchain of %" PRIu64 " items ends past the %zu bytes of the record",
 			   nr, c->end);
@@ -282,9 +283,9 @@ static const char *tail_string(struct cur *c, const char *field)
 }
 
 int ust_perf_parse(const struct ust_perf_layout *l, const void *rec, size_t size,
-		   struct ust_perf_event *ev, char *what, size_t whatlen)
+		   struct ust_perf_event *ev, char *err, size_t errsz)
 {
-	struct cur c = { .p = rec, .off = 8, .end = size, .what = what, .whatlen = whatlen };
+	struct cur c = { .p = rec, .off = 8, .end = size, .what = err, .whatlen = errsz };
 	uint16_t hsize;
 
 	memset(ev, 0, sizeof(*ev));
@@ -300,7 +301,7 @@ int ust_perf_parse(const struct ust_perf_layout *l, const void *rec, size_t size
 
 	parse_trailer(l, &c, &ev->id);
 	if (c.bad)
-		return -1;
+		return -EINVAL;
 	switch (ev->type) {
 	case UST_ABI_PERF_RECORD_CALLCHAIN_DEFERRED:
 		parse_deferred(&c, ev);
@@ -346,7 +347,7 @@ int ust_perf_parse(const struct ust_perf_layout *l, const void *rec, size_t size
 		return 1;
 	}
 	if (c.bad)
-		return -1;
+		return -EINVAL;
 	/* Fixed bodies: anything between them and the trailer is a lie. */
 	if (c.off != c.end)
 		return bad(&c, "record type %u of %zu bytes has %zu bytes after its last field",

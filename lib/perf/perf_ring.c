@@ -29,7 +29,7 @@ int ust_perf_ring_init(struct ust_perf_ring *r, void *meta, void *data, uint64_t
 {
 	memset(r, 0, sizeof(*r));
 	if (!size || (size & (size - 1)))
-		return -1;
+		return -EINVAL;
 	r->meta = meta;
 	r->data = data;
 	r->size = size;
@@ -44,21 +44,18 @@ int ust_perf_ring_mmap(struct ust_perf_ring *r, int fd, unsigned int data_pages)
 	void *map;
 
 	memset(r, 0, sizeof(*r));
-	if (!data_pages || (data_pages & (data_pages - 1))) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!data_pages || (data_pages & (data_pages - 1)))
+		return -EINVAL;
 	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
-		return -1;
+		return -errno;
 	meta = map;
 	/* data_offset/data_size exist since 4.1; before, data follows the page. */
 	off = meta->data_offset ? meta->data_offset : page;
 	size = meta->data_size ? meta->data_size : len - page;
 	if (off + size > len || ust_perf_ring_init(r, meta, (uint8_t *)map + off, size)) {
 		munmap(map, len);
-		errno = EPROTO;
-		return -1;
+		return -EPROTO;
 	}
 	r->map = map;
 	r->map_len = len;
@@ -127,7 +124,7 @@ long ust_perf_ring_read(struct ust_perf_ring *r, ust_perf_rec_fn fn, void *ctx)
 
 				if (!b) {
 					store_tail(r, tail);
-					return -1;
+					return -ENOMEM;
 				}
 				r->bounce = b;
 				r->bounce_cap = h.size;

@@ -6,6 +6,7 @@
  * the streams by time with one stable sort on (time, kind, stream, arrival):
  * within a stream arrival order is ring order, so this is the k-way merge.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +23,6 @@ struct ust_perf_stitch {
 	bool expect_requests;
 	bool finished;
 	struct ust_perf_stitch_stats stats;
-	char last_error[160];
 };
 
 struct ust_perf_stitch *ust_perf_stitch_new(void)
@@ -50,11 +50,6 @@ void ust_perf_stitch_free(struct ust_perf_stitch *st)
 void ust_perf_stitch_expect_requests(struct ust_perf_stitch *st, bool on)
 {
 	st->expect_requests = on;
-}
-
-const char *ust_perf_stitch_last_error(const struct ust_perf_stitch *st)
-{
-	return st->last_error;
 }
 
 const char *ust_perf_ustack_name(enum ust_perf_ustack u)
@@ -104,26 +99,27 @@ static struct ust_perf_item *new_item(struct ust_perf_stitch *st, enum ust_perf_
 }
 
 int ust_perf_stitch_add_record(struct ust_perf_stitch *st, unsigned int stream, uint32_t cpu,
-			       const struct ust_perf_layout *l, const void *rec, size_t size)
+			       const struct ust_perf_layout *l, const void *rec, size_t size,
+			       char *err, size_t errsz)
 {
 	struct ust_perf_event ev;
 	struct ust_perf_item *it;
 	enum ust_perf_item_kind kind;
-	char what[160];
 	void *copy;
 	int r;
 
+	if (st->finished)
+		return -EINVAL;
 	st->stats.records++;
 	copy = malloc(size ? size : 1);
 	if (!copy)
-		return -1;
+		return -ENOMEM;
 	memcpy(copy, rec, size);
-	r = ust_perf_parse(l, copy, size, &ev, what, sizeof(what));
+	r = ust_perf_parse(l, copy, size, &ev, err, errsz);
 	if (r < 0) {
 		st->stats.bad_records++;
-		memcpy(st->last_error, what, sizeof(what));
 		free(copy);
-		return 0;
+		return 1;
 	}
 	switch (ev.type) {
 	case PERF_RECORD_SAMPLE:
@@ -144,7 +140,7 @@ int ust_perf_stitch_add_record(struct ust_perf_stitch *st, unsigned int stream, 
 	it = new_item(st, kind, stream, (ev.id.has & UST_PERF_ID_CPU) ? ev.id.cpu : cpu, ev.id.time);
 	if (!it) {
 		free(copy);
-		return -1;
+		return -ENOMEM;
 	}
 	it->raw = copy;
 	it->ev = ev;
@@ -170,7 +166,7 @@ int ust_perf_stitch_add_request(struct ust_perf_stitch *st, uint32_t cpu, uint64
 					    time);
 
 	if (!it)
-		return -1;
+		return st->finished ? -EINVAL : -ENOMEM;
 	it->pid = pid;
 	it->tid = tid;
 	it->ip = ip;
@@ -189,12 +185,12 @@ int ust_perf_stitch_add_stack(struct ust_perf_stitch *st, uint32_t cpu, uint64_t
 	struct ust_perf_item *it;
 
 	if (!copy)
-		return -1;
+		return -ENOMEM;
 	memcpy(copy, blob, len);
 	it = new_item(st, UST_PERF_ITEM_DEFERRED, st->ext_stream + cpu, cpu, time);
 	if (!it) {
 		free(copy);
-		return -1;
+		return st->finished ? -EINVAL : -ENOMEM;
 	}
 	it->raw = copy;
 	it->blob = copy;
@@ -212,7 +208,7 @@ int ust_perf_stitch_add_lost(struct ust_perf_stitch *st, uint32_t cpu, uint64_t 
 					    time);
 
 	if (!it)
-		return -1;
+		return st->finished ? -EINVAL : -ENOMEM;
 	it->lost = count;
 	return 0;
 }
@@ -450,10 +446,10 @@ int ust_perf_stitch_finish(struct ust_perf_stitch *st, struct ust_perf_stitch_st
 	size_t i;
 
 	if (st->finished)
-		return -1;
+		return -EINVAL;
 	st->order = malloc((st->nr ? st->nr : 1) * sizeof(*st->order));
 	if (!st->order)
-		return -1;
+		return -ENOMEM;
 	for (i = 0; i < st->nr; i++)
 		st->order[i] = i;
 	sort_base = st->items;
@@ -461,7 +457,7 @@ int ust_perf_stitch_finish(struct ust_perf_stitch *st, struct ust_perf_stitch_st
 	sort_base = NULL;
 	st->finished = true;
 	if (match_requests(st) || resolve(st))
-		return -1;
+		return -ENOMEM;
 	/* Indices to pointers: the array no longer moves. */
 	for (i = 0; i < st->nr; i++) {
 		struct ust_perf_item *it = &st->items[i];

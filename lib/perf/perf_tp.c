@@ -35,23 +35,23 @@ static int tp_id(const char *sys, const char *ev)
 }
 
 int ust_perf_tp_open(struct ust_perf_tp *p, const char *sys, const char *ev, const char *filter,
-		     bool callchain, unsigned int pages, char *err, size_t errlen)
+		     bool callchain, unsigned int pages, char *err, size_t errsz)
 {
 	struct perf_event_attr a;
-	int id = tp_id(sys, ev), cpu, opened = 0;
+	int id = tp_id(sys, ev), cpu, opened = 0, ret;
 
 	memset(p, 0, sizeof(*p));
 	if (id < 0) {
-		snprintf(err, errlen, "%s:%s: no such event", sys, ev);
-		return -1;
+		snprintf(err, errsz, "%s:%s: no such event", sys, ev);
+		return -ENOENT;
 	}
 	p->nr_cpus = (int)sysconf(_SC_NPROCESSORS_CONF);
 	p->callchain = callchain;
 	p->fds = malloc((size_t)p->nr_cpus * sizeof(*p->fds));
 	p->rings = calloc((size_t)p->nr_cpus, sizeof(*p->rings));
 	if (!p->fds || !p->rings) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
 	}
 	for (cpu = 0; cpu < p->nr_cpus; cpu++)
 		p->fds[cpu] = -1;
@@ -82,25 +82,28 @@ int ust_perf_tp_open(struct ust_perf_tp *p, const char *sys, const char *ev, con
 		if (p->fds[cpu] < 0) {
 			if (errno == ENODEV || errno == EINVAL)
 				continue;	/* offline CPU */
-			snprintf(err, errlen, "perf_event_open(%s:%s, CPU %d): %s", sys, ev, cpu,
-				 strerror(errno));
-			return -1;
+			ret = -errno;
+			snprintf(err, errsz, "perf_event_open(%s:%s, CPU %d): %s", sys, ev, cpu,
+				 strerror(-ret));
+			return ret;
 		}
 		if (filter && ioctl(p->fds[cpu], PERF_EVENT_IOC_SET_FILTER, filter)) {
-			snprintf(err, errlen, "filter rejected by the kernel for %s:%s: '%s'", sys, ev,
+			ret = errno ? -errno : -EINVAL;
+			snprintf(err, errsz, "filter rejected by the kernel for %s:%s: '%s'", sys, ev,
 				 filter);
-			return -1;
+			return ret;
 		}
-		if (ust_perf_ring_mmap(&p->rings[cpu].r, p->fds[cpu], pages)) {
-			snprintf(err, errlen, "mapping the perf buffer of CPU %d: %s", cpu,
-				 strerror(errno));
-			return -1;
+		ret = ust_perf_ring_mmap(&p->rings[cpu].r, p->fds[cpu], pages);
+		if (ret) {
+			snprintf(err, errsz, "mapping the perf buffer of CPU %d: %s", cpu,
+				 strerror(-ret));
+			return ret;
 		}
 		opened++;
 	}
 	if (!opened) {
-		snprintf(err, errlen, "perf_event_open(%s:%s): no CPU", sys, ev);
-		return -1;
+		snprintf(err, errsz, "perf_event_open(%s:%s): no CPU", sys, ev);
+		return -ENODEV;
 	}
 	return 0;
 }
@@ -112,7 +115,7 @@ int ust_perf_tp_fd(const struct ust_perf_tp *p)
 	for (cpu = 0; cpu < p->nr_cpus; cpu++)
 		if (p->fds[cpu] >= 0)
 			return p->fds[cpu];
-	return -1;
+	return -ENOENT;
 }
 
 int ust_perf_tp_enable(struct ust_perf_tp *p, bool on)
@@ -122,7 +125,7 @@ int ust_perf_tp_enable(struct ust_perf_tp *p, bool on)
 	for (cpu = 0; cpu < p->nr_cpus; cpu++)
 		if (p->fds[cpu] >= 0 &&
 		    ioctl(p->fds[cpu], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0))
-			r = -1;
+			r = -errno;
 	return r;
 }
 
@@ -143,7 +146,7 @@ int ust_perf_tp_parse(const void *body, size_t len, bool callchain, struct ust_p
 
 	memset(s, 0, sizeof(*s));
 	if (len < 24)
-		return -1;
+		return -EINVAL;
 	memcpy(&s->pid, b, 4);
 	memcpy(&s->tid, b + 4, 4);
 	memcpy(&s->time, b + 8, 8);
@@ -151,21 +154,21 @@ int ust_perf_tp_parse(const void *body, size_t len, bool callchain, struct ust_p
 	b += 24;
 	if (callchain) {
 		if (end - b < 8)
-			return -1;
+			return -EINVAL;
 		memcpy(&nr, b, 8);
 		b += 8;
 		if (nr > (uint64_t)(end - b) / 8)
-			return -1;
+			return -EINVAL;
 		s->nr_ips = nr;
 		s->ips = (const uint64_t *)b;	/* records are 8-byte aligned */
 		b += nr * 8;
 	}
 	if (end - b < 4)
-		return -1;
+		return -EINVAL;
 	memcpy(&raw, b, 4);
 	b += 4;
 	if (raw > (uint64_t)(end - b) || raw < 8)
-		return -1;
+		return -EINVAL;
 	s->raw = b;
 	s->raw_size = raw;
 	return 0;
@@ -210,11 +213,13 @@ long ust_perf_tp_read(struct ust_perf_tp *p, int cpu,
 	struct lh_read_ctx c = { .p = p, .ring = &p->rings[cpu], .fn = fn, .ctx = ctx };
 	struct ust_perf_ring *r = &p->rings[cpu].r;
 	uint64_t bad = r->bad;
+	long ret;
 
 	if (!r->map)
 		return 0;
-	if (ust_perf_ring_read(r, lh_record, &c) < 0)
-		return -1;
+	ret = ust_perf_ring_read(r, lh_record, &c);
+	if (ret < 0)
+		return ret;
 	p->bad += r->bad - bad;
 	return c.n;
 }
@@ -240,7 +245,7 @@ int ust_perf_tp_wait_fds(const struct ust_perf_tp *p, int epfd)
 
 	for (cpu = 0; cpu < p->nr_cpus; cpu++)
 		if (p->fds[cpu] >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, p->fds[cpu], &e))
-			return -1;
+			return -errno;
 	return 0;
 }
 

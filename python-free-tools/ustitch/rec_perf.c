@@ -385,7 +385,7 @@ int rec_perf_validate(struct rec_opts *o)
 		build_attr(p, i, true, false, false, &a);
 		fd = ust_perf_open(&a, 0, -1, -1, 0);
 		if (fd < 0) {
-			err = errno;
+			err = -fd;
 			fprintf(stderr, PFX "-e %s: perf_event_open: %s%s\n", p->ev[i].name, strerror(err),
 				open_hint(err, p->ev[i].type));
 			return 2;
@@ -481,7 +481,7 @@ static int on_perf_record(const void *rec, size_t size, void *ctx)
 			rec_maps_snapshot(p->c->maps, (pid_t)ev.u.mmap2.pid);
 		}
 	}
-	if (ust_perf_stitch_add_record(p->st, rc->ring, r->cpu, &p->lay, rec, size)) {
+	if (ust_perf_stitch_add_record(p->st, rc->ring, r->cpu, &p->lay, rec, size, NULL, 0) < 0) {
 		rc->err = -1;
 		return -1;
 	}
@@ -553,9 +553,10 @@ static unsigned int ring_pages(void)
 static int add_ring(struct perf_src *p, int fd, unsigned int ev, uint32_t cpu, bool on_exec)
 {
 	struct ring *n = realloc(p->rings, (p->nr_rings + 1) * sizeof(*n));
+	int ret;
 
 	if (!n)
-		return -1;
+		return -ENOMEM;
 	p->rings = n;
 	n = &p->rings[p->nr_rings];
 	memset(n, 0, sizeof(*n));
@@ -563,8 +564,9 @@ static int add_ring(struct perf_src *p, int fd, unsigned int ev, uint32_t cpu, b
 	n->ev = ev;
 	n->cpu = cpu;
 	n->on_exec = on_exec;
-	if (ust_perf_ring_mmap(&n->r, fd, ring_pages()))
-		return -1;
+	ret = ust_perf_ring_mmap(&n->r, fd, ring_pages());
+	if (ret)
+		return ret;
 	p->nr_rings++;
 	return 0;
 }
@@ -626,29 +628,29 @@ static int open_events(struct perf_src *p, struct rec_ctx *c, char *err, size_t 
 		for (i = 0; i < nt; i++) {
 			for (cpu = 0; cpu < ncpu; cpu++) {
 				struct perf_event_attr a;
-				int fd;
+				int fd, r;
 
 				build_attr(p, e, e == 0, t[i].pid > 0, t[i].on_exec, &a);
 				fd = ust_perf_open(&a, t[i].pid, cpu, -1, 0);
-				if (fd < 0 && errno == ENODEV)
+				if (fd == -ENODEV)
 					continue;	/* an offline CPU */
 				if (fd < 0) {
 					snprintf(err, errlen, "-e %s on CPU %d: perf_event_open: %s%s",
-						 p->ev[e].name, cpu, strerror(errno),
-						 open_hint(errno, p->ev[e].type));
+						 p->ev[e].name, cpu, strerror(-fd),
+						 open_hint(-fd, p->ev[e].type));
 					free(t);
 					return -1;
 				}
-				if (add_ring(p, fd, (unsigned int)e, (uint32_t)cpu, t[i].on_exec)) {
+				r = add_ring(p, fd, (unsigned int)e, (uint32_t)cpu, t[i].on_exec);
+				if (r) {
 					snprintf(err, errlen, "mapping the perf ring buffer: %s",
-						 strerror(errno));
+						 strerror(-r));
 					close(fd);
 					free(t);
 					return -1;
 				}
 				if (p->bpfu) {
-					int r = ust_bpfu_attach_perf(p->bpfu, fd);
-
+					r = ust_bpfu_attach_perf(p->bpfu, fd);
 					if (r) {
 						snprintf(err, errlen, "attaching the BPF %s to -e %s: %s",
 							 p->how == HOW_BPF ? "unwinder" : "address filter",

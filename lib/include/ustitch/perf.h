@@ -114,19 +114,19 @@ struct ust_perf_event {
 	} u;
 };
 
-/* 0, or -1 with @err when @sample_type has bits ust_perf_parse() cannot skip. */
+/* 0, or -EINVAL with @err when @sample_type has bits ust_perf_parse() cannot skip. */
 int ust_perf_layout_init(struct ust_perf_layout *l, uint64_t sample_type, bool sample_id_all,
-			 char *err, size_t errlen);
+			 char *err, size_t errsz);
 
 /*
  * Decode one record (@size bytes, header included).  Returns 0; 1 for a
  * record type it does not decode (only ev->type, misc and, with
- * sample_id_all, ev->id are set); -1 when the record is malformed, with
- * @what saying why ("callchain of 300 items ends past the 96-byte record").
+ * sample_id_all, ev->id are set); -EINVAL when the record is malformed, with
+ * @err saying why ("callchain of 300 items ends past the 96-byte record").
  * Pointers in @ev point into @rec.
  */
 int ust_perf_parse(const struct ust_perf_layout *l, const void *rec, size_t size,
-		   struct ust_perf_event *ev, char *what, size_t whatlen);
+		   struct ust_perf_event *ev, char *err, size_t errsz);
 
 /* Item @i of a frame array of a decoded record (only 8-byte items). */
 static inline uint64_t ust_perf_ip(const uint8_t *ips, unsigned int i)

@@ -26,7 +26,7 @@ const char *ust_perf_event_name(size_t i);
  */
 void ust_perf_attr_set_defer(struct perf_event_attr *a);
 
-/* perf_event_open(2) with FD_CLOEXEC; -1 and errno on failure. */
+/* perf_event_open(2) with FD_CLOEXEC: the fd, or a negative errno. */
 int ust_perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group_fd,
 		  unsigned long flags);
 

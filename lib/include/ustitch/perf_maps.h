@@ -19,14 +19,16 @@ struct ust_perf_maps;
 struct ust_perf_maps *ust_perf_maps_new(void);
 void ust_perf_maps_free(struct ust_perf_maps *m);
 
-/* One mapping of process @pid; replaces what it overlaps, as mmap() does. */
+/* One mapping of process @pid; replaces what it overlaps, as mmap() does.
+ * 0 or -ENOMEM. */
 int ust_perf_maps_add(struct ust_perf_maps *m, uint32_t pid, uint64_t start, uint64_t len,
 		      uint64_t pgoff, uint32_t kdev, uint64_t ino);
 /* MMAP2 adds, FORK of a new process copies the parent's, COMM with exec
- * forgets the old image; other records are ignored.  0 or -1 (memory). */
+ * forgets the old image; other records are ignored.  0 or -ENOMEM. */
 int ust_perf_maps_apply(struct ust_perf_maps *m, const struct ust_perf_event *ev);
 /* The executable file mappings of a running process, from /proc/PID/maps
- * (processes that were running before the events were enabled). */
+ * (processes that were running before the events were enabled).  0, or
+ * -errno of opening it (-ENOENT: no such process), or -ENOMEM. */
 int ust_perf_maps_proc(struct ust_perf_maps *m, uint32_t pid);
 
 /* @addr of @pid as a frame: file offset, inode and kernel dev_t; the

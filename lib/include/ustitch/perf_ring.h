@@ -34,12 +34,14 @@ struct ust_perf_ring {
 	uint64_t bad_bytes;		/* bytes skipped by them */
 };
 
-/* Map @data_pages (a power of two) pages after the control page of @fd. */
+/* Map @data_pages (a power of two) pages after the control page of @fd.
+ * 0, or a negative errno (-EINVAL: not a power of two; mmap's; -EPROTO: the
+ * control page's data area does not fit). */
 int ust_perf_ring_mmap(struct ust_perf_ring *r, int fd, unsigned int data_pages);
 /*
  * A ring over memory laid out like the mapping (tests, replays): @meta is
- * the control page, @data the @size-byte data area.  Returns -1 if @size
- * is not a power of two.
+ * the control page, @data the @size-byte data area.  Returns -EINVAL if
+ * @size is not a power of two.
  */
 int ust_perf_ring_init(struct ust_perf_ring *r, void *meta, void *data, uint64_t size);
 void ust_perf_ring_fini(struct ust_perf_ring *r);
@@ -48,7 +50,7 @@ void ust_perf_ring_fini(struct ust_perf_ring *r);
 typedef int (*ust_perf_rec_fn)(const void *rec, size_t size, void *ctx);
 
 /* Hand every complete record to @fn in ring order and free their space.
- * Returns the number of records handed over, or -1 (out of memory). */
+ * Returns the number of records handed over, or -ENOMEM. */
 long ust_perf_ring_read(struct ust_perf_ring *r, ust_perf_rec_fn fn, void *ctx);
 
 /*

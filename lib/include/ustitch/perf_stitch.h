@@ -98,13 +98,15 @@ void ust_perf_stitch_expect_requests(struct ust_perf_stitch *st, bool on);
 
 /*
  * A record read from @stream, whose ring belongs to CPU @cpu (used when the
- * record carries no CPU).  The record is copied.  A malformed one is
- * counted and skipped, its reason kept for ust_perf_stitch_last_error().
- * Returns 0, or -1 when out of memory.
+ * record carries no CPU).  The record is copied.  Returns 0; 1 for a
+ * malformed one, which is counted and skipped, with the reason in @err;
+ * -ENOMEM; -EINVAL after ust_perf_stitch_finish().
  */
 int ust_perf_stitch_add_record(struct ust_perf_stitch *st, unsigned int stream, uint32_t cpu,
-			       const struct ust_perf_layout *l, const void *rec, size_t size);
-/* BPF-made items (the backport): a cookie for the sample at @time... */
+			       const struct ust_perf_layout *l, const void *rec, size_t size,
+			       char *err, size_t errsz);
+/* BPF-made items (the backport), each 0, -ENOMEM, or -EINVAL once finished:
+ * a cookie for the sample at @time... */
 int ust_perf_stitch_add_request(struct ust_perf_stitch *st, uint32_t cpu, uint64_t time,
 				uint32_t pid, uint32_t tid, uint64_t ip, uint64_t period,
 				uint64_t cookie, bool dropped_before);
@@ -116,15 +118,13 @@ int ust_perf_stitch_add_stack(struct ust_perf_stitch *st, uint32_t cpu, uint64_t
 int ust_perf_stitch_add_lost(struct ust_perf_stitch *st, uint32_t cpu, uint64_t time,
 			     uint64_t count);
 
-/* Merge, match, resolve.  Call once, after the last add.  0 or -1 (memory). */
+/* Merge, match, resolve.  Call once, after the last add.  0, -ENOMEM, or
+ * -EINVAL when called again. */
 int ust_perf_stitch_finish(struct ust_perf_stitch *st, struct ust_perf_stitch_stats *stats);
 
 /* After finish: every item in time order. */
 size_t ust_perf_stitch_count(const struct ust_perf_stitch *st);
 const struct ust_perf_item *ust_perf_stitch_at(const struct ust_perf_stitch *st, size_t i);
-
-/* Why the last malformed record was refused ("" if none was). */
-const char *ust_perf_stitch_last_error(const struct ust_perf_stitch *st);
 
 /* "deferred", "lost", ... */
 const char *ust_perf_ustack_name(enum ust_perf_ustack u);

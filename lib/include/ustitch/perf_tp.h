@@ -42,16 +42,19 @@ struct ust_perf_tp_sample {
 /*
  * Open @sys:@ev on every CPU, with the ftrace filter @filter (may be NULL)
  * set by PERF_EVENT_IOC_SET_FILTER, disabled.  @pages per CPU (power of
- * two).  0, or -1 with @err.
+ * two).  0, or a negative errno with @err (-ENOENT: no such event,
+ * -ENODEV: no CPU, perf_event_open's, the filter ioctl's, -ENOMEM).
  */
 int ust_perf_tp_open(struct ust_perf_tp *p, const char *sys, const char *ev, const char *filter,
-		     bool callchain, unsigned int pages, char *err, size_t errlen);
-/* The first open fd (to attach the BPF filter to the tracepoint), or -1. */
+		     bool callchain, unsigned int pages, char *err, size_t errsz);
+/* The first open fd (to attach the BPF filter to the tracepoint), or -ENOENT. */
 int ust_perf_tp_fd(const struct ust_perf_tp *p);
+/* 0, or the negative errno of the last ioctl that failed. */
 int ust_perf_tp_enable(struct ust_perf_tp *p, bool on);
 /* Fix each ring's readable end now: records written later wait for the next round. */
 void ust_perf_tp_snapshot(struct ust_perf_tp *p);
-/* Hand the samples of @cpu up to its snapshot to @fn; lost counts go to ->lost. */
+/* Hand the samples of @cpu up to its snapshot to @fn; lost counts go to ->lost.
+ * Returns the number of samples, or -ENOMEM. */
 long ust_perf_tp_read(struct ust_perf_tp *p, int cpu,
 		      void (*fn)(const struct ust_perf_tp_sample *s, void *ctx), void *ctx);
 /*
@@ -61,13 +64,14 @@ long ust_perf_tp_read(struct ust_perf_tp *p, int cpu,
  * frees up), else by PERF_RECORD_LOST.  Adds them to ->lost.
  */
 uint64_t ust_perf_tp_take_lost(struct ust_perf_tp *p, int cpu);
-/* Add each CPU's fd to the epoll set @epfd: readable at the wakeup watermark. */
+/* Add each CPU's fd to the epoll set @epfd: readable at the wakeup watermark.
+ * 0, or epoll_ctl's negative errno. */
 int ust_perf_tp_wait_fds(const struct ust_perf_tp *p, int epfd);
 /* Is some ring filling up (an eighth of it or more at the last snapshot)? */
 bool ust_perf_tp_busy(const struct ust_perf_tp *p);
 void ust_perf_tp_close(struct ust_perf_tp *p);
 
-/* Parse one PERF_RECORD_SAMPLE body (after the header) of our layout. 0 or -1. */
+/* Parse one PERF_RECORD_SAMPLE body (after the header) of our layout. 0 or -EINVAL. */
 int ust_perf_tp_parse(const void *body, size_t len, bool callchain, struct ust_perf_tp_sample *s);
 
 #endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1
 /* ust_perf_parse: every record type, every context marker, every lie. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -30,7 +31,7 @@ static void test_layout(void **state)
 	assert_int_equal(ust_perf_layout_init(&l, SYNTH_SAMPLE_TYPE, true, err, sizeof(err)), 0);
 	assert_int_equal(l.id_size, 24);	/* tid, time, cpu */
 	assert_int_equal(ust_perf_layout_init(&l, SYNTH_SAMPLE_TYPE | PERF_SAMPLE_RAW, true, err,
-					      sizeof(err)), -1);
+					      sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "not supported"));
 }
 
@@ -109,7 +110,7 @@ static void expect_bad(const struct synth_rec *r, size_t len, const char *needle
 	struct ust_perf_event ev;
 	char what[160] = "";
 
-	assert_int_equal(parse(r, len, &ev, what), -1);
+	assert_int_equal(parse(r, len, &ev, what), -EINVAL);
 	if (!strstr(what, needle))
 		fail_msg("'%s' does not say '%s'", what, needle);
 }

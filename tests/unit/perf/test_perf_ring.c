@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1
 /* ust_perf_ring against synthetic rings: order, wrap-around, corruption. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -186,7 +187,7 @@ static void test_bad_size(void **state)
 
 	(void)state;
 	synth_ring_init(&s, 4096, 0);
-	assert_int_equal(ust_perf_ring_init(&r, &s.meta, s.data, 3000), -1);
+	assert_int_equal(ust_perf_ring_init(&r, &s.meta, s.data, 3000), -EINVAL);
 	synth_ring_free(&s);
 }
 

@@ -4,6 +4,7 @@
  * deferred callchain for several samples, the lost-record scenario of
  * seed 002 patch 3, and the BPF backport's requests.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -31,7 +32,7 @@ static void add_sample(struct ust_perf_stitch *st, unsigned int stream, uint32_t
 	struct synth_rec r;
 	size_t len = synth_sample(&r, SYNTH_SAMPLE_TYPE, PERF_RECORD_MISC_KERNEL, &id, K[0], 1000, &ch);
 
-	assert_int_equal(ust_perf_stitch_add_record(st, stream, cpu, &lay, r.b, len), 0);
+	assert_int_equal(ust_perf_stitch_add_record(st, stream, cpu, &lay, r.b, len, NULL, 0), 0);
 }
 
 static void add_deferred(struct ust_perf_stitch *st, unsigned int stream, uint32_t cpu,
@@ -42,7 +43,7 @@ static void add_deferred(struct ust_perf_stitch *st, unsigned int stream, uint32
 	struct synth_rec r;
 	size_t len = synth_deferred(&r, SYNTH_SAMPLE_TYPE, &id, cookie, ips, nr);
 
-	assert_int_equal(ust_perf_stitch_add_record(st, stream, cpu, &lay, r.b, len), 0);
+	assert_int_equal(ust_perf_stitch_add_record(st, stream, cpu, &lay, r.b, len, NULL, 0), 0);
 }
 
 static void add_lost(struct ust_perf_stitch *st, unsigned int stream, uint32_t cpu,
@@ -52,7 +53,7 @@ static void add_lost(struct ust_perf_stitch *st, unsigned int stream, uint32_t c
 	struct synth_rec r;
 	size_t len = synth_lost(&r, SYNTH_SAMPLE_TYPE, &id, n);
 
-	assert_int_equal(ust_perf_stitch_add_record(st, stream, cpu, &lay, r.b, len), 0);
+	assert_int_equal(ust_perf_stitch_add_record(st, stream, cpu, &lay, r.b, len, NULL, 0), 0);
 }
 
 /* The samples in time order. */
@@ -236,20 +237,24 @@ static void test_bad_and_immediate(void **state)
 	struct ust_perf_stitch_stats s;
 	const struct ust_perf_item *sm[2];
 	struct synth_rec r;
+	char what[160];
 	size_t len;
 
 	(void)state;
 	len = synth_sample(&r, SYNTH_SAMPLE_TYPE, PERF_RECORD_MISC_USER, &id, U1[0], 1, &ch);
-	assert_int_equal(ust_perf_stitch_add_record(st, 0, 0, &lay, r.b, len), 0);
-	assert_int_equal(ust_perf_stitch_add_record(st, 0, 0, &lay, r.b, len - 8), 0);
+	assert_int_equal(ust_perf_stitch_add_record(st, 0, 0, &lay, r.b, len, NULL, 0), 0);
+	assert_int_equal(ust_perf_stitch_add_record(st, 0, 0, &lay, r.b, len - 8, what,
+						    sizeof(what)), 1);
+	assert_non_null(strstr(what, "header says"));
 	assert_int_equal(ust_perf_stitch_finish(st, &s), 0);
 	assert_int_equal(s.bad_records, 1);
-	assert_non_null(strstr(ust_perf_stitch_last_error(st), "header says"));
 	assert_int_equal(samples(st, sm, 2), 1);
 	assert_int_equal(sm[0]->ustack, UST_PERF_US_IMMEDIATE);
 	assert_int_equal(s.immediate, 1);
 	/* Nothing may be added once finished. */
-	assert_int_equal(ust_perf_stitch_add_lost(st, 0, 1, 1), -1);
+	assert_int_equal(ust_perf_stitch_add_lost(st, 0, 1, 1), -EINVAL);
+	assert_int_equal(ust_perf_stitch_add_record(st, 0, 0, &lay, r.b, len, NULL, 0), -EINVAL);
+	assert_int_equal(ust_perf_stitch_finish(st, &s), -EINVAL);
 	ust_perf_stitch_free(st);
 }
 
@@ -264,7 +269,7 @@ static void add_plain_sample(struct ust_perf_stitch *st, uint32_t cpu, uint32_t 
 	struct synth_rec r;
 	size_t len = synth_sample(&r, SYNTH_SAMPLE_TYPE, PERF_RECORD_MISC_USER, &id, ip, period, &ch);
 
-	assert_int_equal(ust_perf_stitch_add_record(st, cpu, cpu, &lay, r.b, len), 0);
+	assert_int_equal(ust_perf_stitch_add_record(st, cpu, cpu, &lay, r.b, len, NULL, 0), 0);
 }
 
 static const unsigned char BLOB[40] = { 1, 2, 3 };
