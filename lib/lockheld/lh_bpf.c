@@ -118,7 +118,7 @@ static __u32 mmap_tp_argoff(void)
 
 /* The fentry/fexit trackers, sharing ust_lh_held and ust_lh_spin with the filter. */
 static int open_track(struct ust_lh_bpf *b, const struct ust_lh_bpf_opts *o, char *err,
-		      size_t errlen)
+		      size_t errsz)
 {
 	const char *names[512];
 	char buf[512][64];
@@ -127,15 +127,16 @@ static int open_track(struct ust_lh_bpf *b, const struct ust_lh_bpf_opts *o, cha
 	int n, i, ret;
 
 	if (!btf || libbpf_get_error(btf)) {
-		snprintf(err, errlen, "held-lock tracking: no vmlinux BTF");
-		return -1;
+		snprintf(err, errsz, "held-lock tracking: no vmlinux BTF");
+		return -ENOENT;
 	}
 	n = ust_lh_track_progs(o->families, btf_has_func, btf, names, buf, 512);
 	btf__free(btf);
 	b->track = ust_lh_track_skel__open();
 	if (n < 0 || !b->track) {
-		snprintf(err, errlen, "held-lock tracking: cannot open its BPF object");
-		return -1;
+		ret = n < 0 ? n : errno ? -errno : -ENOMEM;
+		snprintf(err, errsz, "held-lock tracking: cannot open its BPF object");
+		return ret;
 	}
 	bpf_object__for_each_program(p, b->track->obj)
 		bpf_program__set_autoload(p, false);
@@ -155,24 +156,24 @@ static int open_track(struct ust_lh_bpf *b, const struct ust_lh_bpf_opts *o, cha
 	if (!ret)
 		ret = ust_lh_track_skel__load(b->track);
 	if (ret) {
-		snprintf(err, errlen, "held-lock tracking: loading the fentry/fexit programs: %s",
+		snprintf(err, errsz, "held-lock tracking: loading the fentry/fexit programs: %s",
 			 strerror(-ret));
-		return -1;
+		return ret;
 	}
 	bpf_object__for_each_program(p, b->track->obj) {
 		if (!bpf_program__autoload(p))
 			continue;
 		ret = add_link(b, bpf_program__attach(p));
 		if (ret) {
-			snprintf(err, errlen, "held-lock tracking: attaching %s: %s",
+			snprintf(err, errsz, "held-lock tracking: attaching %s: %s",
 				 bpf_program__name(p), strerror(-ret));
-			return -1;
+			return ret;
 		}
 	}
 	return 0;
 }
 
-struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, size_t errlen)
+struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, size_t errsz)
 {
 	struct ust_lh_bpf *b = calloc(1, sizeof(*b));
 	struct bpf_program *p;
@@ -180,13 +181,15 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 	int ret;
 
 	if (!b) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(err, errsz, "out of memory");
+		errno = ENOMEM;
 		return NULL;
 	}
 	b->mmap_read = o->mmap_read;
 	b->skel = ust_lh_skel__open();
 	if (!b->skel) {
-		snprintf(err, errlen, "opening the lock_held() BPF object: %s", strerror(errno));
+		ret = -errno;
+		snprintf(err, errsz, "opening the lock_held() BPF object: %s", strerror(-ret));
 		goto fail;
 	}
 	/* The unwinder's programs came with its code: they stay unloaded. */
@@ -222,7 +225,7 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 		if (fd >= 0) {
 			ret = bpf_map__reuse_fd(m, fd);
 			if (ret) {
-				snprintf(err, errlen, "sharing the unwinder's map %s: %s", name,
+				snprintf(err, errsz, "sharing the unwinder's map %s: %s", name,
 					 strerror(-ret));
 				goto fail;
 			}
@@ -232,19 +235,20 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 	}
 	ret = ust_lh_skel__load(b->skel);
 	if (ret) {
-		snprintf(err, errlen, "loading the lock_held() BPF programs: %s", strerror(-ret));
+		snprintf(err, errsz, "loading the lock_held() BPF programs: %s", strerror(-ret));
 		goto fail;
 	}
 	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.ust_lh_hits), on_hit, b, NULL);
 	if (!b->rb) {
-		snprintf(err, errlen, "lock_held() ring buffer: %s", strerror(errno));
+		ret = -errno;
+		snprintf(err, errsz, "lock_held() ring buffer: %s", strerror(-ret));
 		goto fail;
 	}
 	if (o->mmap_read) {
 		ret = add_link(b, bpf_program__attach_raw_tracepoint(b->skel->progs.ust_lh_mmap_acquired,
 								     "mmap_lock_acquire_returned"));
 		if (ret) {
-			snprintf(err, errlen, "attaching to mmap_lock_acquire_returned: %s", strerror(-ret));
+			snprintf(err, errsz, "attaching to mmap_lock_acquire_returned: %s", strerror(-ret));
 			goto fail;
 		}
 	}
@@ -255,15 +259,16 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 			ret = add_link(b, bpf_program__attach_tracepoint(b->skel->progs.ust_bpfu_exit,
 									 "sched", "sched_process_exit"));
 		if (ret) {
-			snprintf(err, errlen, "attaching the process followers: %s", strerror(-ret));
+			snprintf(err, errsz, "attaching the process followers: %s", strerror(-ret));
 			goto fail;
 		}
 	}
-	if (o->families && open_track(b, o, err, errlen))
+	if (o->families && (ret = open_track(b, o, err, errsz)))
 		goto fail;
 	return b;
 fail:
 	ust_lh_bpf_close(b);
+	errno = ret < 0 ? -ret : EINVAL;
 	return NULL;
 }
 
@@ -273,9 +278,9 @@ static int keep_link(void *b, struct bpf_link *l)
 	return add_link(b, l);
 }
 
-int ust_lh_bpf_set_af(struct ust_lh_bpf *b, const struct ust_af *af, char *err, size_t errlen)
+int ust_lh_bpf_set_af(struct ust_lh_bpf *b, const struct ust_af *af, char *err, size_t errsz)
 {
-	return ust_af_bpf_setup(b->skel->obj, keep_link, b, af, err, errlen);
+	return ust_af_bpf_setup(b->skel->obj, keep_link, b, af, err, errsz);
 }
 
 int ust_lh_bpf_attach_late(struct ust_lh_bpf *b)
@@ -310,24 +315,26 @@ static int perf_tp_open(const char *sys, const char *ev, pid_t pid, int cpu)
 	return (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-int ust_lh_bpf_calibrate(struct ust_lh_bpf *b, char *err, size_t errlen)
+int ust_lh_bpf_calibrate(struct ust_lh_bpf *b, char *err, size_t errsz)
 {
 	LIBBPF_OPTS(bpf_perf_event_opts, po);
 	struct bpf_link *l;
-	int fd, bias;
+	int fd, bias, ret;
 
 	fd = perf_tp_open("syscalls", "sys_enter_getppid", 0, -1);
 	if (fd < 0) {
-		snprintf(err, errlen, "calibration: perf event on syscalls:sys_enter_getppid: %s",
+		ret = errno ? -errno : -ENOENT;
+		snprintf(err, errsz, "calibration: perf event on syscalls:sys_enter_getppid: %s",
 			 strerror(errno));
-		return -1;
+		return ret;
 	}
 	b->skel->bss->ust_lh_calib_tid = (__u32)syscall(SYS_gettid);
 	l = bpf_program__attach_perf_event_opts(b->skel->progs.ust_lh_calib, fd, &po);
 	if (!l) {
-		snprintf(err, errlen, "calibration: attaching: %s", strerror(errno));
+		ret = -errno;
+		snprintf(err, errsz, "calibration: attaching: %s", strerror(-ret));
 		close(fd);
-		return -1;
+		return ret;
 	}
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	syscall(SYS_getppid);
@@ -335,8 +342,8 @@ int ust_lh_bpf_calibrate(struct ust_lh_bpf *b, char *err, size_t errlen)
 	close(fd);
 	bias = b->skel->data->ust_lh_calib_rcu;
 	if (bias < 0 || bias > 8) {
-		snprintf(err, errlen, "calibration: the program did not run (read %d)", bias);
-		return -1;
+		snprintf(err, errsz, "calibration: the program did not run (read %d)", bias);
+		return -EIO;
 	}
 	b->skel->data->ust_lh_rcu_bias = bias;
 	return bias;
@@ -443,29 +450,29 @@ void ust_lh_bpf_close(struct ust_lh_bpf *b)
 
 #else /* !UST_HAVE_BPF */
 
-int ust_lh_bpf_set_af(struct ust_lh_bpf *b, const struct ust_af *af, char *err, size_t errlen)
+int ust_lh_bpf_set_af(struct ust_lh_bpf *b, const struct ust_af *af, char *err, size_t errsz)
 {
 	(void)b, (void)af;
-	snprintf(err, errlen, "ustitch was built without BPF support (libbpf, clang, bpftool)");
-	return -1;
+	snprintf(err, errsz, "ustitch was built without BPF support (libbpf, clang, bpftool)");
+	return -EOPNOTSUPP;
 }
 
 struct ust_lh_bpf {
 	int unused;
 };
 
-struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, size_t errlen)
+struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, size_t errsz)
 {
 	(void)o;
-	snprintf(err, errlen, "ustitch was built without BPF support (libbpf, clang, bpftool)");
+	snprintf(err, errsz, "ustitch was built without BPF support (libbpf, clang, bpftool)");
 	errno = EOPNOTSUPP;
 	return NULL;
 }
 
-int ust_lh_bpf_calibrate(struct ust_lh_bpf *b, char *err, size_t errlen)
+int ust_lh_bpf_calibrate(struct ust_lh_bpf *b, char *err, size_t errsz)
 {
-	(void)b, (void)err, (void)errlen;
-	return -1;
+	(void)b, (void)err, (void)errsz;
+	return -EOPNOTSUPP;
 }
 
 int ust_lh_bpf_rcu_bias(const struct ust_lh_bpf *b)

@@ -52,10 +52,11 @@ struct cc {
 	char *err;
 	size_t errlen;
 	bool failed;
+	int code;		/* the first error's errno */
 };
 
-__attribute__((format(printf, 3, 4)))
-static int cerr(struct cc *c, unsigned int col0, const char *fmt, ...)
+__attribute__((format(printf, 4, 5)))
+static int cerr(struct cc *c, unsigned int col0, int code, const char *fmt, ...)
 {
 	char msg[400];
 	va_list ap;
@@ -63,6 +64,7 @@ static int cerr(struct cc *c, unsigned int col0, const char *fmt, ...)
 	if (c->failed)
 		return -1;
 	c->failed = true;
+	c->code = code;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -91,7 +93,7 @@ static int new_insn(struct cc *c, unsigned int col, int t, int f)
 	struct ust_lh_insn_u *in;
 
 	if (c->n >= UST_LH_MAX_INSNS)
-		return cerr(c, col, "too complex: more than %d tests for BPF to evaluate",
+		return cerr(c, col, E2BIG, "too complex: more than %d tests for BPF to evaluate",
 			    UST_LH_MAX_INSNS);
 	in = &c->tmp[c->n];
 	memset(in, 0, sizeof(*in));
@@ -128,7 +130,7 @@ static int compile_lock(struct cc *c, const struct ust_lh_node *nd, bool neg, in
 	int second;
 
 	if (nd->spec >= UST_LH_MAX_LEAVES)
-		return cerr(c, nd->start, "more than %d lock_held() tests", UST_LH_MAX_LEAVES);
+		return cerr(c, nd->start, E2BIG, "more than %d lock_held() tests", UST_LH_MAX_LEAVES);
 	c->out->families |= s->families;
 	if (s->kind == UST_LH_S_SLAB)
 		c->out->needs_track_slab = true;
@@ -147,7 +149,7 @@ static int compile_lock(struct cc *c, const struct ust_lh_node *nd, bool neg, in
 	case UST_LH_MECH_TRACK:
 		break;
 	case UST_LH_MECH_NONE:
-		return cerr(c, nd->start, "%s is not resolved", s->text);
+		return cerr(c, nd->start, EINVAL, "%s is not resolved", s->text);
 	}
 	switch (s->kind) {
 	case UST_LH_S_TYPE:
@@ -204,34 +206,34 @@ static int check_term(struct cc *c, const struct ust_lh_node *nd, const struct u
 
 	*fp = NULL;
 	if (nd->op == UST_LH_T_GLOB && !strcmp(nd->field, "common_pid"))
-		return cerr(c, nd->start, "'common_pid ~ ...': BPF cannot evaluate glob matches");
+		return cerr(c, nd->start, EINVAL, "'common_pid ~ ...': BPF cannot evaluate glob matches");
 	if (!strcmp(nd->field, "common_pid")) {
 		*fp = NULL;
 	} else {
 		fl = c->fmt ? ust_lh_format_field(c->fmt, nd->field) : NULL;
 		if (!fl)
-			return cerr(c, nd->start, "event %s has no field '%s'",
+			return cerr(c, nd->start, EINVAL, "event %s has no field '%s'",
 				    c->fmt && c->fmt->name ? c->fmt->name : "?", nd->field);
 		if (nd->op == UST_LH_T_GLOB)
-			return cerr(c, nd->start, "'%s ~ ...': BPF cannot evaluate glob matches; keep the term outside the part with lock_held() (as its own && term it stays an ftrace filter)",
+			return cerr(c, nd->start, EINVAL, "'%s ~ ...': BPF cannot evaluate glob matches; keep the term outside the part with lock_held() (as its own && term it stays an ftrace filter)",
 				    nd->field);
 		if (fl->is_string || fl->is_array)
-			return cerr(c, nd->start, "'%s' is %s: BPF compares numbers only; keep the term outside the part with lock_held() (as its own && term it stays an ftrace filter)",
+			return cerr(c, nd->start, EINVAL, "'%s' is %s: BPF compares numbers only; keep the term outside the part with lock_held() (as its own && term it stays an ftrace filter)",
 				    nd->field, fl->is_string ? "a string" : "an array");
 		if (fl->off < 8)
-			return cerr(c, nd->start, "'%s': of the common fields BPF can test only common_pid",
+			return cerr(c, nd->start, EINVAL, "'%s': of the common fields BPF can test only common_pid",
 				    nd->field);
 		if (fl->size != 1 && fl->size != 2 && fl->size != 4 && fl->size != 8)
-			return cerr(c, nd->start, "'%s' has size %u: not a number", nd->field, fl->size);
+			return cerr(c, nd->start, EINVAL, "'%s' has size %u: not a number", nd->field, fl->size);
 		*fp = fl;
 	}
 	if (nd->quoted)
-		return cerr(c, nd->start, "'%s' is a number: compare it with a number, not \"%s\"",
+		return cerr(c, nd->start, EINVAL, "'%s' is a number: compare it with a number, not \"%s\"",
 			    nd->field, nd->value);
 	errno = 0;
 	*val = nd->value[0] == '-' ? (uint64_t)strtoll(nd->value, &end, 0) : strtoull(nd->value, &end, 0);
 	if (errno || *end || end == nd->value)
-		return cerr(c, nd->start, "'%s' is not a number", nd->value);
+		return cerr(c, nd->start, EINVAL, "'%s' is not a number", nd->value);
 	return 0;
 }
 
@@ -319,9 +321,9 @@ static void conjuncts(const struct ust_lh_expr *e, int n, int *out, int *nr, int
 }
 
 int ust_lh_compile(const struct ust_lh_expr *e, const struct ust_lh_format *fmt, bool bpf_all,
-		   struct ust_lh_compiled *out, char *err, size_t errlen)
+		   struct ust_lh_compiled *out, char *err, size_t errsz)
 {
-	struct cc c = { .e = e, .fmt = fmt, .out = out, .err = err, .errlen = errlen };
+	struct cc c = { .e = e, .fmt = fmt, .out = out, .err = err, .errlen = errsz };
 	int conj[256], nconj = 0, bpf[256], nbpf = 0, i, entry = X_ACCEPT;
 	struct ust_sb ft;
 
@@ -348,9 +350,9 @@ int ust_lh_compile(const struct ust_lh_expr *e, const struct ust_lh_format *fmt,
 	}
 	if (c.failed || ft.oom) {
 		if (!c.failed)
-			snprintf(err, errlen, "out of memory");
+			snprintf(err, errsz, "out of memory");
 		ust_sb_fini(&ft);
-		return -1;
+		return c.failed ? -c.code : -ENOMEM;
 	}
 	out->ftrace = ft.len ? ust_sb_steal(&ft) : NULL;
 	ust_sb_fini(&ft);
@@ -370,8 +372,8 @@ int ust_lh_compile(const struct ust_lh_expr *e, const struct ust_lh_format *fmt,
 	out->leaf_negated = calloc((size_t)e->nr_specs + 1, sizeof(bool));
 	if (!out->leaf_text || !out->leaf_negated) {
 		ust_lh_compiled_free(out);
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
 	}
 	for (i = 0; i < e->nr_specs; i++)
 		out->leaf_text[i] = ust_lh_leaf_text(e, i);

@@ -4,6 +4,7 @@
  * lock_held() compiler needs to evaluate ftrace terms in BPF: offset,
  * size, signedness, and whether the field is a string or another array.
  */
+#include <errno.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,10 +91,10 @@ int ust_lh_format_parse(const char *text, struct ust_lh_format *f)
 			size = (unsigned int)strtoul(s + 5, NULL, 10);
 			sgn = g ? atoi(g + 7) : 0;
 			if (add_field(f, p + 6, (size_t)(semi - (p + 6)), off, size, sgn != 0))
-				return -1;
+				return -ENOMEM;
 		}
 	}
-	return f->name && f->id >= 0 ? 0 : -1;
+	return f->name && f->id >= 0 ? 0 : -EINVAL;
 }
 
 void ust_lh_format_free(struct ust_lh_format *f)

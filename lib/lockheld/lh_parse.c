@@ -32,6 +32,7 @@ struct parser {
 	char *err;
 	size_t errlen;
 	bool failed;
+	int code;		/* the first error's errno */
 	int depth;
 };
 
@@ -55,13 +56,14 @@ static int perr(struct parser *p, size_t col0, const char *fmt, ...)
 	va_list ap;
 
 	if (p->failed)
-		return -1;
+		return -p->code;
 	p->failed = true;
+	p->code = strcmp(fmt, "out of memory") ? EINVAL : ENOMEM;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	snprintf(p->err, p->errlen, "column %zu: %s", col0 + 1, msg);
-	return -1;
+	return -p->code;
 }
 
 static bool word_char(char c)
@@ -485,24 +487,24 @@ static int parse_or(struct parser *p)
 	return parse_bin(p, T_OR);
 }
 
-int ust_lh_parse(const char *src, struct ust_lh_expr *e, char *err, size_t errlen)
+int ust_lh_parse(const char *src, struct ust_lh_expr *e, char *err, size_t errsz)
 {
-	struct parser p = { .s = src, .e = e, .err = err, .errlen = errlen };
+	struct parser p = { .s = src, .e = e, .err = err, .errlen = errsz };
 	char buf[64];
 
 	memset(e, 0, sizeof(*e));
 	e->root = -1;
 	e->src = strdup(src);
 	if (!e->src) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
 	}
 	lex(&p);
 	if (p.tok == T_END)
 		return perr(&p, p.pos, "empty filter");
 	e->root = parse_or(&p);
 	if (e->root < 0 || p.failed)
-		return -1;
+		return p.failed ? -p.code : -EINVAL;
 	if (p.tok == T_RP)
 		return perr(&p, p.pos, "')' without a matching '('");
 	if (p.tok != T_END)

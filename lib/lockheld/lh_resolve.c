@@ -5,6 +5,7 @@
  * mechanism it needs and what this kernel lacks for it, so that a user can
  * tell a typo from a kernel limit before anything is recorded.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,12 +238,12 @@ static int resolve_one(struct rctx *r, struct ust_lh_spec *s)
 	return 0;
 }
 
-int ust_lh_resolve(struct ust_lh_expr *e, const struct ust_lh_env *env, char *err, size_t errlen)
+int ust_lh_resolve(struct ust_lh_expr *e, const struct ust_lh_env *env, char *err, size_t errsz)
 {
-	struct rctx r = { .e = e, .env = env, .err = err, .errlen = errlen };
+	struct rctx r = { .e = e, .env = env, .err = err, .errlen = errsz };
 
 	for (r.spec = 0; r.spec < e->nr_specs; r.spec++)
 		if (resolve_one(&r, &e->specs[r.spec]))
-			return -1;
+			return -EOPNOTSUPP;
 	return 0;
 }

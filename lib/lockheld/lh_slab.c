@@ -20,7 +20,7 @@ typedef __u64 u64;
 #include "ust_lh_slab_skel.h"
 #include "lockheld_abi.h"
 
-int ust_lh_slab_addr(const char *name, uint64_t *addr, char *why, size_t whylen)
+int ust_lh_slab_addr(const char *name, uint64_t *addr, char *err, size_t errsz)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, run);
 	struct ust_lh_slab_skel *skel;
@@ -28,43 +28,45 @@ int ust_lh_slab_addr(const char *name, uint64_t *addr, char *why, size_t whylen)
 
 	*addr = 0;
 	if (strlen(name) >= UST_LH_SLAB_NAME) {
-		snprintf(why, whylen, "the name is longer than %d characters", UST_LH_SLAB_NAME - 1);
-		return -1;
+		snprintf(err, errsz, "the name is longer than %d characters", UST_LH_SLAB_NAME - 1);
+		return -ENAMETOOLONG;
 	}
 	skel = ust_lh_slab_skel__open();
 	if (!skel) {
-		snprintf(why, whylen, "cannot open its BPF object");
-		return -1;
+		ret = errno ? -errno : -ENOMEM;
+		snprintf(err, errsz, "cannot open its BPF object");
+		return ret;
 	}
 	memcpy((char *)skel->rodata->ust_lh_slab_want, name, strlen(name) + 1);
 	ret = ust_lh_slab_skel__load(skel);
 	if (!ret)
 		ret = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.ust_lh_slab_find), &run);
 	if (ret) {
-		snprintf(why, whylen, "running the BPF walk of the kernel's slab caches: %s",
-			 strerror(ret < 0 ? -ret : errno));
+		ret = ret < 0 ? ret : -errno;
+		snprintf(err, errsz, "running the BPF walk of the kernel's slab caches: %s",
+			 strerror(-ret));
 	} else if (!skel->bss->ust_lh_slab_seen) {
-		snprintf(why, whylen, "the kernel's list of slab caches (slab_caches) is not in /proc/kallsyms");
-		ret = -1;
+		snprintf(err, errsz, "the kernel's list of slab caches (slab_caches) is not in /proc/kallsyms");
+		ret = -ENOENT;
 	} else if (!skel->bss->ust_lh_slab_found) {
-		snprintf(why, whylen, "not among the kernel's %u slab caches under its own name (merged into another cache?)",
+		snprintf(err, errsz, "not among the kernel's %u slab caches under its own name (merged into another cache?)",
 			 skel->bss->ust_lh_slab_seen);
-		ret = -1;
+		ret = -ENOENT;
 	} else {
 		*addr = skel->bss->ust_lh_slab_found;
 	}
 	ust_lh_slab_skel__destroy(skel);
-	return ret ? -1 : 0;
+	return ret;
 }
 
 #else
 
-int ust_lh_slab_addr(const char *name, uint64_t *addr, char *why, size_t whylen)
+int ust_lh_slab_addr(const char *name, uint64_t *addr, char *err, size_t errsz)
 {
 	(void)name;
 	*addr = 0;
-	snprintf(why, whylen, "ustitch was built without BPF");
-	return -1;
+	snprintf(err, errsz, "ustitch was built without BPF");
+	return -ENOTSUP;
 }
 
 #endif

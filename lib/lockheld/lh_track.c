@@ -6,6 +6,7 @@
  * function means adding it in both places; the unit test checks that
  * every name here exists in the object.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -145,7 +146,7 @@ int ust_lh_track_progs(unsigned int fams, bool (*has_func)(void *ctx, const char
 				pfx[np++] = "ust_lh_e_";
 			for (k = 0; k < np; k++) {
 				if (n >= max)
-					return -1;
+					return -ENOSPC;
 				snprintf(names[n], 64, "%s%s", pfx[k], h->func);
 				out[n] = names[n];
 				n++;

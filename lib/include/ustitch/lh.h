@@ -107,10 +107,10 @@ struct ust_lh_expr {
 };
 
 /*
- * Parse @src.  0, or -1 with @err = "column N: what" (N counts from 1).
- * ust_lh_expr_free() in both cases.
+ * Parse @src.  0, or -EINVAL (-ENOMEM) with @err = "column N: what" (N
+ * counts from 1).  ust_lh_expr_free() in both cases.
  */
-int ust_lh_parse(const char *src, struct ust_lh_expr *e, char *err, size_t errlen);
+int ust_lh_parse(const char *src, struct ust_lh_expr *e, char *err, size_t errsz);
 void ust_lh_expr_free(struct ust_lh_expr *e);
 /* Does the filter text use lock_held() at all (a cheap scan, no parse)? */
 bool ust_lh_mentions(const char *src);
@@ -168,17 +168,19 @@ struct ust_lh_env {
 	const char *no_spin_why;
 };
 
-/* A slab cache's kmem_cache address, by name (lib/lockheld/lh_slab.c); -1 with why. */
-int ust_lh_slab_addr(const char *name, uint64_t *addr, char *why, size_t whylen);
+/* A slab cache's kmem_cache address, by name (lib/lockheld/lh_slab.c).  0, or a
+ * negative errno (-ENOENT: no such cache, or slab_caches not in kallsyms;
+ * -ENAMETOOLONG; the BPF walk's; -ENOTSUP without BPF) with why in @err. */
+int ust_lh_slab_addr(const char *name, uint64_t *addr, char *err, size_t errsz);
 
 /* The running kernel (probes once; the strings live until exit). */
 const struct ust_lh_env *ust_lh_env_live(void);
 
 /*
- * Decide how each spec of @e is evaluated here.  0, or -1 with @err naming
- * the spec, the mechanism it needs and why this kernel lacks it.
+ * Decide how each spec of @e is evaluated here.  0, or -EOPNOTSUPP with
+ * @err naming the spec, the mechanism it needs and why this kernel lacks it.
  */
-int ust_lh_resolve(struct ust_lh_expr *e, const struct ust_lh_env *env, char *err, size_t errlen);
+int ust_lh_resolve(struct ust_lh_expr *e, const struct ust_lh_env *env, char *err, size_t errsz);
 /* The mechanism's name for messages: "owner inspection", ... */
 const char *ust_lh_mech_name(enum ust_lh_mech m);
 
@@ -199,7 +201,8 @@ struct ust_lh_format {
 	int nr_fields;
 };
 
-/* Parse an event format text (tracefs events/S/E/format). 0 or -1. */
+/* Parse an event format text (tracefs events/S/E/format).  0, -EINVAL (no
+ * name or ID) or -ENOMEM. */
 int ust_lh_format_parse(const char *text, struct ust_lh_format *f);
 void ust_lh_format_free(struct ust_lh_format *f);
 const struct ust_lh_field *ust_lh_format_field(const struct ust_lh_format *f, const char *name);
@@ -232,11 +235,12 @@ struct ust_lh_compiled {
  * field terms included (numeric fields, == != < <= > >= &).  When
  * @bpf_all, the ftrace conjuncts that BPF can evaluate are compiled too
  * (the recorder asks for it when kept events get user stacks: a cookie
- * must not go to an event the ftrace filter then drops).  0, or -1 with
- * @err.
+ * must not go to an event the ftrace filter then drops).  0, or with @err
+ * -E2BIG (too many tests or lock_held() leaves for BPF), -EINVAL (a term
+ * BPF cannot evaluate), -ENOMEM.
  */
 int ust_lh_compile(const struct ust_lh_expr *e, const struct ust_lh_format *fmt, bool bpf_all,
-		   struct ust_lh_compiled *out, char *err, size_t errlen);
+		   struct ust_lh_compiled *out, char *err, size_t errsz);
 void ust_lh_compiled_free(struct ust_lh_compiled *c);
 /* One line per node, for tests and -v: "0: lock mmap_lock:W leaf 0 ? 1 : reject". */
 char *ust_lh_compiled_dump(const struct ust_lh_compiled *c);

@@ -46,14 +46,16 @@ struct ust_lh_bpf_stats {
 	uint64_t runs, kept, hit_drops, bad_prog, read_fail;
 };
 
-struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, size_t errlen);
+/* NULL with errno set and the message in @err on failure. */
+struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, size_t errsz);
 /*
  * Measure what the BPF runtime adds to current->rcu_read_lock_nesting by
  * running the calibration program on an event of this thread outside any
  * RCU section (syscalls:sys_enter_getppid), and subtract that from then on.
- * Returns the bias, or -1 (the default of 1 stays).
+ * Returns the bias, or a negative errno with @err (the default of 1 stays;
+ * -EIO: the program did not run).
  */
-int ust_lh_bpf_calibrate(struct ust_lh_bpf *b, char *err, size_t errlen);
+int ust_lh_bpf_calibrate(struct ust_lh_bpf *b, char *err, size_t errsz);
 int ust_lh_bpf_follow(struct ust_lh_bpf *b, pid_t tgid);
 /* Event @slot's graph (< UST_LH_MAX_PROGS); @stacks: kept events get cookies. */
 int ust_lh_bpf_set_prog(struct ust_lh_bpf *b, int slot, const struct ust_lh_compiled *c,
@@ -67,7 +69,7 @@ int ust_lh_bpf_attach(struct ust_lh_bpf *b, int slot, int perf_fd);
  */
 int ust_lh_bpf_attach_late(struct ust_lh_bpf *b);
 /* --addr-filter: its ranges and start/stop probes (lib/addrfilter/af_bpf.c). */
-int ust_lh_bpf_set_af(struct ust_lh_bpf *b, const struct ust_af *af, char *err, size_t errlen);
+int ust_lh_bpf_set_af(struct ust_lh_bpf *b, const struct ust_af *af, char *err, size_t errsz);
 /* Hand every waiting hit to @fn. Returns how many or a negative errno. */
 int ust_lh_bpf_hits(struct ust_lh_bpf *b, void (*fn)(const struct ust_lh_hit_u *h, void *ctx),
 		    void *ctx);

@@ -46,7 +46,7 @@ unsigned int ust_lh_track_available(bool (*has_func)(void *ctx, const char *func
 /*
  * The BPF program names to load for @families, those of functions
  * @has_func knows (NULL: all), each once, into @out (at most @max).
- * Returns how many, or -1 if @max is too small.
+ * Returns how many, or -ENOSPC if @max is too small.
  */
 int ust_lh_track_progs(unsigned int families, bool (*has_func)(void *ctx, const char *func),
 		       void *ctx, const char **out, char (*names)[64], int max);

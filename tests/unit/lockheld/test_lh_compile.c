@@ -4,6 +4,7 @@
  * with tracing programs), splitting into the ftrace part and the BPF
  * graph, the graphs themselves, and the tracking families.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -183,6 +184,8 @@ static void test_resolve(void **state)
 			fail_msg("'%s': %s", resolutions[i].src, err);
 		if (resolutions[i].err && !r)
 			fail_msg("'%s' resolved", resolutions[i].src);
+		if (resolutions[i].err && r != -EOPNOTSUPP)
+			fail_msg("'%s': returned %d, expected -EOPNOTSUPP", resolutions[i].src, r);
 		if (resolutions[i].err && strcmp(err, resolutions[i].err))
 			fail_msg("'%s': got \"%s\", expected \"%s\"", resolutions[i].src, err,
 				 resolutions[i].err);
@@ -256,6 +259,9 @@ static void test_compile(void **state)
 		if (compiles[i].graph[0] == '!') {
 			if (!r)
 				fail_msg("'%s' compiled", compiles[i].src);
+			if (r != (strstr(err, "too complex") || strstr(err, ": more than ") ? -E2BIG :
+				  -EINVAL))
+				fail_msg("'%s': returned %d", compiles[i].src, r);
 			if (strcmp(err, compiles[i].graph + 1))
 				fail_msg("'%s': got \"%s\", expected \"%s\"", compiles[i].src, err,
 					 compiles[i].graph + 1);
@@ -314,7 +320,7 @@ static void test_too_complex(void **state)
 	for (i = 0; i < 32; i++)
 		strcat(src, " || common_pid == 1");
 	assert_int_equal(resolve(src, &sandbox, &e, err, sizeof(err)), 0);
-	assert_int_equal(ust_lh_compile(&e, NULL, false, &c, err, sizeof(err)), -1);
+	assert_int_equal(ust_lh_compile(&e, NULL, false, &c, err, sizeof(err)), -E2BIG);
 	assert_string_equal(err, "column 1: too complex: more than 32 tests for BPF to evaluate");
 	ust_lh_expr_free(&e);
 }
@@ -356,7 +362,7 @@ static void test_track_families(void **state)
 	assert_int_equal(n, 6);
 	assert_string_equal(names[0], "ust_lh_x_synchronize_rcu");
 	assert_string_equal(names[1], "ust_lh_e_synchronize_rcu");
-	assert_int_equal(ust_lh_track_progs(UST_LH_FAM__ALL, NULL, NULL, names, buf, 3), -1);
+	assert_int_equal(ust_lh_track_progs(UST_LH_FAM__ALL, NULL, NULL, names, buf, 3), -ENOSPC);
 }
 
 /* Every program the table names exists in the tracking object. */

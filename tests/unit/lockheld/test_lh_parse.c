@@ -3,6 +3,7 @@
  * lock_held() grammar: a table of valid expressions with the tree they
  * parse to, and of invalid ones with the exact error (column included).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -185,6 +186,8 @@ static void test_invalid(void **state)
 
 		if (!r)
 			fail_msg("'%s' parsed", invalid[i].src);
+		if (r != -EINVAL)
+			fail_msg("'%s': returned %d, expected -EINVAL", invalid[i].src, r);
 		if (strcmp(err, invalid[i].err))
 			fail_msg("'%s': got \"%s\", expected \"%s\"", invalid[i].src, err, invalid[i].err);
 		ust_lh_expr_free(&e);
