@@ -36,6 +36,7 @@
  * which fails with EFAULT instead of faulting.  A CFA must lie above the
  * frame's rsp, and the walk stops at UST_LTTNG_MAX_FRAMES.
  */
+#include <stdatomic.h>
 #include <sys/uio.h>
 
 #include "ust_lttng.h"
@@ -205,6 +206,7 @@ struct ws {
 struct wctx {
 	struct rd r;
 	uint32_t flags;
+	unsigned int gen;		/* the registry's, at the walk's start */
 	unsigned int nc, next;
 	struct ust_lttng_cfi_obj objs[OBJ_CACHE];
 };
@@ -239,6 +241,57 @@ static const struct ust_cfi_row *row_of(const struct ust_lttng_cfi_obj *o, uint6
 			hi = mid;
 	}
 	return &o->rows[lo];
+}
+
+/*
+ * pc -> row, for the pcs walks keep meeting (a trace repeats few stacks):
+ * a direct-mapped cache that saves the object lookup and the binary
+ * search in tables of up to millions of rows.  Lock-free: a slot's key
+ * is cleared, its row written, then the key set; a reader checks the key
+ * before and after reading the row.  Keys carry the registry generation,
+ * so nothing cached before a dlopen/dlclose is used after it.  A row
+ * pointer always points into a table that is never freed: a lost race
+ * costs a wrong rule at worst, never a bad read.
+ */
+#define ROW_CACHE_BITS	12
+
+struct row_slot {
+	_Atomic uint64_t key;
+	const struct ust_cfi_row *_Atomic row;
+};
+
+static struct row_slot row_cache[1 << ROW_CACHE_BITS];
+
+static inline uint64_t row_key(uintptr_t pc, unsigned int gen)
+{
+	return ((uint64_t)pc & 0xffffffffffffULL) | (uint64_t)(gen & 0xffff) << 48;
+}
+
+static inline struct row_slot *row_slot(uint64_t key)
+{
+	return &row_cache[(key * 0x9e3779b97f4a7c15ULL) >> (64 - ROW_CACHE_BITS)];
+}
+
+static inline const struct ust_cfi_row *row_cached(uint64_t key)
+{
+	struct row_slot *s = row_slot(key);
+	const struct ust_cfi_row *row;
+
+	if (atomic_load_explicit(&s->key, memory_order_acquire) != key)
+		return NULL;
+	row = atomic_load_explicit(&s->row, memory_order_acquire);
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&s->key, memory_order_relaxed) == key ? row : NULL;
+}
+
+static inline void row_remember(uint64_t key, const struct ust_cfi_row *row)
+{
+	struct row_slot *s = row_slot(key);
+
+	atomic_store_explicit(&s->key, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&s->row, row, memory_order_relaxed);
+	atomic_store_explicit(&s->key, key, memory_order_release);
 }
 
 /* One frame-pointer step (the kernel's unwind_user walk); true: the walk ends. */
@@ -366,15 +419,22 @@ NO_ASAN static bool step(struct wctx *c, struct ws *s)
 {
 	/* A return address is after the call: the call itself is at ip - 1. */
 	uintptr_t pc = s->ip - (s->exact ? 0 : 1);
-	const struct ust_lttng_cfi_obj *o = obj_of(c, pc);
-	const struct ust_cfi_row *row = NULL;
+	uint64_t key = row_key(pc, c->gen);
+	const struct ust_cfi_row *row = row_cached(key);
+	const struct ust_lttng_cfi_obj *o;
 
+	if (row)
+		goto have_row;
+	o = obj_of(c, pc);
 	if (!o)
 		c->flags |= UST_ABI_STACK_F_RAW;	/* JIT code, anonymous memory */
 	else if (o->status == UST_LTTNG_CFI_READY)
 		row = row_of(o, pc + o->delta);
 	else if (o->status == UST_LTTNG_CFI_PENDING)
 		c->flags |= UST_ABI_STACK_F_NO_TABLE;
+	if (row)
+		row_remember(key, row);
+have_row:
 	if (!row || row->cfa_type == UST_CFI_CFA_NONE || row->cfa_type == UST_CFI_CFA_UNSUPPORTED)
 		return step_fp(c, s);
 	if (row->cfa_type == UST_CFI_CFA_END) {
@@ -459,6 +519,7 @@ int ust_lttng_walk(const void *pctx, uintptr_t ip, uintptr_t *out, int max, uint
 	if (ust_lttng_cfi_enabled()) {
 		c.flags = 0;
 		c.nc = c.next = 0;
+		c.gen = ust_lttng_cfi_gen();
 		n = walk_cfi(&c, ip, out, max);
 		if (n > 0) {
 			*flags = c.flags;
