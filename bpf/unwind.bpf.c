@@ -35,6 +35,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile bool ust_leaf_ret = true;
 /* Set at run time: nonzero once a tgid is in ust_bpfu_tgids. */
 volatile __u32 ust_filter_on;
+/* Set at run time, once ust_bpfu_sys_exit runs after every event program. */
+volatile __u32 ust_exit_armed;
 
 struct ust_bpfu_task {
 	__u64 cookie;		/* 0: no cookie in this entry yet */
@@ -43,6 +45,8 @@ struct ust_bpfu_task {
 	__u64 sysnr;		/* and its system call number (orig_ax) */
 	__u32 pending;		/* a work is scheduled and has not run yet */
 	__u32 in_work;		/* the work runs: events now are of its entry */
+	__u32 at_exit;		/* the system call's exit takes this entry's stack */
+	__u32 pad;
 };
 
 #define UST_NR_EXECVE	59	/* x86-64 */
@@ -399,6 +403,18 @@ static __always_inline int ust_bpfu_schedule(struct task_struct *task, __u32 tid
 						  ust_bpfu_work_cb, 0);
 }
 
+#define UST_ENOSYS	38
+
+/*
+ * In a system call's body: entered by `syscall` (orig_ax is its number;
+ * interrupts and exceptions leave a negative one) and its return value
+ * not set yet (the entry code fills ax with -ENOSYS until then).
+ */
+static __always_inline bool ust_bpfu_in_syscall_body(struct pt_regs *regs)
+{
+	return (long)regs->orig_ax >= 0 && regs->ax == (__u64)-UST_ENOSYS;
+}
+
 /*
  * The cookie of @task's current kernel entry: the first event of an entry
  * allocates it and schedules the task_work, later ones reuse it.  0 when
@@ -440,8 +456,20 @@ static __always_inline __u64 ust_bpfu_take_cookie(void *ctx, struct task_struct 
 	st->sp = sp;
 	st->ip = ip;
 	st->sysnr = regs->orig_ax;
+	st->at_exit = 0;
 	if (st->pending)
 		return cookie;
+	/*
+	 * In a system call's body, the stack is the same at its exit: the
+	 * sys_exit program takes it there, after every event of the entry,
+	 * with no task_work (an irq_work, a self-IPI: a VM exit here).
+	 * Anything else (interrupts, faults, events after the system call's
+	 * return value is set) goes by task_work.
+	 */
+	if (ust_exit_armed && ust_bpfu_in_syscall_body(regs)) {
+		st->at_exit = 1;
+		return cookie;
+	}
 	if (ust_bpfu_schedule(task, (__u32)id) == 0) {
 		st->pending = 1;
 		return cookie;
@@ -557,6 +585,74 @@ int ust_bpfu_fork(struct bpf_raw_tracepoint_args *ctx)
 		UST_COUNT(filter_full);
 	else
 		UST_COUNT(children);
+	return 0;
+}
+
+/*
+ * The stack of an entry whose system call ends: the walk at the event's
+ * semantics (once per entry, after all its events, the full user stack),
+ * without faulting.  0: emitted; -1: a read would have faulted, nothing
+ * emitted.
+ */
+static __always_inline int ust_bpfu_emit_at_exit(struct task_struct *task, __u64 id, __u64 cookie)
+{
+	struct ust_bpfu_rec_stack *r;
+	__u64 ts = bpf_ktime_get_ns();
+
+	r = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*r), 0);
+	if (!r) {
+		UST_COUNT(drops);
+		return 0;	/* user space sees the drop: no second try */
+	}
+	r->flags = 0;
+	ust_walk(r, (struct pt_regs *)bpf_task_pt_regs(task), false);
+	if (r->flags & UST_BPFU_F_FAULT) {
+		bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);
+		return -1;
+	}
+	ust_bpfu_fill_hdr(r, ts, id, cookie);
+	bpf_ringbuf_submit(r, ust_bpfu_rb_flags());
+	UST_COUNT(stacks);
+	UST_COUNT(exit_walks);
+	return 0;
+}
+
+/*
+ * Every system call's exit, attached after every event program (so it
+ * runs after the sys_exit events of the entry): the entries that asked
+ * for it (at_exit) get their stack here.  Where a read would fault, the
+ * task_work takes it, on the way to user space, as before.
+ */
+SEC("raw_tp/sys_exit")
+int ust_bpfu_sys_exit(struct bpf_raw_tracepoint_args *ctx __ust_unused)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct *task;
+	struct ust_bpfu_task *st;
+	__u64 cookie;
+
+	task = ust_bpfu_wanted(id);
+	if (!task)
+		return 0;
+	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
+	if (!st || !st->cookie || !st->at_exit)
+		return 0;
+	cookie = st->cookie;
+	st->at_exit = 0;
+	if (!ust_bpfu_emit_at_exit(task, id, cookie)) {
+		st->cookie = 0;		/* the next entry gets a new one */
+		return 0;
+	}
+	UST_COUNT(exit_faults);
+	if (!st->pending && ust_bpfu_schedule(task, (__u32)id) == 0) {
+		st->pending = 1;
+		return 0;
+	}
+	if (st->pending)
+		return 0;
+	UST_COUNT(sched_fail);
+	st->cookie = 0;
+	ust_bpfu_emit_immediate(ctx, task, id, cookie, UST_BPFU_F_SCHED_FAIL);
 	return 0;
 }
 

@@ -154,6 +154,8 @@ struct ust_bpfu_counters {
 	__u64 cfi_frames;	/* frames unwound by CFI tables */
 	__u64 fp_frames;	/* frames unwound by frame pointers */
 	__u64 cfi_need;		/* files asked for (NEED_CFI records) */
+	__u64 exit_walks;	/* stacks taken at the system call's exit (no task_work) */
+	__u64 exit_faults;	/* ... that would have faulted: task_work instead */
 };
 
 #endif /* UST_BPFU_ABI_H */

@@ -79,6 +79,7 @@ struct signal_struct {
 struct pt_regs {
 	unsigned long bp;
 	unsigned long bx;
+	unsigned long ax;		/* -ENOSYS in a system call's body, then its return value */
 	unsigned long orig_ax;		/* the system call number of the entry */
 	unsigned long ip;
 	unsigned long sp;

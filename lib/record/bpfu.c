@@ -259,6 +259,7 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_
 	bpf_program__set_autoload(skel->progs.ust_bpfu_fork, !o->no_children && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_exit, !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_exec, ust_bpfu_want_cfi(o));
+	bpf_program__set_autoload(skel->progs.ust_bpfu_sys_exit, deferred && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf, o->perf && deferred && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf_af, o->perf && o->af_only);
 	skel->rodata->ust_leaf_ret = !o->kernel_frames;
@@ -470,6 +471,22 @@ int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name)
 	return bpf_object__find_map_fd_by_name(u->skel->obj, name);
 }
 
+int ust_bpfu_arm_exit(struct ust_bpfu *u)
+{
+	struct bpf_link *l;
+	int ret;
+
+	if (!u->deferred || u->af_only || u->skel->bss->ust_exit_armed)
+		return 0;
+	l = bpf_program__attach_raw_tracepoint(u->skel->progs.ust_bpfu_sys_exit, "sys_exit");
+	ret = ust_bpfu_keep_link(u, l);
+	if (ret)
+		return ret;
+	/* After the attach: no entry waits for an exit program not yet there. */
+	u->skel->bss->ust_exit_armed = 1;
+	return 0;
+}
+
 int ust_bpfu_cfi_program(struct ust_bpfu *u, const char *path)
 {
 	return u->cfi ? ust_bpfu_cfi_add_program(u->cfi, path) : 0;
@@ -534,6 +551,8 @@ int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
 		st->cfi_frames += v[i].cfi_frames;
 		st->fp_frames += v[i].fp_frames;
 		st->cfi_need += v[i].cfi_need;
+		st->exit_walks += v[i].exit_walks;
+		st->exit_faults += v[i].exit_faults;
 	}
 	if (u->cfi)
 		ust_bpfu_cfi_get_stats(u->cfi, &st->cfi);
@@ -621,6 +640,12 @@ int ust_bpfu_fd(const struct ust_bpfu *u)
 int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name)
 {
 	(void)u, (void)name;
+	return -EOPNOTSUPP;
+}
+
+int ust_bpfu_arm_exit(struct ust_bpfu *u)
+{
+	(void)u;
 	return -EOPNOTSUPP;
 }
 

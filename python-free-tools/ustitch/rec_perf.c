@@ -715,6 +715,9 @@ static int open_bpf(struct perf_src *p, struct rec_ctx *c, char *err, size_t err
 		if (ust_bpfu_follow(p->bpfu, c->o->pids[i]))
 			goto fail;
 	rec_tables_preload(p->bpfu, c->o);
+	/* Its cookies come from samples, never from the sys_exit tracepoint: arm now. */
+	if (ust_bpfu_arm_exit(p->bpfu))
+		fprintf(stderr, PFX "perf: BPF: stacks at system call exits unavailable, task_work for all\n");
 	return 0;
 fail:
 	snprintf(err, errlen, "BPF: cannot follow the traced processes: %s", strerror(errno));

@@ -529,6 +529,9 @@ static int go(struct run *r)
 
 	/* What the main loop waits on: the BPF ring and the sources' buffers. */
 	r->ep = wait_set(r, r->o);
+	/* Last: its sys_exit program must run after every program giving cookies. */
+	if (r->bpfu && ust_bpfu_arm_exit(r->bpfu))
+		fprintf(stderr, PFX "BPF: stacks at system call exits unavailable, task_work for all\n");
 	ust_cap_on(r->cap);
 	r->t0 = now_s();
 	if (r->child <= 0) {

@@ -122,6 +122,10 @@ void rec_tables_summary(struct ust_bpfu *u, const struct rec_stack_counts *n, FI
 			"%lu at code with neither CFI nor frame pointers)",
 			n->no_table, n->bad_cfa, n->fault, n->no_unwind);
 	fputc('\n', out);
+	if (st.exit_walks || st.exit_faults)
+		fprintf(out, PFX "user stacks taken at the system call's exit: %llu (%llu by task_work, "
+			"as a read would have faulted)\n", (unsigned long long)st.exit_walks,
+			(unsigned long long)st.exit_faults);
 	fprintf(out, PFX "unwind tables: %u files (%u rows of %u, %u built, %u from the cache, "
 		"%.0f ms, %u asked for while recording), %u without",
 		st.cfi.files, st.cfi.rows, st.cfi.cap, st.cfi.builds, st.cfi.disk_loads,

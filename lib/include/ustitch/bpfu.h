@@ -166,6 +166,8 @@ struct ust_bpfu_stats {
 	uint64_t cfi_frames;	/* frames unwound by CFI tables */
 	uint64_t fp_frames;	/* frames unwound by frame pointers */
 	uint64_t cfi_need;	/* files the walk asked tables for */
+	uint64_t exit_walks;	/* stacks taken at the system call's exit */
+	uint64_t exit_faults;	/* ... that would have faulted: task_work instead */
 	struct ust_bpfu_cfi_stats {
 		uint32_t asked;		/* files the walk asked for, seen by user space */
 		uint32_t files;		/* tables in the BPF maps */
@@ -211,6 +213,16 @@ int ust_bpfu_fd(const struct ust_bpfu *u);
  * filters, lib/lockheld/lh_bpf.c); negative if none.
  */
 int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name);
+/*
+ * Take the stacks of events inside a system call at its exit (a
+ * sys_exit program), where the user stack is the same, instead of by
+ * task_work: no irq_work, no self-IPI.  Call it after every program that
+ * gives cookies is attached (ust_bpfu_attach, lock_held() filters): it
+ * must run after them at the system call's exit.  Deferred only (0 and
+ * nothing done otherwise).  0 or -errno.
+ */
+int ust_bpfu_arm_exit(struct ust_bpfu *u);
+
 /*
  * Unwind tables loaded before they are needed, so that the first stacks
  * are already complete: a program with the libraries the dynamic loader

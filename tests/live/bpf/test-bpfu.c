@@ -332,6 +332,7 @@ struct mode {
 	const char *const *chain_thread;
 	const char *const *chain_forked;
 	int depth;
+	bool arm_exit;			/* ust_bpfu_arm_exit(): stacks at the system call's exit */
 };
 
 static void check_run(const struct run *run, const struct mode *md, const char *prog_base,
@@ -449,6 +450,13 @@ static void check_run(const struct run *run, const struct mode *md, const char *
 	CHECK(st->records == run->nr_ck + run->nr_st, "records %llu",
 	      (unsigned long long)st->records);
 	CHECK(st->bad_records == 0, "bad records %llu", (unsigned long long)st->bad_records);
+	/* Every getppid() entry's stack at its exit when armed (its stack is resident); none else. */
+	if (md->arm_exit)
+		CHECK(st->exit_walks + st->exit_faults == run->nr_st && st->exit_walks > 0,
+		      "exit walks %llu, faults %llu, stacks %zu", (unsigned long long)st->exit_walks,
+		      (unsigned long long)st->exit_faults, run->nr_st);
+	else
+		CHECK(st->exit_walks == 0, "exit walks %llu unarmed", (unsigned long long)st->exit_walks);
 	CHECK(st->events == run->nr_ck, "BPF events %llu", (unsigned long long)st->events);
 	CHECK(st->cookies == distinct, "BPF cookies %llu", (unsigned long long)st->cookies);
 	CHECK(st->stacks == run->nr_st, "BPF stacks %llu", (unsigned long long)st->stacks);
@@ -499,6 +507,10 @@ static void run_mode(const struct mode *md, const char *prog, const char *prog_b
 	CHECK(ret == 0, "attach sys_enter_getppid: %s", strerror(-ret));
 	ret = ust_bpfu_attach(u, "syscalls", "sys_exit_getppid");
 	CHECK(ret == 0, "attach sys_exit_getppid: %s", strerror(-ret));
+	if (md->arm_exit) {
+		ret = ust_bpfu_arm_exit(u);
+		CHECK(ret == 0, "arm exit: %s", strerror(-ret));
+	}
 	CHECK(write(go, "g", 1) == 1, "go");
 	close(go);
 	while (w != run.child) {
@@ -532,12 +544,14 @@ int main(int argc, char **argv)
 	static const char *const kthread_chain[] = { "getppid", "ust_live_b", "ust_live_a",
 						     "ust_live_thread" };
 	const struct mode modes[] = {
-		{ "task_work", { 0 }, true, main_chain, thread_chain, forked_chain, 5 },
+		{ "task_work", { 0 }, true, main_chain, thread_chain, forked_chain, 5, false },
 		{ "task_work kernel_frames", { .kernel_frames = true }, false, kmain_chain,
-		  kthread_chain, NULL, 4 },
+		  kthread_chain, NULL, 4, false },
 		{ "task_work no_children", { .no_children = true }, true, main_chain, thread_chain,
-		  NULL, 5 },
-		{ "immediate", { .immediate = true }, true, main_chain, thread_chain, forked_chain, 5 },
+		  NULL, 5, false },
+		{ "immediate", { .immediate = true }, true, main_chain, thread_chain, forked_chain, 5,
+		  false },
+		{ "task_work sys_exit", { 0 }, true, main_chain, thread_chain, forked_chain, 5, true },
 	};
 	char prog[PATH_MAX];
 	const char *base;
