@@ -190,9 +190,9 @@ static __always_inline struct ust_walk_vma *ust_walk_vma(struct ust_bpfu_rec_sta
 }
 
 /*
- * The last row of rows [first, first + nr) whose off is <= @off.  Without
- * branches in the halving steps but the map lookup's: every branch on
- * every path is a state the verifier keeps, and the walk has many paths.
+ * The last row of rows [first, first + nr) whose off is <= @off: as many
+ * halving steps as the file has rows (15 for libc's 28k), each without a
+ * branch but the map lookup's and the end test.
  */
 static __always_inline const struct ust_cfi_row *ust_walk_row(__u32 first, __u32 nr, __u32 off)
 {
@@ -203,7 +203,9 @@ static __always_inline const struct ust_cfi_row *ust_walk_row(__u32 first, __u32
 	if (!nr)
 		return NULL;
 	for (i = 0; i < UST_WALK_SEARCH_STEPS; i++) {
-		mid = (lo + hi) >> 1;	/* == lo once hi - lo <= 1: no change */
+		if (hi - lo <= 1)
+			break;
+		mid = (lo + hi) >> 1;
 		k = first + (__u32)mid;
 		row = bpf_map_lookup_elem(&ust_bpfu_cfi_rows, &k);
 		if (!row)
