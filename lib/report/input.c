@@ -4,6 +4,7 @@
  * never a wrong stack: the host keeps the scan that holds the very record
  * it prints (same file offset, same cookie).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,4 +53,22 @@ void ust_report_add_mappings(struct ust_res *res, const struct ust_scan *sc)
 		ust_res_add_mapping(res, sc->maps[m].kdev, sc->maps[m].ino, sc->maps[m].path,
 				    sc->maps[m].build_id_len ? sc->maps[m].build_id : NULL,
 				    sc->maps[m].build_id_len);
+}
+
+int ust_report_setup(struct ust_res *res, const struct ust_scan *sc, const char *trace_path,
+		     const char *archive, char *err, size_t errsz)
+{
+	int ret = 0;
+
+	if (err && errsz)
+		err[0] = '\0';
+	if (!res)
+		return -EINVAL;
+	if (sc)
+		trace_path = sc->path;
+	if (trace_path)
+		ret = ust_res_set_trace(res, trace_path, archive, err, errsz);
+	if (sc)
+		ust_report_add_mappings(res, sc);
+	return ret;
 }

@@ -45,8 +45,10 @@ int ust_render_name(struct ust_res *res, struct ust_sym_cache *sym, const struct
 	if (sym)
 		file = ust_sym_cache_get(sym, hit.path, hit.build_id, hit.build_id_len, err,
 					 sizeof(err));
-	*obj = strrchr(hit.path, '/');
-	*obj = *obj ? *obj + 1 : hit.path;
+	/* Shown by the name the file is known by (a copy in an archive, or
+	 * an fd, is not a name). */
+	*obj = hit.name ? hit.name : hit.path;
+	*obj = strrchr(*obj, '/') ? strrchr(*obj, '/') + 1 : *obj;
 	n = file ? ust_sym_lookup(file, f->off, is_return, lines, sf, max) : 0;
 	return n > 0 ? n : 0;
 }
@@ -55,12 +57,20 @@ static void render_one(struct ust_render *r, const struct ust_dec_frame *f,
 		       bool is_return, bool has_files, struct ust_sb *out)
 {
 	struct ust_sym_frame sf[MAX_INLINE];
+	struct ust_res_hit hit = { 0 };
 	const char *obj;
 	const char *arrow = "=>";
+	bool marked;
 	int n, i;
 
-	if (r->mark && has_files && f->ino &&
-	    ust_af_match_file(r->mark, -1, f->kdev, f->ino, f->off) >= 0)
+	marked = r->mark && has_files && f->ino &&
+		 ust_af_match_file(r->mark, -1, f->kdev, f->ino, f->off) >= 0;
+	/* Frames whose file may not be the traced one: "=>?" (said at the end). */
+	if (has_files && f->ino && r->res)
+		ust_res_lookup(r->res, f->kdev, f->ino, &hit);
+	if (hit.path && hit.uncertain)
+		arrow = marked ? "=>*?" : "=>?";
+	else if (marked)
 		arrow = "=>*";
 	if (!has_files || !f->ino) {
 		/* Stack-only layout, or no VMA: the value is all there is. */
@@ -71,13 +81,17 @@ static void render_one(struct ust_render *r, const struct ust_dec_frame *f,
 	n = ust_render_name(r->res, r->opts.symbols ? r->sym : NULL, f, is_return, r->opts.lines,
 			    sf, MAX_INLINE, &obj);
 	if (!obj) {
-		ust_sb_printf(out, "\n%s 0x%" PRIx64 " (dev %u:%u ino %" PRIu64 ")", arrow, f->off,
-			      UST_ABI_KDEV_MAJOR(f->kdev), UST_ABI_KDEV_MINOR(f->kdev), f->ino);
+		/* Not found; why, when known: "no longer exists", "not the traced file: ..." */
+		ust_sb_printf(out, "\n%s 0x%" PRIx64 " (dev %u:%u ino %" PRIu64 "%s%s)", arrow, f->off,
+			      UST_ABI_KDEV_MAJOR(f->kdev), UST_ABI_KDEV_MINOR(f->kdev), f->ino,
+			      hit.note ? ": " : "", hit.note ? hit.note : "");
 		put_raw(r, out, f, has_files);
 		return;
 	}
 	if (n == 0 || !sf[n - 1].func) {
-		ust_sb_printf(out, "\n%s 0x%" PRIx64 " (%s)", arrow, f->off, obj);
+		ust_sb_printf(out, "\n%s 0x%" PRIx64 " (%s%s%s)", arrow, f->off, obj,
+			      hit.note && !hit.uncertain ? ": " : "",
+			      hit.note && !hit.uncertain ? hit.note : "");
 		if (n > 0)
 			put_loc(out, &sf[n - 1]);
 		put_raw(r, out, f, has_files);

@@ -27,6 +27,9 @@ void *ust_res_map_get(const struct ust_res_map *m, uint32_t kdev, uint64_t ino);
 int ust_res_map_put(struct ust_res_map *m, uint32_t kdev, uint64_t ino, void *val,
 		    void **old);
 size_t ust_res_map_len(const struct ust_res_map *m);
+/* @fn on every entry, in table order. */
+void ust_res_map_each(const struct ust_res_map *m,
+		      void (*fn)(uint32_t kdev, uint64_t ino, void *val, void *ctx), void *ctx);
 
 /* res_kdev.c: stat() @path: a regular file with exactly this (kdev, inode)? */
 bool ust_res_path_matches(const char *path, uint32_t kdev, uint64_t ino);
@@ -38,6 +41,73 @@ struct ust_res_proc_stats {
 };
 /* Adds (kdev, ino) -> strdup'ed path to @m for keys not yet there. */
 int ust_res_proc_scan(struct ust_res_map *m, struct ust_res_proc_stats *st);
+
+/*
+ * res_proc.c, map_files: keys whose maps path could not be verified (a
+ * deleted or replaced file, another mount namespace) -> struct
+ * ust_res_mapf_ent, opened through /proc/PID/map_files when asked for.
+ * @mapf may be NULL.
+ */
+struct ust_res_mapf_ent {
+	char *link;		/* /proc/PID/map_files/START-END */
+	char *name;		/* the maps path, " (deleted)" cut off */
+	bool deleted;
+};
+int ust_res_proc_scan2(struct ust_res_map *m, struct ust_res_map *mapf,
+		       struct ust_res_proc_stats *st);
+void ust_res_mapf_free(void *p);
+
+/* res_handle.c: open (kdev, ino) by file handle. */
+struct ust_res_mnt {
+	uint32_t kdev;
+	char *dir;		/* mount point */
+	char *fstype;
+	int fd;			/* opened on first use, -1: not yet, -2: failed */
+	bool whole;		/* the file system's root is mounted there */
+};
+struct ust_res_mounts {
+	struct ust_res_mnt *v;
+	size_t nr, cap;
+	bool loaded;
+};
+enum ust_res_h {
+	UST_RES_H_OK,		/* *fd: the file, fstat()-verified */
+	UST_RES_H_GONE,		/* ESTALE: no file has this inode now */
+	UST_RES_H_NOCAP,	/* EPERM: no CAP_DAC_READ_SEARCH */
+	UST_RES_H_REFUSED,	/* this file system cannot (*why says why) */
+	UST_RES_H_NOMOUNT,	/* no mount of this device here */
+	UST_RES_H_OTHER,	/* opened something else, or another error */
+};
+void ust_res_mounts_fini(struct ust_res_mounts *m);
+enum ust_res_h ust_res_open_handle(struct ust_res_mounts *m, uint32_t kdev, uint64_t ino,
+				   int *fd, const char **why);
+/* The handle type used for (fstype, ino), or -1 with *why when refused. */
+int ust_res_handle_type(const char *fstype, uint64_t ino, const char **why);
+
+/* res_archive.c: trace.dat.ustitch/ (manifest + build-id-keyed copies). */
+struct ust_res_arch_ent {
+	uint8_t bid[64];
+	size_t bid_len;
+	uint64_t size;
+	char *path;		/* original path: shown, never opened */
+};
+struct ust_res_archive {
+	char *dir;
+	int dfd;
+	struct ust_res_map ents;	/* (kdev, ino) -> struct ust_res_arch_ent */
+	bool debug_ok;		/* no hostile debug file: usable as a debug root */
+	unsigned int bad_lines;
+};
+/* 0, or -errno with @err. */
+int ust_res_archive_open(struct ust_res_archive *a, const char *dir, char *err, size_t errsz);
+void ust_res_archive_fini(struct ust_res_archive *a);
+/* The archived copy of @e, opened safely (no symlink, regular, size as
+ * recorded); -errno with @err. */
+int ust_res_archive_open_copy(const struct ust_res_archive *a, uint32_t kdev, uint64_t ino,
+			      const struct ust_res_arch_ent *e, char *err, size_t errsz);
+/* openat() of a relative path under @dfd, refusing symlinks and "..":
+ * directories on the way and the file itself (O_NONBLOCK: no FIFO wait). */
+int ust_res_openat_beneath(int dfd, const char *rel, int flags);
 
 /* res_index.c: regular files under @dirs, up to @max_files. */
 struct ust_res_idx_ent {

@@ -100,3 +100,13 @@ size_t ust_res_map_len(const struct ust_res_map *m)
 {
 	return m->len;
 }
+
+void ust_res_map_each(const struct ust_res_map *m,
+		      void (*fn)(uint32_t kdev, uint64_t ino, void *val, void *ctx), void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < m->cap; i++)
+		if (m->slots[i].used)
+			fn(m->slots[i].kdev, m->slots[i].ino, m->slots[i].val, ctx);
+}

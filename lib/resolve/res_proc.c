@@ -7,8 +7,12 @@
  * to what the kernel records in the trace.  The path, though, is as the
  * process sees it (another mount namespace, a file deleted since): each
  * one is kept only when stat() here finds the same device and inode.
+ * The others (deleted, replaced, another mount namespace, an overlay
+ * path whose mapping holds the underlying file) are remembered by their
+ * /proc/PID/map_files/START-END link, which opens the mapped file itself.
  */
 #include <ctype.h>
+#include <stdbool.h>
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,33 +37,67 @@ static bool all_digits(const char *s)
 }
 
 /* "start-end perms offset MAJ:MIN inode   path" */
-static bool parse_line(char *line, uint32_t *kdev, uint64_t *ino, char **path)
+static bool parse_line(char *line, uint32_t *kdev, uint64_t *ino, char **path, char *range,
+		       size_t rangesz, bool *deleted)
 {
+	unsigned long long in, start, end;
 	unsigned int maj, min;
-	unsigned long long in;
 	size_t len;
 	int pos = 0;
 	char *p;
 
-	if (sscanf(line, "%*x-%*x %*s %*x %x:%x %llu %n", &maj, &min, &in, &pos) != 3 ||
-	    !pos || !in)
+	if (sscanf(line, "%llx-%llx %*s %*x %x:%x %llu %n", &start, &end, &maj, &min, &in,
+		   &pos) != 5 || !pos || !in)
 		return false;
+	snprintf(range, rangesz, "%llx-%llx", start, end);
 	p = line + pos;
 	len = strlen(p);
 	while (len && (p[len - 1] == '\n' || p[len - 1] == ' '))
 		p[--len] = '\0';
 	if (p[0] != '/')
 		return false;	/* [heap], anon_inode:..., memfd: ... */
-	if (len > 10 && strcmp(p + len - 10, " (deleted)") == 0)
-		return false;
+	*deleted = len > 10 && strcmp(p + len - 10, " (deleted)") == 0;
+	if (*deleted)
+		p[len - 10] = '\0';
 	*kdev = UST_ABI_MKKDEV(maj, min);
 	*ino = in;
 	*path = p;
 	return true;
 }
 
-static void scan_pid(struct ust_res_map *m, struct ust_res_map *tried, const char *pid,
-		     unsigned int *files)
+void ust_res_mapf_free(void *p)
+{
+	struct ust_res_mapf_ent *e = p;
+
+	if (!e)
+		return;
+	free(e->link);
+	free(e->name);
+	free(e);
+}
+
+/* A file the maps path does not reach: remember where map_files has it. */
+static void add_mapf(struct ust_res_map *mapf, const char *pid, const char *range,
+		     uint32_t kdev, uint64_t ino, const char *path, bool deleted)
+{
+	struct ust_res_mapf_ent *e;
+	char link[96];
+
+	if (!mapf || ust_res_map_get(mapf, kdev, ino))
+		return;
+	snprintf(link, sizeof(link), "/proc/%s/map_files/%s", pid, range);
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return;
+	e->link = strdup(link);
+	e->name = strdup(path);
+	e->deleted = deleted;
+	if (!e->link || !e->name || ust_res_map_put(mapf, kdev, ino, e, NULL) != 0)
+		ust_res_mapf_free(e);
+}
+
+static void scan_pid(struct ust_res_map *m, struct ust_res_map *tried, struct ust_res_map *mapf,
+		     const char *pid, unsigned int *files)
 {
 	char fname[sizeof("/proc//maps") + sizeof(((struct dirent *)0)->d_name)];
 	char *line = NULL;
@@ -74,15 +112,22 @@ static void scan_pid(struct ust_res_map *m, struct ust_res_map *tried, const cha
 	while (lines++ < MAX_LINES_PER_PID && getline(&line, &cap, fp) > 0) {
 		uint32_t kdev;
 		uint64_t ino;
-		char *path, *prev, *copy, *old;
+		char *path, *prev, *copy, *old, range[40];
+		bool deleted;
 
-		if (!parse_line(line, &kdev, &ino, &path) || ust_res_map_get(m, kdev, ino))
+		if (!parse_line(line, &kdev, &ino, &path, range, sizeof(range), &deleted) ||
+		    ust_res_map_get(m, kdev, ino))
 			continue;
+		if (deleted) {
+			add_mapf(mapf, pid, range, kdev, ino, path, true);
+			continue;
+		}
 		/* The same unverifiable path in every process: stat it once. */
 		prev = ust_res_map_get(tried, kdev, ino);
 		if (prev && strcmp(prev, path) == 0)
 			continue;
 		if (!ust_res_path_matches(path, kdev, ino)) {
+			add_mapf(mapf, pid, range, kdev, ino, path, false);
 			copy = strdup(path);
 			if (copy && ust_res_map_put(tried, kdev, ino, copy, (void **)&old) == 0)
 				free(old);
@@ -102,6 +147,12 @@ static void scan_pid(struct ust_res_map *m, struct ust_res_map *tried, const cha
 
 int ust_res_proc_scan(struct ust_res_map *m, struct ust_res_proc_stats *st)
 {
+	return ust_res_proc_scan2(m, NULL, st);
+}
+
+int ust_res_proc_scan2(struct ust_res_map *m, struct ust_res_map *mapf,
+		       struct ust_res_proc_stats *st)
+{
 	struct ust_res_map tried;
 	struct dirent *de;
 	unsigned int pids = 0, files = 0;
@@ -115,7 +166,7 @@ int ust_res_proc_scan(struct ust_res_map *m, struct ust_res_proc_stats *st)
 		if (!all_digits(de->d_name))
 			continue;
 		pids++;
-		scan_pid(m, &tried, de->d_name, &files);
+		scan_pid(m, &tried, mapf, de->d_name, &files);
 	}
 	closedir(d);
 	ust_res_map_fini(&tried, free);

@@ -100,13 +100,17 @@ struct tep_plugin_option TEP_PLUGIN_OPTIONS[] = {
 	  .description = "at the end, the samples' stacks folded for flame graphs: 1 prints them, a path writes them there" },
 	{ .name = "addr_filter", .plugin_alias = "ustitch", .value = "",
 	  .description = "mark frames in these ranges with =>* (filter|start|stop file:OFF[/SIZE]@PATH, file:SYMBOL@PATH, ...)" },
+	{ .name = "archive", .plugin_alias = "ustitch", .value = "",
+	  .description = "the trace's archive made by `ustitch archive` (default: TRACE.ustitch/ when it exists)" },
+	{ .name = "by_handle", .plugin_alias = "ustitch", .value = "1",
+	  .description = "open traced files by (device, inode) with open_by_handle_at (0: do not)" },
 	{ .name = NULL }
 };
 
 const char *TEP_PLUGIN_ALIAS = "ustitch";
 
 enum { OPT_STITCH, OPT_SYMBOLS, OPT_LINES, OPT_RAW, OPT_MAX_FRAMES, OPT_DEBUG_DIRS,
-       OPT_SEARCH_DIRS, OPT_FILE, OPT_FOLDED, OPT_ADDR_FILTER };
+       OPT_SEARCH_DIRS, OPT_FILE, OPT_FOLDED, OPT_ADDR_FILTER, OPT_ARCHIVE, OPT_BY_HANDLE };
 
 static const char *opt_str(int i)
 {
@@ -190,6 +194,7 @@ static void setup_render(struct pstate *p)
 	so.nr_debug_dirs = p->nr_debug_dirs;
 	ro.extra_dirs = p->search_dirs;
 	ro.nr_extra_dirs = p->nr_search_dirs;
+	ro.no_handle = !opt_bool(OPT_BY_HANDLE);
 	p->res = ust_res_new(&ro);
 	p->sym = ust_sym_cache_new(&so);
 	p->rnd.res = p->res;
@@ -217,6 +222,30 @@ static void put_option_errors(struct pstate *p, struct trace_seq *s)
 static int candidates(char out[][UST_REPORT_PATH_MAX], int max)
 {
 	return ust_report_candidates(opt_str(OPT_FILE), out, max);
+}
+
+/* The trace is known: its archive's debug files join the symbolizer's roots
+ * (no frame was symbolized yet). */
+static void use_trace(struct pstate *p, const struct ust_scan *sc, const char *path)
+{
+	struct ust_sym_opts so = { 0 };
+	struct ust_sym_cache *sym;
+	const char *root;
+	char err[512];
+
+	ust_report_setup(p->res, sc, path, opt_str(OPT_ARCHIVE), err, sizeof(err));
+	root = ust_res_debug_root(p->res);
+	if (!root || p->nr_debug_dirs >= MAX_DIRS)
+		return;
+	p->debug_dirs[p->nr_debug_dirs++] = root;
+	so.debug_dirs = p->debug_dirs;
+	so.nr_debug_dirs = p->nr_debug_dirs;
+	sym = ust_sym_cache_new(&so);
+	if (!sym)
+		return;
+	ust_sym_cache_free(p->sym);
+	p->sym = sym;
+	p->rnd.sym = sym;
 }
 
 /* -O ustitch:folded=1|PATH asked for: the first pass collects the samples. */
@@ -248,11 +277,13 @@ static void choose_mode(struct pstate *p, struct tep_record *rec, int id)
 	int i, n;
 
 	p->mode = MODE_FALLBACK;
+	n = candidates(cand, MAX_CANDIDATES);
 	if (!p->stitch) {
 		snprintf(p->mode_why, sizeof(p->mode_why), "stitching off");
+		if (n > 0)
+			use_trace(p, NULL, cand[0]);
 		return;
 	}
-	n = candidates(cand, MAX_CANDIDATES);
 	snprintf(p->mode_why, sizeof(p->mode_why), "no trace.dat on the command line to scan ahead (use -O ustitch:file=PATH)");
 	for (i = 0; i < n; i++) {
 		struct ust_scan *sc = calloc(1, sizeof(*sc));
@@ -274,7 +305,7 @@ static void choose_mode(struct pstate *p, struct tep_record *rec, int id)
 		}
 		p->scan = sc;
 		p->mode = MODE_STITCHED;
-		ust_report_add_mappings(p->res, sc);
+		use_trace(p, sc, NULL);
 		if (getenv("USTITCH_DEBUG"))
 			fprintf(stderr, "ustitch: first pass over %s: %lu records, %lu requests, %lu stacks in %.3f s\n",
 				sc->path, sc->records, sc->stats.requests, sc->stats.stacks, sc->seconds);
@@ -591,6 +622,17 @@ static void fold_at_end(struct pstate *p)
 		fprintf(stderr, "ustitch: folded stacks: %s\n", err);
 }
 
+/* What the resolver has to say once (missing capability, uncertain files). */
+static void say_at_end(struct pstate *p)
+{
+	ust_sb_reset(&p->sb);
+	ust_res_summary(p->res, &p->sb);
+	if (ust_sb_str(&p->sb)[0]) {
+		fflush(stdout);
+		fputs(ust_sb_str(&p->sb), stderr);
+	}
+}
+
 int TEP_PLUGIN_UNLOADER(struct tep_handle *tep)
 {
 	struct pstate **pp, *p;
@@ -606,6 +648,7 @@ int TEP_PLUGIN_UNLOADER(struct tep_handle *tep)
 		tep_unregister_event_handler(tep, -1, UST_ABI_SYSTEM_USTITCH,
 					     UST_ABI_EV_USER_MAPPING, mapping_handler, NULL);
 		fold_at_end(p);
+		say_at_end(p);
 		if (--options_users == 0)
 			tep_plugin_remove_options(TEP_PLUGIN_OPTIONS);
 		state_free(p);

@@ -3,11 +3,13 @@
  * ustitch: the command-line front end.
  *   ustitch record ...   record like trace-cmd record, with deferred user stacks
  *   ustitch probe        what this kernel offers for them
+ *   ustitch archive ...  the trace's files by build-id, for reports elsewhere
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "ustitch/probe.h"
+#include "archive.h"
 #include "rec.h"
 
 static void usage(FILE *out)
@@ -17,6 +19,8 @@ static void usage(FILE *out)
 	      "  record   record a trace.dat like trace-cmd record, with deferred user stacks\n"
 	      "           (-O userstacktrace_delay) on any kernel; see ustitch record --help\n"
 	      "  probe    print which mechanisms this kernel offers, with a reason each\n"
+	      "  archive  copy the files a trace's stacks touch (by build-id) next to it,\n"
+	      "           for reports on another machine; see ustitch archive --help\n"
 	      "\n"
 	      "Reports: trace-cmd report with plugin_ustitch.so installed.\n", out);
 }
@@ -54,6 +58,8 @@ int main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "probe"))
 		return cmd_probe();
+	if (!strcmp(argv[1], "archive"))
+		return archive_main(argc - 1, argv + 1);
 	fprintf(stderr, "ustitch: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

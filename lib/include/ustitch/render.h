@@ -5,7 +5,10 @@
  *   => function+0xoff (object) [file:line]      symbolized
  *   => inlined_fn [inlined] (object) [file:line] DWARF inline level
  *   => 0xoffset (object)                         file known, no symbol
+ *   => 0xoffset (object: no longer exists)       a recorded file that is gone
  *   => 0xoffset (dev 254:3 ino 1340007)          file not found
+ *   => 0xoffset (dev 254:3 ino 1340007: why)     file not found, and why
+ *   =>? function+0xoff (object)                  the file may not be the traced one
  *   => 0xaddress                                 no VMA (raw address)
  */
 #ifndef USTITCH_RENDER_H

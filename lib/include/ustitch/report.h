@@ -23,4 +23,13 @@ int ust_report_candidates(const char *forced, char out[][UST_REPORT_PATH_MAX], i
 /* Every mapping record the first pass @sc found, added to @res. */
 void ust_report_add_mappings(struct ust_res *res, const struct ust_scan *sc);
 
+/*
+ * The resolver told about the trace being reported (@sc's file, else
+ * @trace_path; ust_res_set_trace: its directory, time and archive, @archive
+ * or TRACE.ustitch/) and given @sc's mapping records.  0, or a negative
+ * errno with @err when the archive cannot be used (the rest is done).
+ */
+int ust_report_setup(struct ust_res *res, const struct ust_scan *sc, const char *trace_path,
+		     const char *archive, char *err, size_t errsz);
+
 #endif

@@ -2,10 +2,14 @@
 /*
  * ust_res: (kernel dev_t, inode) -> a path on this machine.
  *
- * Sources, in order: mapping records carried in the trace
- * (ust_res_add_mapping), the live processes' /proc/PID/maps, and a bounded,
- * cached index of the usual binary and library directories.  Only regular
- * files are ever returned, and only when stat() agrees on dev and inode.
+ * Sources, in order (resolve.c says why): mapping records carried in the
+ * trace (ust_res_add_mapping) and in its archive (trace.dat.ustitch/), the
+ * file opened by handle (open_by_handle_at), the live processes'
+ * /proc/PID/maps and map_files, the trace's directory and the current one
+ * (bounded), and last a bounded, cached index of the usual binary and
+ * library directories.  Only regular files are ever returned, and only
+ * when fstat() agrees on dev and inode; a file whose build-id differs
+ * from the one the trace or archive has is never returned.
  */
 #ifndef USTITCH_RESOLVE_H
 #define USTITCH_RESOLVE_H
@@ -25,13 +29,21 @@ struct ust_res_opts {
 	unsigned int max_files;		/* bound of the index; 0 = default */
 	bool no_default_dirs;		/* index extra_dirs only */
 	bool flat;			/* index the dirs' own files, not their subdirectories */
+	bool no_handle;			/* do not open files by handle */
+	bool no_local_dirs;		/* skip the trace's directory and the current one */
+	bool no_archive;		/* ignore PATH.ustitch/ (ust_res_set_trace) */
 };
 
 struct ust_res_hit {
-	const char *path;		/* NULL when not found */
-	const uint8_t *build_id;	/* from a mapping record, else NULL */
+	const char *path;		/* what to open (may be /proc/self/fd/N); NULL: not found */
+	const uint8_t *build_id;	/* from a mapping record or the archive, else NULL */
 	size_t build_id_len;
-	const char *source;		/* "trace", "proc", "index" */
+	const char *source;		/* "trace", "archive", "handle", "proc", "map_files",
+					 * "local", "index" */
+	const char *name;		/* the file's path as known, "inode N" if none; NULL: not found */
+	bool uncertain;			/* no build-id to check, and it changed after the trace */
+	const char *note;		/* why uncertain, or why not found ("no longer exists",
+					 * "not the traced file: ..."); NULL: nothing to say */
 };
 
 struct ust_res *ust_res_new(const struct ust_res_opts *opts);
@@ -44,6 +56,35 @@ int ust_res_add_mapping(struct ust_res *r, uint32_t kdev, uint64_t ino,
 /* Look up; results (also misses) are cached. Returns 0 if found, -ENOENT if not. */
 int ust_res_lookup(struct ust_res *r, uint32_t kdev, uint64_t ino,
 		   struct ust_res_hit *hit);
+
+/*
+ * The trace being reported: its directory is searched, its modification
+ * time is the trace's time (a file created or changed after it is suspect),
+ * and its archive is used: @archive_dir, else TRACE.ustitch/ when it exists.
+ * Call before the first lookup.  0, or a negative errno with @err when the
+ * archive cannot be used (the rest works without it).
+ */
+int ust_res_set_trace(struct ust_res *r, const char *trace_path, const char *archive_dir,
+		      char *err, size_t errsz);
+
+/* The archive in use, when it is safe as a debug root for ust_sym; else NULL. */
+const char *ust_res_debug_root(const struct ust_res *r);
+
+/*
+ * What to say once at the end of a report, as "ustitch: ...\n" lines: the
+ * missing CAP_DAC_READ_SEARCH (once), each file whose frames were marked
+ * uncertain, an archive that could not be used.  Nothing when all is well.
+ */
+struct ust_sb;
+void ust_res_summary(const struct ust_res *r, struct ust_sb *out);
+
+/*
+ * Where an archive keeps the copy of (@kdev, @ino): ".build-id/xx/rest"
+ * by its build-id, ".by-inode/MAJ-MIN-INO" without one (its debug file:
+ * the same + ".debug").  The manifest's paths are never opened.
+ */
+void ust_res_archive_name(uint32_t kdev, uint64_t ino, const uint8_t *bid, size_t bid_len,
+			  char *out, size_t outsz);
 
 /* Kernel dev_t (major << 20 | minor) <-> user space st_dev. */
 dev_t ust_res_kdev_to_dev(uint32_t kdev);

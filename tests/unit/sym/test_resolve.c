@@ -81,7 +81,7 @@ static void test_kdev_root(void **state)
 /* A library this process has mapped, found from /proc/self/maps. */
 static void test_proc_libc(void **state)
 {
-	struct ust_res_opts o = { .no_index = true };
+	struct ust_res_opts o = { .no_index = true, .no_handle = true, .no_local_dirs = true };
 	unsigned int maj, min;
 	unsigned long long ino = 0;
 	char line[4096], path[4096] = "";
@@ -153,7 +153,8 @@ static void test_index_extra_dir(void **state)
 {
 	struct tree t;
 	const char *dirs[2];
-	struct ust_res_opts o = { .no_proc = true, .extra_dirs = dirs, .nr_extra_dirs = 2 };
+	struct ust_res_opts o = { .no_proc = true, .extra_dirs = dirs, .nr_extra_dirs = 2,
+				  .no_handle = true, .no_local_dirs = true };
 	struct ust_res_hit hit;
 	struct ust_res *r;
 	struct stat st;
@@ -191,7 +192,7 @@ static void test_index_bound(void **state)
 	char *dir = tu_mkdtemp(), path[4096];
 	const char *dirs[] = { dir };
 	struct ust_res_opts o = { .no_proc = true, .extra_dirs = dirs, .nr_extra_dirs = 1,
-				  .max_files = 3 };
+				  .max_files = 3, .no_handle = true, .no_local_dirs = true };
 	struct ust_res_hit hit;
 	struct ust_res *r;
 	int found = 0;
@@ -221,7 +222,8 @@ static void test_record_precedence(void **state)
 {
 	struct tree t;
 	const char *dirs[1];
-	struct ust_res_opts o = { .no_proc = true, .extra_dirs = dirs, .nr_extra_dirs = 1 };
+	struct ust_res_opts o = { .no_proc = true, .extra_dirs = dirs, .nr_extra_dirs = 1,
+				  .no_handle = true, .no_local_dirs = true };
 	const uint8_t bid[] = { 1, 2, 3, 4 };
 	struct ust_res_hit hit;
 	struct ust_res *r;
@@ -232,11 +234,17 @@ static void test_record_precedence(void **state)
 	dirs[0] = t.dir;
 	r = ust_res_new(&o);
 	stat_ok(t.lib, &st);
-	assert_int_equal(ust_res_add_mapping(r, kdev_of(&st), st.st_ino, t.link, bid,
-					     sizeof(bid)), 0);
+	assert_int_equal(ust_res_add_mapping(r, kdev_of(&st), st.st_ino, t.link, NULL, 0), 0);
 	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &hit), 0);
 	assert_string_equal(hit.source, "trace");
 	assert_string_equal(hit.path, t.link);
+	assert_string_equal(hit.name, t.link);
+
+	/* A build-id in the record that the file does not have: never that file. */
+	assert_int_equal(ust_res_add_mapping(r, kdev_of(&st), st.st_ino, t.link, bid,
+					     sizeof(bid)), 0);
+	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &hit), -ENOENT);
+	assert_string_equal(hit.note, "not the traced file: it has no build-id");
 	assert_int_equal(hit.build_id_len, sizeof(bid));
 	assert_memory_equal(hit.build_id, bid, sizeof(bid));
 
@@ -255,7 +263,7 @@ static void test_record_precedence(void **state)
 /* A recorded file that is gone is still named, with its build-id. */
 static void test_record_gone(void **state)
 {
-	struct ust_res_opts o = { .no_proc = true, .no_index = true };
+	struct ust_res_opts o = { .no_proc = true, .no_index = true, .no_handle = true };
 	const uint8_t bid[20] = { 0xde, 0xad, 0xbe, 0xef };
 	struct ust_res_hit hit;
 	struct ust_res *r = ust_res_new(&o);
@@ -278,7 +286,7 @@ static void test_record_gone(void **state)
  */
 static void test_record_other_inode(void **state)
 {
-	struct ust_res_opts o = { .no_proc = true, .no_index = true };
+	struct ust_res_opts o = { .no_proc = true, .no_index = true, .no_handle = true };
 	const char *lib = tu_env("UST_LIBUSTTEST");
 	uint8_t bid[64];
 	size_t len = ust_sym_read_build_id(lib, bid, sizeof(bid));
@@ -310,7 +318,7 @@ static void test_record_other_inode(void **state)
  */
 static void test_miss_cached(void **state)
 {
-	struct ust_res_opts o = { .no_index = true };
+	struct ust_res_opts o = { .no_index = true, .no_handle = true, .no_local_dirs = true };
 	char *dir = tu_mkdtemp(), path[4096];
 	struct ust_res_hit hit, again;
 	struct ust_res *r, *r2;
