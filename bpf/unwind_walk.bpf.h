@@ -65,6 +65,13 @@ struct ust_walk_vma {
 /* In the record's walk[] (see ust_bpfu_abi.h). */
 struct ust_walk {
 	__u64 ip, sp, bp, bx;
+	/*
+	 * Where a rule saved them, rbp and rbx are read only when a rule
+	 * needs their value (a CFA from rbp or rbx, a frame-pointer step):
+	 * most frames need the return address alone.  *_at: the address of
+	 * the saved value, 0 when bp/bx hold it.
+	 */
+	__u64 bp_at, bx_at;
 	__u32 bp_ok;		/* bp is known (every rule so far told it) */
 	__u32 bx_ok;		/* bx likewise (only a CFA defined by rbx needs it) */
 	__u32 ip_exact;		/* ip is not a return address: frame 0, after a signal frame */
@@ -251,6 +258,25 @@ static __always_inline bool ust_walk_ra_at_sp(__u64 ip, bool sleepable)
 	       (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa && b[4] == 0x55);
 }
 
+/* rbp's value, read from where it was saved if it is not here yet; false: unknown. */
+static __always_inline bool ust_walk_bp(struct ust_walk *w, bool sleepable)
+{
+	if (w->bp_ok && w->bp_at) {
+		w->bp_ok = !ust_walk_read(&w->bp, sizeof(w->bp), w->bp_at, sleepable);
+		w->bp_at = 0;
+	}
+	return w->bp_ok;
+}
+
+static __always_inline bool ust_walk_bx(struct ust_walk *w, bool sleepable)
+{
+	if (w->bx_ok && w->bx_at) {
+		w->bx_ok = !ust_walk_read(&w->bx, sizeof(w->bx), w->bx_at, sleepable);
+		w->bx_at = 0;
+	}
+	return w->bx_ok;
+}
+
 /*
  * One frame-pointer step, the kernel's unwind_user walk (x86-64): CFA =
  * rbp + 16, return address at CFA - 8, the caller's rbp at CFA - 16; stop
@@ -259,7 +285,7 @@ static __always_inline bool ust_walk_ra_at_sp(__u64 ip, bool sleepable)
 static __always_inline long ust_walk_fp(struct ust_bpfu_rec_stack *r, struct ust_walk *w,
 				       __u32 nr, bool sleepable)
 {
-	__u64 cfa = w->bp + 16, frame[2];
+	__u64 cfa, frame[2];
 
 	if (nr == 0 && ust_leaf_ret && ust_walk_ra_at_sp(w->ip, sleepable)) {
 		__u64 ra = 0;
@@ -272,6 +298,8 @@ static __always_inline long ust_walk_fp(struct ust_bpfu_rec_stack *r, struct ust
 			return 0;
 		}
 	}
+	ust_walk_bp(w, sleepable);
+	cfa = w->bp + 16;
 	/*
 	 * rbp 0 marks the outermost frame (the x86-64 ABI; the kernel starts
 	 * a program with it, and _start clears it): ld.so's own _start has
@@ -296,6 +324,7 @@ static __always_inline long ust_walk_fp(struct ust_bpfu_rec_stack *r, struct ust
 	w->ip = frame[1];
 	w->sp = cfa;
 	w->bp = frame[0];
+	w->bp_at = 0;
 	w->bx_ok = 0;		/* whatever the callee did with it, nothing tells */
 	w->ip_exact = 0;
 	return 0;
@@ -320,6 +349,8 @@ static __always_inline long ust_walk_signal(struct ust_bpfu_rec_stack *r, struct
 	w->sp = sp;
 	w->bp = bp;
 	w->bx = bx;
+	w->bp_at = 0;
+	w->bx_at = 0;
 	w->bp_ok = 1;
 	w->bx_ok = 1;
 	w->ip_exact = 1;	/* the interrupted instruction itself */
@@ -331,8 +362,7 @@ static __always_inline long ust_walk_signal(struct ust_bpfu_rec_stack *r, struct
 static __always_inline long ust_walk_cfi(struct ust_bpfu_rec_stack *r, struct ust_walk *w,
 					 const struct ust_cfi_row *row, bool sleepable)
 {
-	__u64 cfa, ra = 0, bp = w->bp, bx = w->bx;
-	__u32 bp_ok = w->bp_ok, bx_ok = w->bx_ok;
+	__u64 cfa, ra = 0;
 	__s64 off = row->cfa_off;
 
 	switch (row->cfa_type) {
@@ -340,12 +370,12 @@ static __always_inline long ust_walk_cfi(struct ust_bpfu_rec_stack *r, struct us
 		cfa = w->sp + off;
 		break;
 	case UST_CFI_CFA_RBP:
-		if (!w->bp_ok)
+		if (!ust_walk_bp(w, sleepable))
 			goto bad;
 		cfa = w->bp + off;
 		break;
 	case UST_CFI_CFA_RBX:
-		if (!w->bx_ok)
+		if (!ust_walk_bx(w, sleepable))
 			goto bad;
 		cfa = w->bx + off;
 		break;
@@ -353,7 +383,7 @@ static __always_inline long ust_walk_cfi(struct ust_bpfu_rec_stack *r, struct us
 		cfa = w->sp + off + ((__s64)(w->ip & 15) >= row->rbp_off ? 8 : 0);
 		break;
 	case UST_CFI_CFA_DEREF_RBP:
-		if (!w->bp_ok)
+		if (!ust_walk_bp(w, sleepable))
 			goto bad;
 		if (ust_walk_read(&cfa, sizeof(cfa), w->bp + off, sleepable))
 			goto fault;
@@ -366,31 +396,36 @@ static __always_inline long ust_walk_cfi(struct ust_bpfu_rec_stack *r, struct us
 		goto bad;
 	if (ust_walk_read(&ra, sizeof(ra), cfa - 8, sleepable))
 		goto fault;
-	/* Both from this frame's registers, before either changes. */
-	if (row->rbp_type == UST_CFI_RBP_CFA) {
-		if (ust_walk_read(&bp, sizeof(bp), cfa + row->rbp_off, sleepable))
-			goto fault;
-		bp_ok = 1;
-	} else if (row->rbp_type == UST_CFI_RBP_DEREF_RBP) {
-		bp_ok = w->bp_ok && !ust_walk_read(&bp, sizeof(bp), w->bp + row->rbp_off, sleepable);
-	} else if (row->rbp_type != UST_CFI_RBP_SAME) {
-		bp_ok = 0;
+	/*
+	 * The caller's rbx and rbp: where they are saved, read when needed.
+	 * rbx first: its rule may name this frame's rbp, which rbp's changes.
+	 */
+	if (row->rbx_type == UST_CFI_RBP_CFA) {
+		w->bx_at = cfa + row->rbx_off;
+		w->bx_ok = 1;
+	} else if (row->rbx_type == UST_CFI_RBP_DEREF_RBP) {
+		if (ust_walk_bp(w, sleepable))
+			w->bx_at = w->bp + row->rbx_off;
+		else
+			w->bx_ok = 0;
+	} else if (row->rbx_type != UST_CFI_RBP_SAME) {
+		w->bx_ok = 0;
 	}
-	/* rbx matters only to a caller whose CFA it defines: saved at CFA+N or unknown. */
-	if (row->rbx_type == UST_CFI_RBP_CFA)
-		bx_ok = !ust_walk_read(&bx, sizeof(bx), cfa + row->rbx_off, sleepable);
-	else if (row->rbx_type != UST_CFI_RBP_SAME)
-		bx_ok = 0;
+	if (row->rbp_type == UST_CFI_RBP_CFA) {
+		w->bp_at = cfa + row->rbp_off;
+		w->bp_ok = 1;
+	} else if (row->rbp_type == UST_CFI_RBP_DEREF_RBP) {
+		if (ust_walk_bp(w, sleepable))
+			w->bp_at = w->bp + row->rbp_off;
+	} else if (row->rbp_type != UST_CFI_RBP_SAME) {
+		w->bp_ok = 0;
+	}
 	r->flags |= UST_BPFU_F_CFI;
 	UST_COUNT(cfi_frames);
 	if (!ra)
 		return 1;
 	w->ip = ra;
 	w->sp = cfa;
-	w->bp = bp;
-	w->bx = bx;
-	w->bp_ok = bp_ok;
-	w->bx_ok = bx_ok;
 	w->ip_exact = 0;
 	return 0;
 bad:
