@@ -80,6 +80,13 @@ static void render_one(struct ust_render *r, const struct ust_dec_frame *f,
 	}
 	n = ust_render_name(r->res, r->opts.symbols ? r->sym : NULL, f, is_return, r->opts.lines,
 			    sf, MAX_INLINE, &obj);
+	if (!obj && hit.name && hit.note) {
+		/* Not found, named by the trace: "(prog: not the traced file: ...)" */
+		obj = strrchr(hit.name, '/') ? strrchr(hit.name, '/') + 1 : hit.name;
+		ust_sb_printf(out, "\n%s 0x%" PRIx64 " (%s: %s)", arrow, f->off, obj, hit.note);
+		put_raw(r, out, f, has_files);
+		return;
+	}
 	if (!obj) {
 		/* Not found; why, when known: "no longer exists", "not the traced file: ..." */
 		ust_sb_printf(out, "\n%s 0x%" PRIx64 " (dev %u:%u ino %" PRIu64 "%s%s)", arrow, f->off,

@@ -627,11 +627,12 @@ static struct answer *resolve(struct ust_res *r, uint32_t kdev, uint64_t ino)
 		a->found = a->name != NULL;
 	}
 	if (!a->found) {
+		/* A miss keeps the name the trace or the archive gives the file. */
 		a->source = NULL;
 		free(a->path);
 		a->path = NULL;
 		free(a->name);
-		a->name = NULL;
+		a->name = w.hint ? strdup(w.hint) : NULL;
 	}
 	return a;
 }

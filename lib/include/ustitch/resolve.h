@@ -40,7 +40,8 @@ struct ust_res_hit {
 	size_t build_id_len;
 	const char *source;		/* "trace", "archive", "handle", "proc", "map_files",
 					 * "local", "index" */
-	const char *name;		/* the file's path as known, "inode N" if none; NULL: not found */
+	const char *name;		/* the file's path as known, "inode N" if none; for a
+					 * miss the trace's or archive's path, else NULL */
 	bool uncertain;			/* no build-id to check, and it changed after the trace */
 	const char *note;		/* why uncertain, or why not found ("no longer exists",
 					 * "not the traced file: ..."); NULL: nothing to say */
