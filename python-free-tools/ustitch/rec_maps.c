@@ -184,8 +184,11 @@ void rec_maps_note_file(struct rec_maps *m, struct rec_spool *s, pid_t tgid,
 
 		rec_maps_snapshot(m, tgid);
 		k = find(m, kdev, ino);
-		if (!k && m->res && !ust_res_lookup(m->res, kdev, ino, &hit) && hit.path) {
-			add_known(m, kdev, ino, hit.path, hit.path);
+		/* hit.path may be an fd of the file (/proc/self/fd/N): the
+		 * record names it by hit.name, a path when the resolver knows one. */
+		if (!k && m->res && !ust_res_lookup(m->res, kdev, ino, &hit) && hit.path &&
+		    hit.name && hit.name[0] == '/') {
+			add_known(m, kdev, ino, hit.name, hit.path);
 			k = find(m, kdev, ino);
 		}
 		if (!k)
