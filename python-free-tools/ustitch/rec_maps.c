@@ -88,6 +88,7 @@ struct rec_maps *rec_maps_new(uint16_t mapping_type, const char *cmd_path)
 	ro.nr_extra_dirs = n;
 	ro.no_default_dirs = true;
 	ro.flat = true;
+	ro.no_local_dirs = true;	/* the directories above, not a walk of the cwd */
 	m->res = ust_res_new(&ro);
 	m->type = mapping_type;
 	ust_hmap_init(&m->by_key);
