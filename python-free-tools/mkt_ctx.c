@@ -30,10 +30,17 @@ int ust_mkt_set_error(struct ust_mkt *m, const char *fmt, ...)
 	return -1;
 }
 
-/* A writer error: the input's fault (bad cpu, order, size) or the system's. */
-static int tdw_failed(struct ust_mkt *m, int ret, const char *msg)
+/* A writer error, its message already in m->err. */
+static int tdw_msg(struct ust_mkt *m)
 {
-	ust_mkt_set_error(m, "%s", msg);
+	m->io_failed = false;
+	return -1;
+}
+
+/* A writer error (message in m->err): the input's fault (bad cpu, order, size)
+ * or the system's. */
+static int tdw_failed(struct ust_mkt *m, int ret)
+{
 	m->io_failed = ret != -EINVAL && ret != -EEXIST && ret != -E2BIG;
 	return -1;
 }
@@ -75,8 +82,8 @@ static int write_format(struct ust_mkt *m, const char *key)
 {
 	const struct ust_kbits_entry *e = kbits_entry(key);
 
-	if (ust_tdw_add_format(m->w, e->system, e->text) < 0)
-		return ust_mkt_set_error(m, "%s", ust_tdw_error(m->w));
+	if (ust_tdw_add_format(m->w, e->system, e->text, m->err, sizeof(m->err)) < 0)
+		return tdw_msg(m);
 	return 0;
 }
 
@@ -171,8 +178,8 @@ int ust_mkt_add_buffer(struct ust_mkt *m, const char *name)
 
 	if (ust_mkt_buffer(m, name) >= 0)
 		return ust_mkt_set_error(m, "buffer \"%s\" declared twice", name);
-	if (m->w && ust_tdw_add_buffer(m->w, name) < 0)
-		return ust_mkt_set_error(m, "%s", ust_tdw_error(m->w));
+	if (m->w && ust_tdw_add_buffer(m->w, name, m->err, sizeof(m->err)) < 0)
+		return tdw_msg(m);
 	b = realloc(m->buffers, (m->nr_buffers + 1) * sizeof(*b));
 	if (!b)
 		return ust_mkt_set_error(m, "out of memory");
@@ -189,8 +196,8 @@ int ust_mkt_add_cmdline(struct ust_mkt *m, int pid, const char *comm)
 	void *c;
 
 	if (m->w) {
-		if (ust_tdw_add_cmdline(m->w, pid, comm) < 0)
-			return ust_mkt_set_error(m, "%s", ust_tdw_error(m->w));
+		if (ust_tdw_add_cmdline(m->w, pid, comm, m->err, sizeof(m->err)) < 0)
+			return tdw_msg(m);
 		return 0;
 	}
 	c = realloc(m->cmdlines, (m->nr_cmdlines + 1) * sizeof(*m->cmdlines));
@@ -212,18 +219,19 @@ int ust_mkt_start(struct ust_mkt *m)
 
 	if (m->w)
 		return 0;
-	m->w = ust_tdw_open(m->out_path, &o);
+	m->w = ust_tdw_open(m->out_path, &o, m->err, sizeof(m->err));
 	if (!m->w)
-		return tdw_failed(m, errno == EINVAL ? -EINVAL : -EIO, ust_tdw_error(NULL));
+		return tdw_failed(m, errno == EINVAL ? -EINVAL : -EIO);
 	for (; m->nr_written < m->nr_keys; m->nr_written++)
 		if (write_format(m, m->keys[m->nr_written]) < 0)
 			return -1;
 	for (i = 0; i < m->nr_buffers; i++)
-		if (ust_tdw_add_buffer(m->w, m->buffers[i]) != i + 1)
-			return ust_mkt_set_error(m, "%s", ust_tdw_error(m->w));
+		if (ust_tdw_add_buffer(m->w, m->buffers[i], m->err, sizeof(m->err)) != i + 1)
+			return tdw_msg(m);
 	for (i = 0; i < m->nr_cmdlines; i++) {
-		if (ust_tdw_add_cmdline(m->w, m->cmdlines[i].pid, m->cmdlines[i].comm) < 0)
-			return ust_mkt_set_error(m, "%s", ust_tdw_error(m->w));
+		if (ust_tdw_add_cmdline(m->w, m->cmdlines[i].pid, m->cmdlines[i].comm,
+					m->err, sizeof(m->err)) < 0)
+			return tdw_msg(m);
 		free(m->cmdlines[i].comm);
 	}
 	free(m->cmdlines);
@@ -239,8 +247,8 @@ int ust_mkt_write(struct ust_mkt *m, int buf, int cpu, uint64_t ts,
 
 	if (ust_mkt_start(m) < 0)
 		return -1;
-	ret = ust_tdw_event(m->w, buf, cpu, ts, data, len);
-	return ret < 0 ? tdw_failed(m, ret, ust_tdw_error(m->w)) : 0;
+	ret = ust_tdw_event(m->w, buf, cpu, ts, data, len, m->err, sizeof(m->err));
+	return ret < 0 ? tdw_failed(m, ret) : 0;
 }
 
 int ust_mkt_lost(struct ust_mkt *m, int buf, int cpu, unsigned long count)
@@ -249,8 +257,8 @@ int ust_mkt_lost(struct ust_mkt *m, int buf, int cpu, unsigned long count)
 
 	if (ust_mkt_start(m) < 0)
 		return -1;
-	ret = ust_tdw_lost(m->w, buf, cpu, count);
-	return ret < 0 ? tdw_failed(m, ret, ust_tdw_error(m->w)) : 0;
+	ret = ust_tdw_lost(m->w, buf, cpu, count, m->err, sizeof(m->err));
+	return ret < 0 ? tdw_failed(m, ret) : 0;
 }
 
 static void free_ctx(struct ust_mkt *m)
@@ -289,10 +297,10 @@ int ust_mkt_finish(struct ust_mkt *m)
 		ust_mkt_discard(m);
 		return -1;
 	}
-	ret = ust_tdw_close(m->w);
+	ret = ust_tdw_close(m->w, m->err, sizeof(m->err));
 	m->w = NULL;
 	if (ret < 0)
-		tdw_failed(m, ret, ust_tdw_error(NULL));
+		tdw_failed(m, ret);
 	free_ctx(m);
 	return ret < 0 ? -1 : 0;
 }

@@ -129,11 +129,17 @@ static void free_cap(struct ust_cap *c)
 	free(c);
 }
 
-static int setup_buf(struct ust_cap *c, struct cap_buf *b, const struct ust_cap_buffer *ob,
-		     const struct ust_cap_opts *o, char *err, size_t errlen)
+/* errno of a failed call, or @def if it left none. */
+static int neg_errno(int def)
 {
-	char name[128];
-	int i;
+	return errno > 0 ? -errno : -def;
+}
+
+static int setup_buf(struct ust_cap *c, struct cap_buf *b, const struct ust_cap_buffer *ob,
+		     const struct ust_cap_opts *o, char *err, size_t errsz)
+{
+	char name[128], msg[512];
+	int i, ret;
 
 	if (ob->name && ob->name[0])
 		snprintf(name, sizeof(name), "%s-%s", c->name, ob->name);
@@ -141,8 +147,9 @@ static int setup_buf(struct ust_cap *c, struct cap_buf *b, const struct ust_cap_
 		snprintf(name, sizeof(name), "%s", c->name);
 	b->inst = tracefs_instance_create(name);
 	if (!b->inst) {
-		snprintf(err, errlen, "cannot create tracefs instance %s: %s", name, strerror(errno));
-		return -1;
+		ret = neg_errno(EIO);
+		snprintf(err, errsz, "cannot create tracefs instance %s: %s", name, strerror(-ret));
+		return ret;
 	}
 	tracefs_trace_off(b->inst);
 	/* Inherited options would change what the kernel writes: set ours. */
@@ -151,34 +158,39 @@ static int setup_buf(struct ust_cap *c, struct cap_buf *b, const struct ust_cap_
 	tracefs_option_disable(b->inst, TRACEFS_OPTION_EVENT_FORK);
 	for (i = 0; i < ob->nr_options; i++) {
 		if (tracefs_instance_file_write(b->inst, "trace_options", ob->options[i]) < 0) {
-			snprintf(err, errlen, "ftrace option %s: not supported by this kernel", ob->options[i]);
-			return -1;
+			snprintf(err, errsz, "ftrace option %s: not supported by this kernel", ob->options[i]);
+			return -EINVAL;
 		}
 	}
 	if (tracefs_instance_file_write(b->inst, "trace_clock", o->clock ? o->clock : "local") < 0) {
-		snprintf(err, errlen, "trace clock %s: not supported by this kernel", o->clock);
-		return -1;
+		snprintf(err, errsz, "trace clock %s: not supported by this kernel", o->clock);
+		return -EINVAL;
 	}
+	errno = 0;
 	if (o->buffer_kb && tracefs_instance_set_buffer_size(b->inst, o->buffer_kb, -1) < 0) {
-		snprintf(err, errlen, "cannot set the buffer size to %zu KiB", o->buffer_kb);
-		return -1;
+		ret = neg_errno(EINVAL);
+		snprintf(err, errsz, "cannot set the buffer size to %zu KiB", o->buffer_kb);
+		return ret;
 	}
 	for (i = 0; i < ob->nr_events; i++) {
 		const struct ust_cap_event *e = &ob->events[i];
 
 		if (tracefs_event_enable(b->inst, e->system, e->event) < 0) {
-			snprintf(err, errlen, "cannot enable event %s:%s: %s", e->system, e->event,
-				 strerror(errno));
-			return -1;
+			ret = neg_errno(ENOENT);
+			snprintf(err, errsz, "cannot enable event %s:%s: %s", e->system, e->event,
+				 strerror(-ret));
+			return ret;
 		}
 		if (e->filter && tracefs_event_file_write(b->inst, e->system, e->event, "filter",
 							  e->filter) < 0) {
-			snprintf(err, errlen, "filter rejected by the kernel for %s:%s: '%s'",
+			snprintf(err, errsz, "filter rejected by the kernel for %s:%s: '%s'",
 				 e->system, e->event, e->filter);
-			return -1;
+			return -EINVAL;
 		}
-		if (add_system(c, e->system))
-			return -1;
+		if (add_system(c, e->system)) {
+			snprintf(err, errsz, "out of memory");
+			return -ENOMEM;
+		}
 	}
 	if (o->nr_pids) {
 		tracefs_option_enable(b->inst, TRACEFS_OPTION_EVENT_FORK);
@@ -187,48 +199,56 @@ static int setup_buf(struct ust_cap *c, struct cap_buf *b, const struct ust_cap_
 
 			snprintf(pidbuf, sizeof(pidbuf), "%d", (int)o->pids[i]);
 			if (tracefs_instance_file_append(b->inst, "set_event_pid", pidbuf) < 0) {
-				snprintf(err, errlen, "cannot follow pid %d: %s", (int)o->pids[i], strerror(errno));
-				return -1;
+				ret = neg_errno(EINVAL);
+				snprintf(err, errsz, "cannot follow pid %d: %s", (int)o->pids[i],
+					 strerror(-ret));
+				return ret;
 			}
 		}
 	}
 	b->tcpu = calloc((size_t)c->nr_cpus, sizeof(*b->tcpu));
-	if (!b->tcpu)
-		return -1;
+	if (!b->tcpu) {
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
+	}
 	for (i = 0; i < c->nr_cpus; i++) {
 		b->tcpu[i] = tracefs_cpu_open(b->inst, i, true);
 		if (b->tcpu[i] && !c->page_size)
 			c->page_size = tracefs_cpu_read_size(b->tcpu[i]);
 	}
 	if (ob->name && ob->name[0]) {
-		b->tdw_buf = ust_tdw_add_buffer(c->w, ob->name);
+		b->tdw_buf = ust_tdw_add_buffer(c->w, ob->name, msg, sizeof(msg));
 		if (b->tdw_buf < 0) {
-			snprintf(err, errlen, "buffer %s: %s", ob->name, ust_tdw_error(c->w));
-			return -1;
+			snprintf(err, errsz, "buffer %s: %s", ob->name, msg);
+			return b->tdw_buf;
 		}
 	}
 	return 0;
 }
 
 struct ust_cap *ust_cap_start(const char *out_path, const struct ust_cap_opts *o,
-			      char *err, size_t errlen)
+			      char *err, size_t errsz)
 {
 	struct ust_tdw_opts wo = { 0 };
 	struct ust_cap *c = calloc(1, sizeof(*c));
-	int i;
+	char msg[512];
+	int i, ret;
 
 	if (!c) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(err, errsz, "out of memory");
+		errno = ENOMEM;
 		return NULL;
 	}
 	c->nr_cpus = (int)sysconf(_SC_NPROCESSORS_CONF);
 	snprintf(c->name, sizeof(c->name), INSTANCE_PREFIX "%d", (int)getpid());
 	wo.nr_cpus = c->nr_cpus;
 	wo.clock = o->clock;
-	c->w = ust_tdw_open(out_path, &wo);
+	c->w = ust_tdw_open(out_path, &wo, msg, sizeof(msg));
 	if (!c->w) {
-		snprintf(err, errlen, "cannot write %s: %s", out_path, ust_tdw_error(NULL));
+		ret = errno;
+		snprintf(err, errsz, "cannot write %s: %s", out_path, msg);
 		free_cap(c);
+		errno = ret;
 		return NULL;
 	}
 	c->bufs = calloc((size_t)o->nr_buffers, sizeof(*c->bufs));
@@ -236,8 +256,11 @@ struct ust_cap *ust_cap_start(const char *out_path, const struct ust_cap_opts *o
 		goto oom;
 	for (i = 0; i < o->nr_buffers; i++) {
 		c->nr_bufs++;
-		if (setup_buf(c, &c->bufs[i], &o->buffers[i], o, err, errlen)) {
+		errno = 0;
+		ret = setup_buf(c, &c->bufs[i], &o->buffers[i], o, err, errsz);
+		if (ret < 0) {
 			free_cap(c);
+			errno = -ret;
 			return NULL;
 		}
 	}
@@ -248,8 +271,9 @@ struct ust_cap *ust_cap_start(const char *out_path, const struct ust_cap_opts *o
 		goto oom;
 	return c;
 oom:
-	snprintf(err, errlen, "out of memory");
+	snprintf(err, errsz, "out of memory");
 	free_cap(c);
+	errno = ENOMEM;
 	return NULL;
 }
 
@@ -269,31 +293,39 @@ void ust_cap_off(struct ust_cap *c)
 		tracefs_trace_off(c->bufs[i].inst);
 }
 
-int ust_cap_follow(struct ust_cap *c, pid_t pid)
+int ust_cap_follow(struct ust_cap *c, pid_t pid, char *err, size_t errsz)
 {
 	char pidbuf[32];
-	int i;
+	int i, ret;
 
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	for (i = 0; i < c->nr_bufs; i++) {
 		tracefs_option_enable(c->bufs[i].inst, TRACEFS_OPTION_EVENT_FORK);
-		if (tracefs_instance_file_append(c->bufs[i].inst, "set_event_pid", pidbuf) < 0)
-			return -1;
+		errno = 0;
+		if (tracefs_instance_file_append(c->bufs[i].inst, "set_event_pid", pidbuf) < 0) {
+			ret = neg_errno(EINVAL);
+			snprintf(err, errsz, "cannot follow pid %d: %s", (int)pid, strerror(-ret));
+			return ret;
+		}
 	}
 	return 0;
 }
 
-static int take(struct ust_cap *c, struct cap_buf *b, int cpu, int n)
+/* 1 if a page was taken, 0 if none (@n <= 0: nothing read), or a negative errno. */
+static int take(struct ust_cap *c, struct cap_buf *b, int cpu, int n, char *err, size_t errsz)
 {
+	int ret;
+
 	if (n <= 0)
 		return 0;
-	if (ust_tdw_raw_page(c->w, b->tdw_buf, cpu, c->page, (size_t)n))
-		return -1;
+	ret = ust_tdw_raw_page(c->w, b->tdw_buf, cpu, c->page, (size_t)n, err, errsz);
+	if (ret < 0)
+		return ret;
 	c->pages++;
 	return 1;
 }
 
-long ust_cap_drain(struct ust_cap *c)
+long ust_cap_drain(struct ust_cap *c, char *err, size_t errsz)
 {
 	unsigned long before = c->pages;
 	int cpu, i, r;
@@ -305,10 +337,11 @@ long ust_cap_drain(struct ust_cap *c)
 			if (!b->tcpu[cpu])
 				continue;
 			do {
-				r = take(c, b, cpu, tracefs_cpu_read(b->tcpu[cpu], c->page, true));
+				r = take(c, b, cpu, tracefs_cpu_read(b->tcpu[cpu], c->page, true),
+					 err, errsz);
 			} while (r > 0);
 			if (r < 0)
-				return -1;
+				return r;
 		}
 	}
 	return (long)(c->pages - before);
@@ -324,17 +357,25 @@ int ust_cap_nr_cpus(const struct ust_cap *c)
 	return c->nr_cpus;
 }
 
-int ust_cap_lost(struct ust_cap *c, int buf, int cpu, struct ust_cap_lost *l)
+int ust_cap_lost(struct ust_cap *c, int buf, int cpu, struct ust_cap_lost *l,
+		 char *err, size_t errsz)
 {
 	char file[64], *text, *p;
+	int ret;
 
 	memset(l, 0, sizeof(*l));
-	if (buf < 0 || buf >= c->nr_bufs || !c->bufs[buf].inst)
-		return -1;
+	if (buf < 0 || buf >= c->nr_bufs || !c->bufs[buf].inst) {
+		snprintf(err, errsz, "no buffer %d", buf);
+		return -EINVAL;
+	}
 	snprintf(file, sizeof(file), "per_cpu/cpu%d/stats", cpu);
+	errno = 0;
 	text = tracefs_instance_file_read(c->bufs[buf].inst, file, NULL);
-	if (!text)
-		return -1;
+	if (!text) {
+		ret = neg_errno(ENOENT);
+		snprintf(err, errsz, "%s: %s", file, strerror(-ret));
+		return ret;
+	}
 	if ((p = strstr(text, "overrun:")))
 		l->overrun = strtoull(p + 8, NULL, 10);
 	if ((p = strstr(text, "dropped events:")))
@@ -364,7 +405,7 @@ static void add_formats(struct ust_cap *c)
 				continue;
 			text = ust_cap_read_format(c->systems[s], d->d_name);
 			if (text) {
-				ust_tdw_add_format(c->w, c->systems[s], text);
+				ust_tdw_add_format(c->w, c->systems[s], text, NULL, 0);
 				free(text);
 			}
 		}
@@ -387,51 +428,61 @@ static void add_cmdlines(struct ust_cap *c)
 		/* A name a record source saw during the recording wins: the
 		 * kernel's table keeps names of pids since reused. */
 		if (sscanf(line, "%d %63[^\n]", &pid, comm) == 2 && !ust_tdw_has_cmdline(c->w, pid))
-			ust_tdw_add_cmdline(c->w, pid, comm);
+			ust_tdw_add_cmdline(c->w, pid, comm, NULL, 0);
 	}
 	free(text);
 }
 
-int ust_cap_finish(struct ust_cap *c, char *err, size_t errlen)
+int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz)
 {
-	char path[4096], *text;
+	char path[4096], msg[512], *text;
 	size_t len;
-	int cpu, i, r = 0;
+	long r;
+	int cpu, i, wr = 0;
 
 	ust_cap_off(c);
-	if (ust_cap_drain(c) < 0)
-		r = -1;
-	for (i = 0; i < c->nr_bufs && !r; i++) {
+	r = ust_cap_drain(c, msg, sizeof(msg));
+	if (r > 0)
+		r = 0;
+	for (i = 0; i < c->nr_bufs && !r && !wr; i++) {
 		struct cap_buf *b = &c->bufs[i];
 
-		for (cpu = 0; cpu < c->nr_cpus; cpu++) {
+		for (cpu = 0; cpu < c->nr_cpus && !wr; cpu++) {
 			if (!b->tcpu[cpu])
 				continue;
-			while (take(c, b, cpu, tracefs_cpu_flush(b->tcpu[cpu], c->page)) > 0)
-				;
+			do {
+				wr = take(c, b, cpu, tracefs_cpu_flush(b->tcpu[cpu], c->page),
+					  msg, sizeof(msg));
+			} while (wr > 0);
 		}
 	}
 	add_formats(c);
 	snprintf(path, sizeof(path), "%s/printk_formats", tracefs_tracing_dir());
 	if ((text = read_file(path, &len))) {
-		ust_tdw_set_printk(c->w, text, len);
+		ust_tdw_set_printk(c->w, text, len, NULL, 0);
 		free(text);
 	}
 	if ((text = read_file("/proc/kallsyms", &len))) {
-		ust_tdw_set_kallsyms(c->w, text, len);
+		ust_tdw_set_kallsyms(c->w, text, len, NULL, 0);
 		free(text);
 	}
 	add_cmdlines(c);
 	if (r) {
-		snprintf(err, errlen, "reading the ring buffer failed: %s", ust_tdw_error(c->w));
+		snprintf(err, errsz, "reading the ring buffer failed: %s", msg);
 		ust_tdw_abort(c->w);
-	} else if (ust_tdw_close(c->w)) {
-		snprintf(err, errlen, "writing the trace failed: %s", ust_tdw_error(NULL));
-		r = -1;
+	} else if (wr < 0) {
+		/* The page was lost: the trace would be incomplete. */
+		snprintf(err, errsz, "writing the trace failed: %s", msg);
+		ust_tdw_abort(c->w);
+		r = wr;
+	} else {
+		r = ust_tdw_close(c->w, msg, sizeof(msg));
+		if (r < 0)
+			snprintf(err, errsz, "writing the trace failed: %s", msg);
 	}
 	c->w = NULL;
 	free_cap(c);
-	return r;
+	return (int)r;
 }
 
 void ust_cap_abort(struct ust_cap *c)

@@ -41,34 +41,35 @@ static bool power_of_two(unsigned int v)
 	return v && !(v & (v - 1));
 }
 
-struct ust_tdw *ust_tdw_open(const char *path, const struct ust_tdw_opts *opts)
+struct ust_tdw *ust_tdw_open(const char *path, const struct ust_tdw_opts *opts,
+			     char *err, size_t errsz)
 {
 	struct ust_tdw *w;
 	struct stat st;
 	bool existed;
 	int fd, ret;
 
-	tdw_set_error(NULL, 0, "%s", "");
 	if (!path || !opts) {
-		tdw_set_error(NULL, 0, "ust_tdw_open: no path or options");
-		errno = EINVAL;
+		errno = -tdw_err(err, errsz, -EINVAL, "ust_tdw_open: no path or options");
 		return NULL;
 	}
 	if (opts->nr_cpus < 1 || opts->nr_cpus > 65536) {
-		tdw_set_error(NULL, 0, "ust_tdw_open: bad CPU count %d", opts->nr_cpus);
-		errno = EINVAL;
+		errno = -tdw_err(err, errsz, -EINVAL, "ust_tdw_open: bad CPU count %d",
+				 opts->nr_cpus);
 		return NULL;
 	}
 	w = calloc(1, sizeof(*w));
-	if (!w)
+	if (!w) {
+		errno = -tdw_err(err, errsz, -ENOMEM, "out of memory");
 		return NULL;
+	}
 	w->nr_cpus = opts->nr_cpus;
 	w->page_size = opts->page_size ? opts->page_size : TDW_DEFAULT_PAGE_SIZE;
 	/* The commit word keeps the data length in 27 bits. */
 	if (!power_of_two(w->page_size) || w->page_size < 256 ||
 	    w->page_size > TDW_COMMIT_MASK) {
-		tdw_set_error(NULL, 0, "ust_tdw_open: bad page size %u", w->page_size);
-		errno = EINVAL;
+		errno = -tdw_err(err, errsz, -EINVAL, "ust_tdw_open: bad page size %u",
+				 w->page_size);
 		goto fail;
 	}
 	w->header_page = dup_or_default(opts->header_page, ust_kbits_get("header_page"));
@@ -77,27 +78,26 @@ struct ust_tdw *ust_tdw_open(const char *path, const struct ust_tdw_opts *opts)
 	w->uname = opts->uname ? strdup(opts->uname) : host_uname();
 	w->path = strdup(path);
 	if (!w->header_page || !w->header_event || !w->clock || !w->uname || !w->path) {
-		errno = ENOMEM;
+		errno = -tdw_err(err, errsz, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	if (strchr(w->clock, ' ') || strchr(w->clock, '\n') || !w->clock[0]) {
-		tdw_set_error(NULL, 0, "ust_tdw_open: bad clock name \"%s\"", w->clock);
-		errno = EINVAL;
+		errno = -tdw_err(err, errsz, -EINVAL, "ust_tdw_open: bad clock name \"%s\"",
+				 w->clock);
 		goto fail;
 	}
-	if (tdw_parse_header_page(w->header_page, &w->pl, w->err, sizeof(w->err)) < 0) {
-		tdw_set_error(NULL, 0, "%s", w->err);
+	if (tdw_parse_header_page(w->header_page, &w->pl, err, errsz) < 0) {
 		errno = EINVAL;
 		goto fail;
 	}
 	if (w->pl.data_off + 16 > w->page_size) {
-		tdw_set_error(NULL, 0, "ust_tdw_open: page size %u too small", w->page_size);
-		errno = EINVAL;
+		errno = -tdw_err(err, errsz, -EINVAL, "ust_tdw_open: page size %u too small",
+				 w->page_size);
 		goto fail;
 	}
-	if (ust_tdw_add_buffer(w, NULL) != 0) {
-		tdw_set_error(NULL, 0, "ust_tdw_open: %s", w->err);
-		errno = ENOMEM;
+	if (ust_tdw_add_buffer(w, NULL, NULL, 0) != 0) {
+		/* The top buffer, the first: nothing but memory can fail. */
+		errno = -tdw_err(err, errsz, -ENOMEM, "ust_tdw_open: out of memory");
 		goto fail;
 	}
 
@@ -106,8 +106,7 @@ struct ust_tdw *ust_tdw_open(const char *path, const struct ust_tdw_opts *opts)
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		ret = errno;
-		tdw_set_error(NULL, 0, "%s: %s", path, strerror(ret));
-		errno = ret;
+		errno = -tdw_err(err, errsz, -ret, "%s: %s", path, strerror(ret));
 		goto fail;
 	}
 	/* Only a regular file of ours is removed when the trace is abandoned. */
@@ -116,8 +115,7 @@ struct ust_tdw *ust_tdw_open(const char *path, const struct ust_tdw_opts *opts)
 	if (!w->out) {
 		ret = errno;
 		close(fd);
-		tdw_set_error(NULL, 0, "%s: %s", path, strerror(ret));
-		errno = ret;
+		errno = -tdw_err(err, errsz, -ret, "%s: %s", path, strerror(ret));
 		goto fail;
 	}
 	return w;
@@ -170,30 +168,25 @@ void ust_tdw_abort(struct ust_tdw *w)
 	free_writer(w);
 }
 
-int ust_tdw_close(struct ust_tdw *w)
+int ust_tdw_close(struct ust_tdw *w, char *err, size_t errsz)
 {
 	int ret, i, c;
 
 	if (!w)
 		return -EINVAL;
-	ret = w->io_error;
+	ret = w->io_error ? tdw_stopped(w, err, errsz) : 0;
 	for (i = 0; !ret && i < w->nr_bufs; i++)
 		for (c = 0; !ret && c < w->nr_cpus; c++)
-			ret = tdw_cpu_flush(w, &w->bufs[i].cpus[c]);
+			ret = tdw_cpu_flush(w, &w->bufs[i].cpus[c], err, errsz);
 	if (!ret)
-		ret = tdw_write_file(w);
-	if (fclose(w->out) != 0 && !ret)
+		ret = tdw_write_file(w, err, errsz);
+	if (fclose(w->out) != 0 && !ret) {
 		ret = -errno;
-	w->out = NULL;
-	if (ret < 0) {
-		if (w->created)
-			unlink(w->path);
-		/* @w goes away: keep the reason where ust_tdw_error(NULL) finds it. */
-		if (w->err[0])
-			tdw_set_error(NULL, 0, "%s", w->err);
-		else
-			tdw_set_error(NULL, 0, "%s: %s", w->path, strerror(-ret));
+		tdw_err(err, errsz, ret, "%s: %s", w->path, strerror(-ret));
 	}
+	w->out = NULL;
+	if (ret < 0 && w->created)
+		unlink(w->path);
 	free_writer(w);
 	return ret;
 }
@@ -226,7 +219,8 @@ static int parse_format_head(const char *text, char **name, long *id)
 	return *name && *id >= 0 ? 0 : -1;
 }
 
-int ust_tdw_add_format(struct ust_tdw *w, const char *system, const char *text)
+int ust_tdw_add_format(struct ust_tdw *w, const char *system, const char *text,
+		       char *err, size_t errsz)
 {
 	struct tdw_format *f;
 	char *name;
@@ -234,12 +228,12 @@ int ust_tdw_add_format(struct ust_tdw *w, const char *system, const char *text)
 	int i;
 
 	if (!w || !system || !text || !system[0] || strchr(system, '/'))
-		return w ? tdw_set_error(w, -EINVAL, "add_format: bad system") : -EINVAL;
+		return tdw_err(err, errsz, -EINVAL, "add_format: bad system");
 	if (parse_format_head(text, &name, &id) < 0) {
 		free(name);
-		return tdw_set_error(w, -EINVAL,
-				     "add_format: %s: the text has no valid \"name:\" and \"ID:\"",
-				     system);
+		return tdw_err(err, errsz, -EINVAL,
+			       "add_format: %s: the text has no valid \"name:\" and \"ID:\"",
+			       system);
 	}
 	/* Readers key events by ID and by system/name: both must be unique. */
 	for (i = 0; i < w->nr_formats; i++) {
@@ -250,9 +244,9 @@ int ust_tdw_add_format(struct ust_tdw *w, const char *system, const char *text)
 			return 0;	/* the same format again */
 		}
 		if (f->id == id || (!strcmp(f->system, system) && !strcmp(f->name, name))) {
-			tdw_set_error(w, -EEXIST,
-				      "add_format: %s/%s (ID %ld) clashes with %s/%s (ID %ld)",
-				      system, name, id, f->system, f->name, f->id);
+			tdw_err(err, errsz, -EEXIST,
+				"add_format: %s/%s (ID %ld) clashes with %s/%s (ID %ld)",
+				system, name, id, f->system, f->name, f->id);
 			free(name);
 			return -EEXIST;
 		}
@@ -260,7 +254,7 @@ int ust_tdw_add_format(struct ust_tdw *w, const char *system, const char *text)
 	f = realloc(w->formats, (w->nr_formats + 1) * sizeof(*f));
 	if (!f) {
 		free(name);
-		return tdw_set_error(w, -ENOMEM, "out of memory");
+		return tdw_err(err, errsz, -ENOMEM, "out of memory");
 	}
 	w->formats = f;
 	f = &w->formats[w->nr_formats];
@@ -273,23 +267,23 @@ int ust_tdw_add_format(struct ust_tdw *w, const char *system, const char *text)
 		free(f->system);
 		free(f->text);
 		free(name);
-		return tdw_set_error(w, -ENOMEM, "out of memory");
+		return tdw_err(err, errsz, -ENOMEM, "out of memory");
 	}
 	w->nr_formats++;
 	return 0;
 }
 
-static int set_blob(struct ust_tdw *w, char **dst, size_t *dlen, const char *text,
-		    size_t len, const char *what)
+static int set_blob(char **dst, size_t *dlen, const char *text, size_t len,
+		    const char *what, char *err, size_t errsz)
 {
 	char *p;
 
 	/* The section sizes are u32 in version 6. */
 	if (len > UINT32_MAX)
-		return tdw_set_error(w, -E2BIG, "%s: too large", what);
+		return tdw_err(err, errsz, -E2BIG, "%s: too large", what);
 	p = malloc(len ? len : 1);
 	if (!p)
-		return tdw_set_error(w, -ENOMEM, "out of memory");
+		return tdw_err(err, errsz, -ENOMEM, "out of memory");
 	if (len)
 		memcpy(p, text, len);
 	free(*dst);
@@ -298,21 +292,23 @@ static int set_blob(struct ust_tdw *w, char **dst, size_t *dlen, const char *tex
 	return 0;
 }
 
-int ust_tdw_set_kallsyms(struct ust_tdw *w, const char *text, size_t len)
+int ust_tdw_set_kallsyms(struct ust_tdw *w, const char *text, size_t len,
+			 char *err, size_t errsz)
 {
 	if (!w || (!text && len))
 		return -EINVAL;
-	return set_blob(w, &w->kallsyms, &w->kallsyms_len, text, len, "kallsyms");
+	return set_blob(&w->kallsyms, &w->kallsyms_len, text, len, "kallsyms", err, errsz);
 }
 
-int ust_tdw_set_printk(struct ust_tdw *w, const char *text, size_t len)
+int ust_tdw_set_printk(struct ust_tdw *w, const char *text, size_t len,
+		       char *err, size_t errsz)
 {
 	if (!w || (!text && len))
 		return -EINVAL;
-	return set_blob(w, &w->printk, &w->printk_len, text, len, "printk formats");
+	return set_blob(&w->printk, &w->printk_len, text, len, "printk formats", err, errsz);
 }
 
-int ust_tdw_add_cmdline(struct ust_tdw *w, int pid, const char *comm)
+int ust_tdw_add_cmdline(struct ust_tdw *w, int pid, const char *comm, char *err, size_t errsz)
 {
 	struct tdw_cmdline *c;
 	char *s;
@@ -322,10 +318,10 @@ int ust_tdw_add_cmdline(struct ust_tdw *w, int pid, const char *comm)
 		return -EINVAL;
 	/* One "PID COMM" per line: a newline would split the entry. */
 	if (pid < 0 || !comm[0] || strchr(comm, '\n'))
-		return tdw_set_error(w, -EINVAL, "add_cmdline: bad entry for pid %d", pid);
+		return tdw_err(err, errsz, -EINVAL, "add_cmdline: bad entry for pid %d", pid);
 	s = strdup(comm);
 	if (!s)
-		return tdw_set_error(w, -ENOMEM, "out of memory");
+		return tdw_err(err, errsz, -ENOMEM, "out of memory");
 	/* Like saved_cmdlines, one comm per pid: the last one wins. */
 	for (i = 0; i < w->nr_cmdlines; i++) {
 		if (w->cmdlines[i].pid == pid) {
@@ -337,7 +333,7 @@ int ust_tdw_add_cmdline(struct ust_tdw *w, int pid, const char *comm)
 	c = realloc(w->cmdlines, (w->nr_cmdlines + 1) * sizeof(*c));
 	if (!c) {
 		free(s);
-		return tdw_set_error(w, -ENOMEM, "out of memory");
+		return tdw_err(err, errsz, -ENOMEM, "out of memory");
 	}
 	w->cmdlines = c;
 	w->cmdlines[w->nr_cmdlines].pid = pid;
@@ -357,7 +353,7 @@ bool ust_tdw_has_cmdline(const struct ust_tdw *w, int pid)
 }
 
 /* Internal use with @name NULL: the top buffer, created by ust_tdw_open(). */
-int ust_tdw_add_buffer(struct ust_tdw *w, const char *name)
+int ust_tdw_add_buffer(struct ust_tdw *w, const char *name, char *err, size_t errsz)
 {
 	struct tdw_buffer *b;
 	int i, c;
@@ -366,17 +362,17 @@ int ust_tdw_add_buffer(struct ust_tdw *w, const char *name)
 		return -EINVAL;
 	if (name) {
 		if (!name[0] || strchr(name, '/') || strchr(name, '\n'))
-			return tdw_set_error(w, -EINVAL, "add_buffer: bad name \"%s\"", name);
+			return tdw_err(err, errsz, -EINVAL, "add_buffer: bad name \"%s\"", name);
 		for (i = 1; i < w->nr_bufs; i++)
 			if (!strcmp(w->bufs[i].name, name))
-				return tdw_set_error(w, -EEXIST,
-						     "add_buffer: \"%s\" exists", name);
+				return tdw_err(err, errsz, -EEXIST,
+					       "add_buffer: \"%s\" exists", name);
 	} else if (w->nr_bufs) {
-		return tdw_set_error(w, -EINVAL, "add_buffer: an instance needs a name");
+		return tdw_err(err, errsz, -EINVAL, "add_buffer: an instance needs a name");
 	}
 	b = realloc(w->bufs, (w->nr_bufs + 1) * sizeof(*b));
 	if (!b)
-		return tdw_set_error(w, -ENOMEM, "out of memory");
+		return tdw_err(err, errsz, -ENOMEM, "out of memory");
 	w->bufs = b;
 	b = &w->bufs[w->nr_bufs];
 	memset(b, 0, sizeof(*b));
@@ -394,5 +390,5 @@ nomem:
 			tdw_cpu_fini(&b->cpus[c]);
 	free(b->cpus);
 	free(b->name);
-	return tdw_set_error(w, -ENOMEM, "out of memory");
+	return tdw_err(err, errsz, -ENOMEM, "out of memory");
 }

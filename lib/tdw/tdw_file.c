@@ -249,7 +249,7 @@ static size_t put_flyrecord(struct ust_tdw *w, struct mem *m)
 	return at;
 }
 
-static int copy_stage(struct ust_tdw *w, struct tdw_cpu *c)
+static int copy_stage(struct ust_tdw *w, struct tdw_cpu *c, char *err, size_t errsz)
 {
 	char buf[65536];
 	size_t n;
@@ -257,20 +257,20 @@ static int copy_stage(struct ust_tdw *w, struct tdw_cpu *c)
 	if (!c->stage)
 		return 0;
 	if (fflush(c->stage) != 0 || fseek(c->stage, 0, SEEK_SET) != 0)
-		return tdw_set_error(w, -EIO, "staging file: %s", strerror(errno));
+		return tdw_err(err, errsz, -EIO, "staging file: %s", strerror(errno));
 	while ((n = fread(buf, 1, sizeof(buf), c->stage)) > 0)
 		if (fwrite(buf, 1, n, w->out) != n)
-			return tdw_set_error(w, -EIO, "%s: write failed: %s", w->path,
-					     strerror(errno));
+			return tdw_err(err, errsz, -EIO, "%s: write failed: %s", w->path,
+				       strerror(errno));
 	if (ferror(c->stage))
-		return tdw_set_error(w, -EIO, "staging file: read failed");
+		return tdw_err(err, errsz, -EIO, "staging file: read failed");
 	/* Free the disk space early: a big trace has several of these. */
 	fclose(c->stage);
 	c->stage = NULL;
 	return 0;
 }
 
-int tdw_write_file(struct ust_tdw *w)
+int tdw_write_file(struct ust_tdw *w, char *err, size_t errsz)
 {
 	struct mem m = { 0 };
 	size_t *buf_opt = NULL, *pairs = NULL;
@@ -282,7 +282,7 @@ int tdw_write_file(struct ust_tdw *w)
 	buf_opt = calloc(w->nr_bufs, sizeof(*buf_opt));
 	pairs = calloc(w->nr_bufs, sizeof(*pairs));
 	if (!clock || !buf_opt || !pairs) {
-		ret = tdw_set_error(w, -ENOMEM, "out of memory");
+		ret = tdw_err(err, errsz, -ENOMEM, "out of memory");
 		goto out;
 	}
 
@@ -336,25 +336,25 @@ int tdw_write_file(struct ust_tdw *w)
 		}
 	}
 	if (m.oom) {
-		ret = tdw_set_error(w, -ENOMEM, "out of memory");
+		ret = tdw_err(err, errsz, -ENOMEM, "out of memory");
 		goto out;
 	}
 	off = (m.len + w->page_size - 1) / w->page_size * w->page_size;
 	if (fwrite(m.p, 1, m.len, w->out) != m.len) {
-		ret = tdw_set_error(w, -EIO, "%s: write failed: %s", w->path, strerror(errno));
+		ret = tdw_err(err, errsz, -EIO, "%s: write failed: %s", w->path, strerror(errno));
 		goto out;
 	}
 	for (size = m.len; size < off; size++)
 		if (fputc(0, w->out) == EOF) {
-			ret = tdw_set_error(w, -EIO, "%s: write failed: %s", w->path,
-					    strerror(errno));
+			ret = tdw_err(err, errsz, -EIO, "%s: write failed: %s", w->path,
+				      strerror(errno));
 			goto out;
 		}
 	for (i = 0; i < w->nr_bufs && !ret; i++)
 		for (c = 0; c < w->nr_cpus && !ret; c++)
-			ret = copy_stage(w, &w->bufs[i].cpus[c]);
+			ret = copy_stage(w, &w->bufs[i].cpus[c], err, errsz);
 	if (!ret && fflush(w->out) != 0)
-		ret = tdw_set_error(w, -EIO, "%s: write failed: %s", w->path, strerror(errno));
+		ret = tdw_err(err, errsz, -EIO, "%s: write failed: %s", w->path, strerror(errno));
 out:
 	free(m.p);
 	free(clock);

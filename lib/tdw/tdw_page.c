@@ -81,22 +81,18 @@ static int header_field(const char *text, const char *name, unsigned int *off,
 }
 
 int tdw_parse_header_page(const char *text, struct tdw_page_layout *pl,
-			  char *err, size_t errlen)
+			  char *err, size_t errsz)
 {
 	unsigned int ts_size, data_size;
 
 	if (header_field(text, "timestamp", &pl->ts_off, &ts_size) < 0 ||
 	    header_field(text, "commit", &pl->commit_off, &pl->commit_size) < 0 ||
-	    header_field(text, "data", &pl->data_off, &data_size) < 0) {
-		snprintf(err, errlen, "header_page: no timestamp, commit or data field");
-		return -1;
-	}
+	    header_field(text, "data", &pl->data_off, &data_size) < 0)
+		return tdw_err(err, errsz, -1, "header_page: no timestamp, commit or data field");
 	if (ts_size != 8 || (pl->commit_size != 4 && pl->commit_size != 8) ||
 	    pl->ts_off + 8 > pl->data_off || pl->commit_off + pl->commit_size > pl->data_off ||
-	    pl->data_off % 4) {
-		snprintf(err, errlen, "header_page: unsupported page header layout");
-		return -1;
-	}
+	    pl->data_off % 4)
+		return tdw_err(err, errsz, -1, "header_page: unsupported page header layout");
 	return 0;
 }
 
@@ -150,27 +146,47 @@ static FILE *open_stage(struct ust_tdw *w)
 	return f ? f : tmpfile();
 }
 
-static int stage_page(struct ust_tdw *w, struct tdw_cpu *c, const void *page)
+/*
+ * A failure here loses the page: it is returned, with its message, to the
+ * call that staged the page, and w->io_error stops the writer from then on
+ * (see tdw_priv.h).
+ */
+static int stage_page(struct ust_tdw *w, struct tdw_cpu *c, const void *page,
+		      char *err, size_t errsz)
 {
+	int e;
+
 	if (!c->stage) {
 		c->stage = open_stage(w);
-		if (!c->stage)
-			return w->io_error = tdw_set_error(w, -errno,
-					"staging file: %s", strerror(errno));
+		if (!c->stage) {
+			e = errno ? errno : EIO;
+			return w->io_error = tdw_err(err, errsz, -e, "staging file: %s",
+						     strerror(e));
+		}
 	}
-	if (fwrite(page, w->page_size, 1, c->stage) != 1)
-		return w->io_error = tdw_set_error(w, -EIO,
-				"staging file: write failed: %s", strerror(errno));
+	errno = 0;
+	if (fwrite(page, w->page_size, 1, c->stage) != 1) {
+		e = errno ? errno : EIO;
+		return w->io_error = tdw_err(err, errsz, -e, "staging file: write failed: %s",
+					     strerror(e));
+	}
 	c->nr_pages++;
 	return 0;
 }
 
-static int start_page(struct ust_tdw *w, struct tdw_cpu *c, uint64_t ts)
+int tdw_stopped(const struct ust_tdw *w, char *err, size_t errsz)
+{
+	return tdw_err(err, errsz, w->io_error, "staging file: an earlier write failed: %s",
+		       strerror(-w->io_error));
+}
+
+static int start_page(struct ust_tdw *w, struct tdw_cpu *c, uint64_t ts, char *err,
+		      size_t errsz)
 {
 	if (!c->page) {
 		c->page = malloc(w->page_size);
 		if (!c->page)
-			return tdw_set_error(w, -ENOMEM, "out of memory");
+			return tdw_err(err, errsz, -ENOMEM, "out of memory");
 	}
 	memset(c->page, 0, w->page_size);
 	put64(c->page + w->pl.ts_off, ts);
@@ -186,7 +202,7 @@ static int start_page(struct ust_tdw *w, struct tdw_cpu *c, uint64_t ts)
  * as the kernel does (unless only 4 bytes remain: a padding header there
  * would have its length word outside the page).
  */
-static int end_page(struct ust_tdw *w, struct tdw_cpu *c, bool pad)
+static int end_page(struct ust_tdw *w, struct tdw_cpu *c, bool pad, char *err, size_t errsz)
 {
 	unsigned char *data = c->page + w->pl.data_off;
 	unsigned int cap = page_cap(w), rest = cap - c->used;
@@ -210,34 +226,34 @@ static int end_page(struct ust_tdw *w, struct tdw_cpu *c, bool pad)
 		commit = c->used;
 	}
 	put_long(c->page + w->pl.commit_off, commit, w->pl.commit_size);
-	ret = stage_page(w, c, c->page);
+	ret = stage_page(w, c, c->page, err, errsz);
 	c->open = false;
 	c->missed = false;
 	c->nr_missed = 0;
 	return ret;
 }
 
-int tdw_cpu_flush(struct ust_tdw *w, struct tdw_cpu *c)
+int tdw_cpu_flush(struct ust_tdw *w, struct tdw_cpu *c, char *err, size_t errsz)
 {
 	int ret;
 
 	/* A loss with no record after it still gets its (empty) page. */
 	if (!c->open && c->missed) {
-		ret = start_page(w, c, c->have_ts ? c->last_ts : 0);
+		ret = start_page(w, c, c->have_ts ? c->last_ts : 0, err, errsz);
 		if (ret < 0)
 			return ret;
 	}
-	return c->open ? end_page(w, c, false) : 0;
+	return c->open ? end_page(w, c, false, err, errsz) : 0;
 }
 
-static int check_target(struct ust_tdw *w, int buf, int cpu)
+static int check_target(struct ust_tdw *w, int buf, int cpu, char *err, size_t errsz)
 {
 	if (!w)
 		return -EINVAL;
 	if (buf < 0 || buf >= w->nr_bufs)
-		return tdw_set_error(w, -EINVAL, "no buffer %d", buf);
+		return tdw_err(err, errsz, -EINVAL, "no buffer %d", buf);
 	if (cpu < 0 || cpu >= w->nr_cpus)
-		return tdw_set_error(w, -EINVAL, "no CPU %d (the trace has %d)", cpu, w->nr_cpus);
+		return tdw_err(err, errsz, -EINVAL, "no CPU %d (the trace has %d)", cpu, w->nr_cpus);
 	return 0;
 }
 
@@ -247,7 +263,7 @@ static const char *buf_name(const struct ust_tdw *w, int buf)
 }
 
 int ust_tdw_event(struct ust_tdw *w, int buf, int cpu, uint64_t ts,
-		  const void *data, size_t len)
+		  const void *data, size_t len, char *err, size_t errsz)
 {
 	unsigned int cap, hdr, dlen, need, ext = 0;
 	struct tdw_cpu *c;
@@ -255,23 +271,23 @@ int ust_tdw_event(struct ust_tdw *w, int buf, int cpu, uint64_t ts,
 	uint64_t delta = 0;
 	int ret;
 
-	ret = check_target(w, buf, cpu);
+	ret = check_target(w, buf, cpu, err, errsz);
 	if (ret < 0)
 		return ret;
 	if (w->io_error)
-		return w->io_error;
+		return tdw_stopped(w, err, errsz);
 	c = &w->bufs[buf].cpus[cpu];
 	cap = page_cap(w);
 	/* The largest record: a whole page but for its 8-byte header. */
 	if (!data || !len || len > cap - 8)
-		return tdw_set_error(w, -EINVAL,
-				     "buffer %s cpu %d: a record of %zu bytes does not fit a page (1..%u)",
-				     buf_name(w, buf), cpu, len, cap - 8);
+		return tdw_err(err, errsz, -EINVAL,
+			       "buffer %s cpu %d: a record of %zu bytes does not fit a page (1..%u)",
+			       buf_name(w, buf), cpu, len, cap - 8);
 	if (c->have_ts && ts < c->last_ts)
-		return tdw_set_error(w, -EINVAL,
-				     "buffer %s cpu %d: timestamp %llu is before the previous record's %llu",
-				     buf_name(w, buf), cpu, (unsigned long long)ts,
-				     (unsigned long long)c->last_ts);
+		return tdw_err(err, errsz, -EINVAL,
+			       "buffer %s cpu %d: timestamp %llu is before the previous record's %llu",
+			       buf_name(w, buf), cpu, (unsigned long long)ts,
+			       (unsigned long long)c->last_ts);
 
 	dlen = (len + TDW_ALIGN - 1) & ~(TDW_ALIGN - 1);
 	hdr = dlen > TDW_MAX_SMALL_DATA ? 8 : 4;
@@ -283,13 +299,13 @@ int ust_tdw_event(struct ust_tdw *w, int buf, int cpu, uint64_t ts,
 			ext = 8;
 		/* A delta beyond TIME_EXTEND's 59 bits: a new page has an absolute ts. */
 		if (c->used + ext + need > cap || (delta >> TDW_TS_BITS) > UINT32_MAX) {
-			ret = end_page(w, c, true);
+			ret = end_page(w, c, true, err, errsz);
 			if (ret < 0)
 				return ret;
 		}
 	}
 	if (!c->open) {
-		ret = start_page(w, c, ts);
+		ret = start_page(w, c, ts, err, errsz);
 		if (ret < 0)
 			return ret;
 		delta = 0;
@@ -317,20 +333,21 @@ int ust_tdw_event(struct ust_tdw *w, int buf, int cpu, uint64_t ts,
 	return 0;
 }
 
-int ust_tdw_lost(struct ust_tdw *w, int buf, int cpu, unsigned long missed)
+int ust_tdw_lost(struct ust_tdw *w, int buf, int cpu, unsigned long missed,
+		 char *err, size_t errsz)
 {
 	struct tdw_cpu *c;
 	int ret;
 
-	ret = check_target(w, buf, cpu);
+	ret = check_target(w, buf, cpu, err, errsz);
 	if (ret < 0)
 		return ret;
 	if (w->io_error)
-		return w->io_error;
+		return tdw_stopped(w, err, errsz);
 	c = &w->bufs[buf].cpus[cpu];
 	/* Two losses in a row with no record between them are one loss. */
 	if (c->open) {
-		ret = end_page(w, c, false);
+		ret = end_page(w, c, false, err, errsz);
 		if (ret < 0)
 			return ret;
 	}
@@ -345,30 +362,31 @@ int ust_tdw_lost(struct ust_tdw *w, int buf, int cpu, unsigned long missed)
 	return 0;
 }
 
-int ust_tdw_raw_page(struct ust_tdw *w, int buf, int cpu, const void *page, size_t len)
+int ust_tdw_raw_page(struct ust_tdw *w, int buf, int cpu, const void *page, size_t len,
+		     char *err, size_t errsz)
 {
 	struct tdw_cpu *c;
 	int ret;
 
-	ret = check_target(w, buf, cpu);
+	ret = check_target(w, buf, cpu, err, errsz);
 	if (ret < 0)
 		return ret;
 	if (w->io_error)
-		return w->io_error;
+		return tdw_stopped(w, err, errsz);
 	if (!page || len < w->pl.data_off || len > w->page_size)
-		return tdw_set_error(w, -EINVAL, "raw page of %zu bytes (page size %u)",
-				     len, w->page_size);
+		return tdw_err(err, errsz, -EINVAL, "raw page of %zu bytes (page size %u)",
+			       len, w->page_size);
 	c = &w->bufs[buf].cpus[cpu];
-	ret = tdw_cpu_flush(w, c);
+	ret = tdw_cpu_flush(w, c, err, errsz);
 	if (ret < 0)
 		return ret;
 	if (!c->page) {
 		c->page = malloc(w->page_size);
 		if (!c->page)
-			return tdw_set_error(w, -ENOMEM, "out of memory");
+			return tdw_err(err, errsz, -ENOMEM, "out of memory");
 	}
 	/* A short read of trace_pipe_raw: the rest of the page is unused. */
 	memcpy(c->page, page, len);
 	memset(c->page + len, 0, w->page_size - len);
-	return stage_page(w, c, c->page);
+	return stage_page(w, c, c->page, err, errsz);
 }

@@ -93,24 +93,31 @@ struct ust_tdw {
 	struct tdw_buffer *bufs;
 	int nr_bufs;
 
-	int io_error;			/* sticky: a staging write failed (negative errno) */
-	char err[512];
+	/*
+	 * A staging write failed (negative errno), 0 if none.  Not an error
+	 * state for the caller to read: the failure, with its message, was
+	 * returned by the call that hit it.  The page being written is gone,
+	 * so the trace is incomplete: this only stops every later write (and
+	 * ust_tdw_close()) from making a file that silently lacks it.
+	 */
+	int io_error;
 };
 
-/* tdw_err.c: format the error text of @w (NULL: the thread's, for
- * ust_tdw_error(NULL)); returns @ret. */
-int tdw_set_error(struct ust_tdw *w, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* tdw_err.c: format the message into @err (if any); returns @ret. */
+int tdw_err(char *err, size_t errsz, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* tdw_page.c */
 int tdw_parse_header_page(const char *text, struct tdw_page_layout *pl,
-			  char *err, size_t errlen);
+			  char *err, size_t errsz);
 int tdw_cpu_init(struct ust_tdw *w, struct tdw_cpu *c);
 void tdw_cpu_fini(struct tdw_cpu *c);
 /* Stage the open page and any pending lost-events mark. */
-int tdw_cpu_flush(struct ust_tdw *w, struct tdw_cpu *c);
+int tdw_cpu_flush(struct ust_tdw *w, struct tdw_cpu *c, char *err, size_t errsz);
+/* w->io_error, with a message: the writer stopped after a failed write. */
+int tdw_stopped(const struct ust_tdw *w, char *err, size_t errsz);
 
 /* tdw_file.c */
-int tdw_write_file(struct ust_tdw *w);
+int tdw_write_file(struct ust_tdw *w, char *err, size_t errsz);
 
 #endif

@@ -601,7 +601,7 @@ static void lh_stop(struct rec_source *src, struct rec_ctx *c)
 		 */
 		if (s->comms[i].tid == c->child && !strcmp(s->comms[i].comm, "ustitch"))
 			continue;
-		ust_tdw_add_cmdline(w, s->comms[i].tid, s->comms[i].comm);
+		ust_tdw_add_cmdline(w, s->comms[i].tid, s->comms[i].comm, NULL, 0);
 	}
 }
 

@@ -934,7 +934,7 @@ static void write_all(struct perf_src *p)
 	 * ftrace event was recorded for them too. */
 	for (i = 0; w && i < p->nr_ti; i++)
 		if (p->ti[i].tid && p->ti[i].comm[0])
-			ust_tdw_add_cmdline(w, (int)p->ti[i].tid, p->ti[i].comm);
+			ust_tdw_add_cmdline(w, (int)p->ti[i].tid, p->ti[i].comm, NULL, 0);
 }
 
 static void perf_stop(struct rec_source *s, struct rec_ctx *c)

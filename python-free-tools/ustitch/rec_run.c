@@ -224,7 +224,7 @@ static void summary(struct run *r, const char *out)
 		for (cpu = 0; cpu < ust_cap_nr_cpus(r->cap); cpu++) {
 			struct ust_cap_lost l;
 
-			if (ust_cap_lost(r->cap, b, cpu, &l) || (!l.overrun && !l.dropped))
+			if (ust_cap_lost(r->cap, b, cpu, &l, NULL, 0) || (!l.overrun && !l.dropped))
 				continue;
 			fprintf(stderr, PFX "%s%s CPU %d: %llu events lost (%llu overwritten, %llu dropped)\n",
 				r->o->bufs[b].name ? "buffer " : "main buffer",
@@ -323,26 +323,36 @@ static int write_ustitch_buffer(struct run *r)
 	const char *keys[] = { "ftrace/user_unwind_cookie", "ftrace/user_unwind_stack",
 			       "ustitch/user_mapping", "ustitch/stack_flags" };
 	int ids[] = { r->cookie_id, r->stack_id, r->mapping_id, r->flags_id };
-	int i, buf;
+	int i, buf, ret;
 
+	/* finish() reports errno. */
 	for (i = 0; i < r->ctx.nr_formats; i++) {
 		const char *sys = r->ctx.formats[i];
 
-		if (ust_tdw_add_format(w, sys, sys + strlen(sys) + 1))
+		ret = ust_tdw_add_format(w, sys, sys + strlen(sys) + 1, NULL, 0);
+		if (ret < 0) {
+			errno = -ret;
 			return -1;
+		}
 	}
 	for (i = 0; i < 4; i++) {
 		char *text = ust_enc_format_with_id(keys[i], ids[i]);
 
-		if (!text || ust_tdw_add_format(w, i < 2 ? "ftrace" : "ustitch", text)) {
+		if (!text)
+			return -1;
+		ret = ust_tdw_add_format(w, i < 2 ? "ftrace" : "ustitch", text, NULL, 0);
+		if (ret < 0) {
 			free(text);
+			errno = -ret;
 			return -1;
 		}
 		free(text);
 	}
-	buf = ust_tdw_add_buffer(w, "ustitch");
-	if (buf < 0)
+	buf = ust_tdw_add_buffer(w, "ustitch", NULL, 0);
+	if (buf < 0) {
+		errno = -buf;
 		return -1;
+	}
 	return rec_spool_write(r->spool, w, buf, ust_cap_nr_cpus(r->cap));
 }
 
@@ -475,7 +485,7 @@ static int start_capture(struct run *r)
 		return -1;
 	}
 	r->started = true;
-	if (r->child > 0 && ust_cap_follow(r->cap, r->child)) {
+	if (r->child > 0 && ust_cap_follow(r->cap, r->child, NULL, 0)) {
 		fprintf(stderr, PFX "cannot follow pid %d\n", (int)r->child);
 		return -1;
 	}
@@ -574,7 +584,7 @@ static int drain(struct run *r, bool *busy)
 		}
 		*busy |= pr > 0;
 	}
-	if (ust_cap_drain(r->cap) < 0) {
+	if (ust_cap_drain(r->cap, NULL, 0) < 0) {
 		fprintf(stderr, PFX "reading the ring buffer failed\n");
 		return -1;
 	}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1
 /* The BPF record spool: a temporary file plus a small index. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +92,7 @@ int rec_spool_write(struct rec_spool *s, struct ust_tdw *w, int buf, int nr_cpus
 	unsigned char *data = NULL;
 	size_t cap = 0;
 	unsigned long i;
-	int fd;
+	int fd, ret;
 
 	if (fflush(s->f))
 		return -1;
@@ -103,8 +104,10 @@ int rec_spool_write(struct rec_spool *s, struct ust_tdw *w, int buf, int nr_cpus
 		if ((int)e->cpu >= nr_cpus)
 			continue;
 		if (!e->len) {
-			if (ust_tdw_lost(w, buf, (int)e->cpu, (unsigned long)e->off)) {
+			ret = ust_tdw_lost(w, buf, (int)e->cpu, (unsigned long)e->off, NULL, 0);
+			if (ret < 0) {
 				free(data);
+				errno = -ret;
 				return -1;
 			}
 			continue;
@@ -119,9 +122,14 @@ int rec_spool_write(struct rec_spool *s, struct ust_tdw *w, int buf, int nr_cpus
 			data = n;
 			cap = e->len;
 		}
-		if (pread(fd, data, e->len, (off_t)e->off) != (ssize_t)e->len ||
-		    ust_tdw_event(w, buf, (int)e->cpu, e->ts, data, e->len)) {
+		if (pread(fd, data, e->len, (off_t)e->off) != (ssize_t)e->len) {
 			free(data);
+			return -1;
+		}
+		ret = ust_tdw_event(w, buf, (int)e->cpu, e->ts, data, e->len, NULL, 0);
+		if (ret < 0) {
+			free(data);
+			errno = -ret;
 			return -1;
 		}
 	}

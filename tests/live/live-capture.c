@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 		kill(pid, SIGKILL);
 	close(go[1]);
 	while (waitpid(pid, &status, WNOHANG) == 0) {
-		ust_cap_drain(c);
+		ust_cap_drain(c, NULL, 0);
 		usleep(20000);
 	}
 	if (ust_cap_finish(c, err, sizeof(err))) {

@@ -48,23 +48,26 @@ struct ust_cap_lost {
 };
 
 /* Create the instances; tracing stays off until ust_cap_on().  NULL with
- * @err on failure, and then nothing is left behind. */
+ * errno (and @err) on failure, and then nothing is left behind.  The other
+ * functions return 0 (or a count) or a negative errno, the message in @err. */
 struct ust_cap *ust_cap_start(const char *out_path, const struct ust_cap_opts *opts,
-			      char *err, size_t errlen);
+			      char *err, size_t errsz);
 void ust_cap_on(struct ust_cap *c);
 void ust_cap_off(struct ust_cap *c);
 /* Follow one more pid (e.g. a command forked after start). */
-int ust_cap_follow(struct ust_cap *c, pid_t pid);
+int ust_cap_follow(struct ust_cap *c, pid_t pid, char *err, size_t errsz);
 /* Move what the kernel has buffered into the output (non-blocking).
- * Returns the number of pages moved, or -1. */
-long ust_cap_drain(struct ust_cap *c);
+ * Returns the number of pages moved. */
+long ust_cap_drain(struct ust_cap *c, char *err, size_t errsz);
 /* The writer: add buffers, formats, records before ust_cap_finish(). */
 struct ust_tdw *ust_cap_writer(struct ust_cap *c);
 /* Lost-event counters of buffer @buf's CPU @cpu (read from tracefs). */
-int ust_cap_lost(struct ust_cap *c, int buf, int cpu, struct ust_cap_lost *l);
+int ust_cap_lost(struct ust_cap *c, int buf, int cpu, struct ust_cap_lost *l,
+		 char *err, size_t errsz);
 int ust_cap_nr_cpus(const struct ust_cap *c);
-/* Stop, flush, write the trace.dat, remove the instances. 0 or -1 (@err). */
-int ust_cap_finish(struct ust_cap *c, char *err, size_t errlen);
+/* Stop, flush, write the trace.dat, remove the instances, free @c (also on
+ * failure, which leaves no trace.dat). */
+int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz);
 /* Remove the instances without writing (error paths). */
 void ust_cap_abort(struct ust_cap *c);
 unsigned long ust_cap_pages(const struct ust_cap *c);

@@ -5,6 +5,11 @@
  * Used by the recorder (raw kernel pages copied unchanged) and by the test
  * fixtures (records packed into pages here).  Per-CPU data is staged in
  * temporary files and laid out page-aligned at ust_tdw_close().
+ *
+ * Errors follow the library's convention: 0 (or an index) or a negative
+ * errno, the message in the trailing @err/@errsz (NULL/0 allowed).  After a
+ * failed write of a staged page the writer stops: every later record,
+ * lost mark, raw page and ust_tdw_close() fail with that same errno.
  */
 #ifndef USTITCH_TDW_H
 #define USTITCH_TDW_H
@@ -24,37 +29,46 @@ struct ust_tdw_opts {
 	const char *uname;		/* NULL = uname(2) of this machine */
 };
 
-struct ust_tdw *ust_tdw_open(const char *path, const struct ust_tdw_opts *opts);
+/* Creates (truncates) @path now.  NULL with errno (and @err) on failure. */
+struct ust_tdw *ust_tdw_open(const char *path, const struct ust_tdw_opts *opts,
+			     char *err, size_t errsz);
 
 /* An event format text (the "format" file).  System "ftrace" goes into the
- * ftrace section, every other into the event systems. */
-int ust_tdw_add_format(struct ust_tdw *w, const char *system, const char *text);
-int ust_tdw_set_kallsyms(struct ust_tdw *w, const char *text, size_t len);
-int ust_tdw_set_printk(struct ust_tdw *w, const char *text, size_t len);
-int ust_tdw_add_cmdline(struct ust_tdw *w, int pid, const char *comm);
+ * ftrace section, every other into the event systems.  -EEXIST if its ID or
+ * name clashes with another's, -EINVAL for a text without both. */
+int ust_tdw_add_format(struct ust_tdw *w, const char *system, const char *text,
+		       char *err, size_t errsz);
+int ust_tdw_set_kallsyms(struct ust_tdw *w, const char *text, size_t len,
+			 char *err, size_t errsz);
+int ust_tdw_set_printk(struct ust_tdw *w, const char *text, size_t len,
+		       char *err, size_t errsz);
+int ust_tdw_add_cmdline(struct ust_tdw *w, int pid, const char *comm,
+			char *err, size_t errsz);
 /* Has a comm been added for @pid? */
 bool ust_tdw_has_cmdline(const struct ust_tdw *w, int pid);
 
 /* Buffer 0 is the top buffer; this adds an instance buffer, returns its index. */
-int ust_tdw_add_buffer(struct ust_tdw *w, const char *name);
+int ust_tdw_add_buffer(struct ust_tdw *w, const char *name, char *err, size_t errsz);
 
 /* Append one record (the event's bytes, starting with common_type) at @ts.
- * Timestamps must not decrease per (buffer, cpu). */
+ * Timestamps must not decrease per (buffer, cpu).  The message is formatted
+ * only on failure. */
 int ust_tdw_event(struct ust_tdw *w, int buf, int cpu, uint64_t ts,
-		  const void *data, size_t len);
+		  const void *data, size_t len, char *err, size_t errsz);
 
 /* Mark that @missed events were lost before the next record on (buf, cpu)
  * (sets the page's missed-events bits, storing the count). */
-int ust_tdw_lost(struct ust_tdw *w, int buf, int cpu, unsigned long missed);
+int ust_tdw_lost(struct ust_tdw *w, int buf, int cpu, unsigned long missed,
+		 char *err, size_t errsz);
 
 /* Append a kernel ring-buffer page unchanged (the recorder's path). */
-int ust_tdw_raw_page(struct ust_tdw *w, int buf, int cpu, const void *page, size_t len);
+int ust_tdw_raw_page(struct ust_tdw *w, int buf, int cpu, const void *page, size_t len,
+		     char *err, size_t errsz);
 
-/* Write the file and free @w.  Returns 0 or a negative errno. */
-int ust_tdw_close(struct ust_tdw *w);
+/* Write the file and free @w (also on failure, which removes the file).
+ * Returns 0 or a negative errno. */
+int ust_tdw_close(struct ust_tdw *w, char *err, size_t errsz);
 /* Discard without writing. */
 void ust_tdw_abort(struct ust_tdw *w);
-/* Last error text. */
-const char *ust_tdw_error(const struct ust_tdw *w);
 
 #endif

@@ -123,9 +123,11 @@ static void test_kstack_format(void **state)
 
 static void event(struct ust_tdw *w, int buf, int cpu, uint64_t ts, const void *d, int len)
 {
+	char err[512];
+
 	assert_true(len > 0);
-	if (ust_tdw_event(w, buf, cpu, ts, d, (size_t)len))
-		fail_msg("%s", ust_tdw_error(w));
+	if (ust_tdw_event(w, buf, cpu, ts, d, (size_t)len, err, sizeof(err)))
+		fail_msg("%s", err);
 }
 
 static char *format_with(const char *key, int id)
@@ -173,17 +175,17 @@ static const char *write_trace(void)
 	int ub;
 
 	snprintf(path, sizeof(path), "%s/samples.dat", dir);
-	w = ust_tdw_open(path, &o);
+	w = ust_tdw_open(path, &o, NULL, 0);
 	assert_non_null(w);
-	assert_int_equal(ust_tdw_add_format(w, "ftrace", ust_kbits_get("ftrace/kernel_stack")), 0);
-	assert_int_equal(ust_tdw_add_format(w, "ftrace", ust_kbits_get("ftrace/user_unwind_cookie")), 0);
-	assert_int_equal(ust_tdw_add_format(w, "ftrace", ust_kbits_get("ftrace/user_unwind_stack")), 0);
+	assert_int_equal(ust_tdw_add_format(w, "ftrace", ust_kbits_get("ftrace/kernel_stack"), NULL, 0), 0);
+	assert_int_equal(ust_tdw_add_format(w, "ftrace", ust_kbits_get("ftrace/user_unwind_cookie"), NULL, 0), 0);
+	assert_int_equal(ust_tdw_add_format(w, "ftrace", ust_kbits_get("ftrace/user_unwind_stack"), NULL, 0), 0);
 	t = format_with(UST_PERF_SAMPLE_KEY, ID_SAMPLE);
-	assert_int_equal(ust_tdw_add_format(w, "ustitch", t), 0);
+	assert_int_equal(ust_tdw_add_format(w, "ustitch", t, NULL, 0), 0);
 	free(t);
-	assert_int_equal(ust_tdw_set_kallsyms(w, kallsyms, strlen(kallsyms)), 0);
-	assert_int_equal(ust_tdw_add_cmdline(w, TID, "ust-sampled"), 0);
-	ub = ust_tdw_add_buffer(w, "ustitch");
+	assert_int_equal(ust_tdw_set_kallsyms(w, kallsyms, strlen(kallsyms), NULL, 0), 0);
+	assert_int_equal(ust_tdw_add_cmdline(w, TID, "ust-sampled", NULL, 0), 0);
+	ub = ust_tdw_add_buffer(w, "ustitch", NULL, 0);
 	assert_true(ub > 0);
 
 	/* Two samples of one kernel entry, on both CPUs; one stack for them. */
@@ -198,12 +200,12 @@ static const char *write_trace(void)
 	event(w, ub, 1, 1500, b, ust_perf_enc_unwind_stack(b, sizeof(b), ID_STACK, TID, 0x101, fr, 2));
 	/* A sample whose stack was lost: records lost after it. */
 	put_sample(w, ub, 0, 2000, UST_PERF_ENC_USTACK_LOST, 0x103, true);
-	assert_int_equal(ust_tdw_lost(w, ub, 0, 3), 0);
+	assert_int_equal(ust_tdw_lost(w, ub, 0, 3, NULL, 0), 0);
 	/* A cookie of the same task at another time is not the sample's. */
 	put_sample(w, ub, 1, 3000, UST_PERF_ENC_USTACK_NONE, 0, false);
 	event(w, ub, 1, 3100, b, ust_enc_unwind_cookie(b, sizeof(b), ID_COOKIE, TID, 0x101));
 	put_sample(w, ub, 0, 4000, UST_PERF_ENC_USTACK_NONE, 0, false);
-	assert_int_equal(ust_tdw_close(w), 0);
+	assert_int_equal(ust_tdw_close(w, NULL, 0), 0);
 	ust_perf_maps_free(m);
 	return path;
 }

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 
 #include <cmocka.h>
 
@@ -23,16 +25,20 @@
 
 #define SEC	1000000000ULL
 
+/* The message of the last failed call; every call here passes it. */
+static char msg[512];
+#define ERR	msg, sizeof(msg)
+
 static struct ust_tdw *open_w(const char *path, int cpus)
 {
 	struct ust_tdw_opts o = { .nr_cpus = cpus, .uname = "Linux test 6.18 x86_64" };
-	struct ust_tdw *w = ust_tdw_open(path, &o);
+	struct ust_tdw *w = ust_tdw_open(path, &o, ERR);
 
 	assert_non_null(w);
 	assert_int_equal(ust_tdw_add_format(w, "ftrace",
-					    ust_kbits_get("ftrace/user_unwind_cookie")), 0);
-	assert_int_equal(ust_tdw_add_format(w, "ftrace", ust_kbits_get("ftrace/print")), 0);
-	assert_int_equal(ust_tdw_add_format(w, "sched", ust_kbits_get("sched/sched_switch")), 0);
+					    ust_kbits_get("ftrace/user_unwind_cookie"), ERR), 0);
+	assert_int_equal(ust_tdw_add_format(w, "ftrace", ust_kbits_get("ftrace/print"), ERR), 0);
+	assert_int_equal(ust_tdw_add_format(w, "sched", ust_kbits_get("sched/sched_switch"), ERR), 0);
 	return w;
 }
 
@@ -46,8 +52,8 @@ static void put_cookie(struct ust_tdw *w, int buf, int cpu, uint64_t ts, int pid
 	memcpy(rec, &id, 2);
 	memcpy(rec + 4, &pid, 4);
 	memcpy(rec + UST_ABI_COOKIE_OFF, &cookie, 8);
-	if (ust_tdw_event(w, buf, cpu, ts, rec, sizeof(rec)) != 0)
-		fail_msg("%s", ust_tdw_error(w));
+	if (ust_tdw_event(w, buf, cpu, ts, rec, sizeof(rec), ERR) != 0)
+		fail_msg("%s", msg);
 }
 
 /* ftrace/print: header, ip, then the NUL-terminated text filling @len bytes. */
@@ -61,8 +67,8 @@ static void put_print(struct ust_tdw *w, int cpu, uint64_t ts, int pid, size_t l
 	memcpy(rec + 4, &pid, 4);
 	memcpy(rec + 8, &ip, 8);
 	memset(rec + 16, fill, len - 17);
-	if (ust_tdw_event(w, 0, cpu, ts, rec, len) != 0)
-		fail_msg("%s", ust_tdw_error(w));
+	if (ust_tdw_event(w, 0, cpu, ts, rec, len, ERR) != 0)
+		fail_msg("%s", msg);
 	free(rec);
 }
 
@@ -83,14 +89,14 @@ static void put_switch(struct ust_tdw *w, int cpu, uint64_t ts, int prev, const 
 	strcpy((char *)rec + 40, nc);
 	memcpy(rec + 56, &next, 4);
 	memcpy(rec + 60, &prio, 4);
-	if (ust_tdw_event(w, 0, cpu, ts, rec, sizeof(rec)) != 0)
-		fail_msg("%s", ust_tdw_error(w));
+	if (ust_tdw_event(w, 0, cpu, ts, rec, sizeof(rec), ERR) != 0)
+		fail_msg("%s", msg);
 }
 
 static void close_ok(struct ust_tdw *w, const char *path)
 {
-	if (ust_tdw_close(w) != 0)
-		fail_msg("close: %s", ust_tdw_error(NULL));
+	if (ust_tdw_close(w, ERR) != 0)
+		fail_msg("close: %s", msg);
 	assert_true(tt_dump_valid(path));
 }
 
@@ -116,8 +122,8 @@ static void test_multi_cpu(void **state)
 	char *v7;
 
 	(void)state;
-	ust_tdw_add_cmdline(w, 100, "alpha");
-	ust_tdw_add_cmdline(w, 200, "beta");
+	ust_tdw_add_cmdline(w, 100, "alpha", ERR);
+	ust_tdw_add_cmdline(w, 200, "beta", ERR);
 	put_cookie(w, 0, 0, SEC + 1000, 100, ust_abi_cookie(0, 0));
 	put_cookie(w, 0, 1, SEC + 2000, 200, ust_abi_cookie(1, 1));
 	put_switch(w, 0, SEC + SEC / 2, 100, "alpha", 200, "beta");
@@ -125,7 +131,7 @@ static void test_multi_cpu(void **state)
 		unsigned char rec[19] = { 5, 0, 0, 0, 44, 1, 0, 0, 0x34, 0x12, 0, 0, 0, 0, 0, 0,
 					  'h', 'i', 0 };
 
-		assert_int_equal(ust_tdw_event(w, 0, 1, 2 * SEC, rec, sizeof(rec)), 0);
+		assert_int_equal(ust_tdw_event(w, 0, 1, 2 * SEC, rec, sizeof(rec), ERR), 0);
 	}
 	close_ok(w, path);
 	expect_report(path, NULL, expected);
@@ -150,11 +156,11 @@ static void test_instance(void **state)
 	int b;
 
 	(void)state;
-	b = ust_tdw_add_buffer(w, "ust");
+	b = ust_tdw_add_buffer(w, "ust", ERR);
 	assert_int_equal(b, 1);
-	assert_int_equal(ust_tdw_add_buffer(w, "other"), 2);
-	assert_int_equal(ust_tdw_add_buffer(w, "ust"), -EEXIST);
-	ust_tdw_add_cmdline(w, 7, "seven");
+	assert_int_equal(ust_tdw_add_buffer(w, "other", ERR), 2);
+	assert_int_equal(ust_tdw_add_buffer(w, "ust", ERR), -EEXIST);
+	ust_tdw_add_cmdline(w, 7, "seven", ERR);
 	put_cookie(w, 0, 0, SEC, 7, 1);
 	put_cookie(w, b, 1, SEC + 500, 7, 3);
 	put_cookie(w, b, 0, SEC + 1500, 7, 5);
@@ -231,9 +237,9 @@ static void test_large_events(void **state)
 	put_print(w, 0, SEC + 2, 1, 4072, 'c');	/* a whole page */
 	put_print(w, 0, SEC + 3, 1, 2001, 'd');
 	memset(big, 0, sizeof(big));
-	assert_int_equal(ust_tdw_event(w, 0, 0, SEC + 4, big, 4073), -EINVAL);
-	assert_non_null(strstr(ust_tdw_error(w), "does not fit a page"));
-	assert_int_equal(ust_tdw_event(w, 0, 0, SEC + 4, big, 5000), -EINVAL);
+	assert_int_equal(ust_tdw_event(w, 0, 0, SEC + 4, big, 4073, ERR), -EINVAL);
+	assert_non_null(strstr(msg, "does not fit a page"));
+	assert_int_equal(ust_tdw_event(w, 0, 0, SEC + 4, big, 5000, ERR), -EINVAL);
 	close_ok(w, path);
 
 	n = tt_read_records(path, 1, &r);
@@ -357,21 +363,21 @@ static void test_lost(void **state)
 	int i, n, b;
 
 	(void)state;
-	b = ust_tdw_add_buffer(w, "inst");
+	b = ust_tdw_add_buffer(w, "inst", ERR);
 	put_cookie(w, 0, 0, SEC, 1, 1);
 	put_cookie(w, 0, 1, SEC + 1000, 1, 3);
-	assert_int_equal(ust_tdw_lost(w, 0, 1, 7), 0);
+	assert_int_equal(ust_tdw_lost(w, 0, 1, 7, ERR), 0);
 	put_cookie(w, 0, 1, SEC + 2000, 1, 5);
 	put_cookie(w, 0, 1, SEC + 3000, 1, 7);
 	/* count unknown */
-	assert_int_equal(ust_tdw_lost(w, 0, 0, 0), 0);
+	assert_int_equal(ust_tdw_lost(w, 0, 0, 0, ERR), 0);
 	put_cookie(w, 0, 0, SEC + 4000, 1, 9);
 	/* two losses in a row add up */
-	assert_int_equal(ust_tdw_lost(w, b, 0, 3), 0);
-	assert_int_equal(ust_tdw_lost(w, b, 0, 4), 0);
+	assert_int_equal(ust_tdw_lost(w, b, 0, 3, ERR), 0);
+	assert_int_equal(ust_tdw_lost(w, b, 0, 4, ERR), 0);
 	put_cookie(w, b, 0, SEC + 5000, 1, 11);
 	/* a loss with nothing after it: an empty page */
-	assert_int_equal(ust_tdw_lost(w, 0, 1, 2), 0);
+	assert_int_equal(ust_tdw_lost(w, 0, 1, 2, ERR), 0);
 	close_ok(w, path);
 	expect_report(path, NULL,
 		      /*
@@ -414,7 +420,7 @@ static void test_lost_full_page(void **state)
 	int i, n;
 
 	(void)state;
-	assert_int_equal(ust_tdw_lost(w, 0, 0, 99), 0);
+	assert_int_equal(ust_tdw_lost(w, 0, 0, 99, ERR), 0);
 	for (i = 0; i < 204; i++)	/* 204 * 20 = 4080 */
 		put_cookie(w, 0, 0, SEC + i, 1, 1);
 	put_cookie(w, 0, 0, SEC + 204, 1, 3);
@@ -448,10 +454,10 @@ static void test_raw_page(void **state)
 
 	w = open_w(dst, 1);
 	put_cookie(w, 0, 0, SEC - 5000, 1, 5);	/* own page, ended by the raw one */
-	assert_int_equal(ust_tdw_raw_page(w, 0, 0, page, 16 + 40), 0);	/* short read */
+	assert_int_equal(ust_tdw_raw_page(w, 0, 0, page, 16 + 40, ERR), 0);	/* short read */
 	put_cookie(w, 0, 0, SEC + 2000, 1, 7);
-	assert_int_equal(ust_tdw_raw_page(w, 0, 0, page, 4097), -EINVAL);
-	assert_int_equal(ust_tdw_raw_page(w, 0, 0, page, 8), -EINVAL);
+	assert_int_equal(ust_tdw_raw_page(w, 0, 0, page, 4097, ERR), -EINVAL);
+	assert_int_equal(ust_tdw_raw_page(w, 0, 0, page, 8, ERR), -EINVAL);
 	close_ok(w, dst);
 	expect_report(dst, NULL,
 		      "cpus=1\n"
@@ -469,53 +475,100 @@ static void test_errors(void **state)
 	unsigned char rec[16] = { 16 };
 
 	(void)state;
-	assert_null(ust_tdw_open(tt_path("no/such/dir/x.dat"), &o));
-	assert_non_null(strstr(ust_tdw_error(NULL), "No such file"));
+	assert_null(ust_tdw_open(tt_path("no/such/dir/x.dat"), &o, ERR));
+	assert_int_equal(errno, ENOENT);
+	assert_non_null(strstr(msg, "No such file"));
+	/* no message wanted: errno still says why */
+	assert_null(ust_tdw_open(tt_path("no/such/dir/x.dat"), &o, NULL, 0));
+	assert_int_equal(errno, ENOENT);
 	o.nr_cpus = 0;
-	assert_null(ust_tdw_open(path, &o));
-	assert_non_null(strstr(ust_tdw_error(NULL), "CPU count"));
+	assert_null(ust_tdw_open(path, &o, ERR));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(msg, "CPU count"));
 	o.nr_cpus = 2;
 	o.page_size = 1000;
-	assert_null(ust_tdw_open(path, &o));
-	assert_non_null(strstr(ust_tdw_error(NULL), "page size"));
+	assert_null(ust_tdw_open(path, &o, ERR));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(msg, "page size"));
 	o.page_size = 0;
 	o.header_page = "nonsense";
-	assert_null(ust_tdw_open(path, &o));
-	assert_non_null(strstr(ust_tdw_error(NULL), "header_page"));
+	assert_null(ust_tdw_open(path, &o, ERR));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(msg, "header_page"));
 	o.header_page = NULL;
 
 	w = open_w(path, 2);
-	assert_int_equal(ust_tdw_event(w, 0, 1, 2000, rec, sizeof(rec)), 0);
-	assert_int_equal(ust_tdw_event(w, 0, 1, 1999, rec, sizeof(rec)), -EINVAL);
-	assert_string_equal(ust_tdw_error(w),
+	assert_int_equal(ust_tdw_event(w, 0, 1, 2000, rec, sizeof(rec), ERR), 0);
+	assert_int_equal(ust_tdw_event(w, 0, 1, 1999, rec, sizeof(rec), ERR), -EINVAL);
+	assert_string_equal(msg,
 			    "buffer top cpu 1: timestamp 1999 is before the previous record's 2000");
 	/* other CPUs keep their own order */
-	assert_int_equal(ust_tdw_event(w, 0, 0, 10, rec, sizeof(rec)), 0);
-	assert_int_equal(ust_tdw_event(w, 0, 2, 3000, rec, sizeof(rec)), -EINVAL);
-	assert_non_null(strstr(ust_tdw_error(w), "no CPU 2"));
-	assert_int_equal(ust_tdw_event(w, 1, 0, 3000, rec, sizeof(rec)), -EINVAL);
-	assert_non_null(strstr(ust_tdw_error(w), "no buffer 1"));
-	assert_int_equal(ust_tdw_event(w, 0, 0, 3000, rec, 0), -EINVAL);
-	assert_int_equal(ust_tdw_lost(w, 0, -1, 1), -EINVAL);
+	assert_int_equal(ust_tdw_event(w, 0, 0, 10, rec, sizeof(rec), ERR), 0);
+	assert_int_equal(ust_tdw_event(w, 0, 2, 3000, rec, sizeof(rec), ERR), -EINVAL);
+	assert_non_null(strstr(msg, "no CPU 2"));
+	assert_int_equal(ust_tdw_event(w, 1, 0, 3000, rec, sizeof(rec), ERR), -EINVAL);
+	assert_non_null(strstr(msg, "no buffer 1"));
+	assert_int_equal(ust_tdw_event(w, 0, 0, 3000, rec, 0, ERR), -EINVAL);
+	assert_int_equal(ust_tdw_lost(w, 0, -1, 1, ERR), -EINVAL);
+	assert_int_equal(ust_tdw_lost(w, 0, -1, 1, NULL, 0), -EINVAL);
 	/* formats: the same again is fine, a clash is not */
 	assert_int_equal(ust_tdw_add_format(w, "ftrace",
-					    ust_kbits_get("ftrace/user_unwind_cookie")), 0);
+					    ust_kbits_get("ftrace/user_unwind_cookie"), ERR), 0);
 	assert_int_equal(ust_tdw_add_format(w, "ftrace",
-					    ust_kbits_get("ftrace/user_unwind_stack")), 0);
+					    ust_kbits_get("ftrace/user_unwind_stack"), ERR), 0);
 	assert_int_equal(ust_tdw_add_format(w, "ftrace",
-				ust_kbits_get("ftrace/user_unwind_stack.stack-only")), -EEXIST);
-	assert_non_null(strstr(ust_tdw_error(w), "clashes"));
-	assert_int_equal(ust_tdw_add_format(w, "x", "no header"), -EINVAL);
-	assert_int_equal(ust_tdw_add_cmdline(w, 5, "two\nlines"), -EINVAL);
-	assert_int_equal(ust_tdw_add_buffer(w, ""), -EINVAL);
+				ust_kbits_get("ftrace/user_unwind_stack.stack-only"), ERR), -EEXIST);
+	assert_non_null(strstr(msg, "clashes"));
+	assert_int_equal(ust_tdw_add_format(w, "x", "no header", ERR), -EINVAL);
+	assert_int_equal(ust_tdw_add_cmdline(w, 5, "two\nlines", ERR), -EINVAL);
+	assert_int_equal(ust_tdw_add_buffer(w, "", ERR), -EINVAL);
 	/* the errors left the file intact */
 	close_ok(w, path);
 
 	/* abort removes the file */
 	w = open_w(path, 1);
-	assert_int_equal(ust_tdw_event(w, 0, 0, 1, rec, sizeof(rec)), 0);
+	assert_int_equal(ust_tdw_event(w, 0, 0, 1, rec, sizeof(rec), ERR), 0);
 	ust_tdw_abort(w);
 	assert_int_equal(access(path, F_OK), -1);
+}
+
+/*
+ * A failed staging write stops the writer: that call returns the errno with
+ * the reason, every later write and the close return the same errno, and no
+ * file is left (the trace would lack a page).
+ */
+static void test_stopped(void **state)
+{
+	const char *path = tt_path("stopped.dat");
+	struct ust_tdw *w = open_w(path, 1);
+	unsigned char *rec = calloc(1, 4072);
+	struct rlimit old, lim;
+	uint16_t id = 5;	/* ftrace/print, a whole page */
+	int i, ret = 0;
+
+	(void)state;
+	assert_non_null(rec);
+	memcpy(rec, &id, 2);
+	memset(rec + 16, 'a', 4072 - 17);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 3 * 4096;	/* a few staged pages (stdio may buffer one) */
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	for (i = 0; i < 10 && !ret; i++)
+		ret = ust_tdw_event(w, 0, 0, SEC + i, rec, 4072, ERR);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	assert_in_range(i, 4, 8);
+	assert_int_equal(ret, -EFBIG);
+	assert_string_equal(msg, "staging file: write failed: File too large");
+	/* the limit is gone, the writer stays stopped */
+	assert_int_equal(ust_tdw_event(w, 0, 0, 2 * SEC, rec, 4072, ERR), -EFBIG);
+	assert_string_equal(msg, "staging file: an earlier write failed: File too large");
+	assert_int_equal(ust_tdw_lost(w, 0, 0, 1, NULL, 0), -EFBIG);
+	assert_int_equal(ust_tdw_close(w, ERR), -EFBIG);
+	assert_int_equal(access(path, F_OK), -1);
+	free(rec);
 }
 
 /* Metadata sections: kallsyms, printk formats, clock, page header. */
@@ -527,19 +580,19 @@ static void test_metadata(void **state)
 	const char *path = tt_path("meta.dat");
 	const char *argv[] = { tt.trace_cmd, "dump", "--summary", "-i", path, NULL };
 	struct ust_tdw_opts o = { .nr_cpus = 3, .clock = "mono", .uname = "U" };
-	struct ust_tdw *w = ust_tdw_open(path, &o);
+	struct ust_tdw *w = ust_tdw_open(path, &o, ERR);
 	char *out, *err;
 
 	(void)state;
 	assert_non_null(w);
-	assert_int_equal(ust_tdw_set_kallsyms(w, kallsyms, strlen(kallsyms)), 0);
-	assert_int_equal(ust_tdw_set_printk(w, "0xffffffff82000000 : \"hello\"\n", 29), 0);
-	assert_int_equal(ust_tdw_add_format(w, "ftrace", ust_kbits_get("ftrace/print")), 0);
+	assert_int_equal(ust_tdw_set_kallsyms(w, kallsyms, strlen(kallsyms), ERR), 0);
+	assert_int_equal(ust_tdw_set_printk(w, "0xffffffff82000000 : \"hello\"\n", 29, ERR), 0);
+	assert_int_equal(ust_tdw_add_format(w, "ftrace", ust_kbits_get("ftrace/print"), ERR), 0);
 	{
 		unsigned char rec[20] = { 5, 0, 0, 0, 1, 0, 0, 0, 0x00, 0x10, 0, 0x81, 0xff, 0xff,
 					  0xff, 0xff, 'o', 'k', 0 };
 
-		assert_int_equal(ust_tdw_event(w, 0, 2, 1000, rec, sizeof(rec)), 0);
+		assert_int_equal(ust_tdw_event(w, 0, 2, 1000, rec, sizeof(rec), ERR), 0);
 	}
 	close_ok(w, path);
 	assert_int_equal(tt_run(argv, NULL, &out, &err), 0);
@@ -567,6 +620,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_lost_full_page),
 		cmocka_unit_test(test_raw_page),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_stopped),
 		cmocka_unit_test(test_metadata),
 	};
 	int ret = tt_init(argc, argv, false);
