@@ -27,11 +27,29 @@ lane() {	# lane NAME CC TEST-ARGS MESON-ARGS...
 	[ -n "$ok" ] || fail=$((fail + 1))
 }
 
+# The fuzz lane: the libFuzzer targets of tests/fuzz/ (clang, ASan+UBSan),
+# built with their generated seed corpora, 30 s each; a crash, leak or
+# timeout is a failure.  Counts one pass or fail per target.
+fuzz_lane() {
+	local dir=build-fuzz ok f
+	echo "=== lane fuzz"
+	rm -rf "$dir" "$dir.test.log"
+	if ! bash tests/fuzz/build.sh "$dir" >"$dir.build.log" 2>&1; then
+		tail -40 "$dir.build.log"; fail=$((fail + 1)); return
+	fi
+	bash tests/fuzz/run.sh 30 "$dir" 2>&1 | tee "$dir.test.log"
+	ok=$(sed -n 's/^fuzz: \([0-9]*\) passed, [0-9]* failed$/\1/p' "$dir.test.log")
+	f=$(sed -n 's/^fuzz: [0-9]* passed, \([0-9]*\) failed$/\1/p' "$dir.test.log")
+	pass=$((pass + ${ok:-0})); fail=$((fail + ${f:-0}))
+	[ -n "$ok" ] || fail=$((fail + 1))
+}
+
 # The QEMU lane (a normal kernel, see tests/vm/) tests the kernel, not the
 # compiler: it runs once, in the gcc lane.
 lane gcc gcc ""
 lane clang clang "--no-suite vm"
 lane asan gcc "--no-suite vm" -Db_sanitize=address,undefined -Db_lundef=false
+fuzz_lane
 
 echo "ustitch: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
