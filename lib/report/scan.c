@@ -319,6 +319,24 @@ static void scan_record(struct ust_scan *sc, const struct ust_dec_layout *lay,
 	}
 }
 
+/*
+ * The record after the one at file offset *@prev on @cpu, NULL at the end.
+ * On a corrupt page libtracecmd 1.3.1 can hand out the same zero-length
+ * record again and again at one offset (trace-cmd report itself then never
+ * ends): a record that does not move past the last one ends the CPU.
+ */
+static struct tep_record *next_record(struct tracecmd_input *h, int cpu,
+				      const unsigned long long *prev)
+{
+	struct tep_record *rec = tracecmd_read_data(h, cpu);
+
+	if (rec && rec->offset <= *prev) {
+		tracecmd_free_record(rec);
+		return NULL;
+	}
+	return rec;
+}
+
 static int scan_handle(struct ust_scan *sc, struct tracecmd_input *h, int buf,
 		       struct ev_list **evs, int *nr_evs)
 {
@@ -347,12 +365,14 @@ static int scan_handle(struct ust_scan *sc, struct tracecmd_input *h, int buf,
 		struct last_event last = { .id = -1, .pid = -1 };
 		struct sample_on sample = { 0 };
 		struct tep_record *rec;
+		unsigned long long prev = 0;
 
 		for (rec = tracecmd_read_cpu_first(h, cpu); rec;
-		     rec = tracecmd_read_data(h, cpu)) {
+		     rec = next_record(h, cpu, &prev)) {
 			sc->records++;
 			scan_record(sc, &lay, kstack_id, buf, cpu, rec, &last, &(*evs)[cpu],
 				    sc->has_samples ? &sids : NULL, &sample);
+			prev = rec->offset;
 			tracecmd_free_record(rec);
 		}
 	}
