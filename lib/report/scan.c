@@ -27,22 +27,35 @@ struct last_event {
 };
 
 /*
- * Every ordinary event, per CPU, in file order (= time order per CPU and
- * buffer).  A cookie written into another buffer than its event (the BPF
- * backport puts them into "ustitch") finds its requester here: the same
- * CPU and task, the nearest event at or before it.
+ * A cookie written into another buffer than its event (the BPF backport
+ * puts them into "ustitch") finds its requester across buffers: the same
+ * CPU and task, the nearest event at or before it.  The buffers of a CPU
+ * are read merged in time order, and only the last event per (task,
+ * buffer) of the CPU is kept, with its rank among the CPU's events.
  */
-struct ev_ref {
-	uint64_t ts, off;
-	int32_t pid;
-	int16_t id;
-	int16_t buf;
+struct task_last {
+	uint64_t off, ts, seq;
+	int32_t id;
 };
 
-struct ev_list {
-	struct ev_ref *v;
-	size_t nr, cap;
+/* A request whose requester is looked for across buffers once every event
+ * of its CPU at or before its time was read. */
+struct pending {
+	struct ust_stitch_req r;
 };
+
+struct xcpu {
+	struct ust_hmap by_task;	/* mix(pid, buf) -> lasts index */
+	struct task_last *lasts;
+	size_t nr_lasts, cap_lasts;
+	uint64_t seq;			/* events of the CPU read so far */
+	struct pending *pend;
+	size_t nr_pend, cap_pend;
+	int nr_bufs;
+};
+
+/* How far back (in events of any task) the nearest event may lie. */
+#define CROSS_WINDOW	64
 
 static double now(void)
 {
@@ -70,7 +83,8 @@ int ust_scan_is_tracedat(const char *path)
 	return ok;
 }
 
-static int add_mapping(struct ust_scan *sc, const struct ust_dec_mapping *m)
+static int add_mapping(struct ust_scan *sc, const struct ust_dec_mapping *m, int buf, int cpu,
+		       uint64_t rec_off)
 {
 	struct ust_scan_mapping *e;
 
@@ -83,6 +97,9 @@ static int add_mapping(struct ust_scan *sc, const struct ust_dec_mapping *m)
 	}
 	e = &sc->maps[sc->nr_maps];
 	memset(e, 0, sizeof(*e));
+	e->buf = buf;
+	e->cpu = cpu;
+	e->rec_off = rec_off;
 	e->kdev = m->kdev;
 	e->ino = m->ino;
 	e->build_id_len = m->build_id_len;
@@ -95,17 +112,83 @@ static int add_mapping(struct ust_scan *sc, const struct ust_dec_mapping *m)
 	return 0;
 }
 
-static void note_event(struct ev_list *l, uint64_t ts, uint64_t off, int pid, int id, int buf)
+static uint64_t task_key(int pid, int buf)
 {
-	if (l->nr == l->cap) {
-		void *n = ust_grow(l->v, &l->cap, l->nr + 1, sizeof(*l->v), 1024);
+	return ust_hmap_mix(((uint64_t)(uint32_t)pid << 16) ^ (uint64_t)(uint16_t)buf);
+}
 
-		if (!n)
+static void note_event(struct xcpu *x, uint64_t ts, uint64_t off, int pid, int id, int buf)
+{
+	uint64_t k = task_key(pid, buf), i;
+	struct task_last *t;
+
+	if (!ust_hmap_get(&x->by_task, k, &i)) {
+		void *n = ust_grow(x->lasts, &x->cap_lasts, x->nr_lasts + 1, sizeof(*x->lasts), 64);
+
+		if (!n || ust_hmap_put(&x->by_task, k, x->nr_lasts))
 			return;
-		l->v = n;
+		x->lasts = n;
+		i = x->nr_lasts++;
 	}
-	l->v[l->nr++] = (struct ev_ref){ .ts = ts, .off = off, .pid = pid, .id = (int16_t)id,
-					 .buf = (int16_t)buf };
+	t = &x->lasts[i];
+	*t = (struct task_last){ .off = off, .ts = ts, .seq = x->seq, .id = id };
+	x->seq++;
+}
+
+/*
+ * @r's requester in another buffer: of the CPU's events at or before it
+ * (all read by now), the last of its task in a buffer not its own, if it
+ * is among the CROSS_WINDOW last events of the CPU.
+ */
+static void match_across(struct xcpu *x, struct ust_stitch_req *r)
+{
+	const struct task_last *best = NULL;
+	uint64_t i;
+	int b;
+
+	for (b = 0; b < x->nr_bufs; b++) {
+		const struct task_last *t;
+
+		if (b == r->buf || !ust_hmap_get(&x->by_task, task_key(r->pid, b), &i))
+			continue;
+		t = &x->lasts[i];
+		if (!best || t->seq > best->seq)
+			best = t;
+	}
+	if (!best || best->seq + CROSS_WINDOW < x->seq)
+		return;
+	r->req_id = best->id;
+	r->req_pid = r->pid;
+	r->req_off = best->off;
+	r->req_ts = best->ts;
+}
+
+/* Resolve the pending requests older than @ts (all: UINT64_MAX). */
+static void flush_pending(struct ust_scan *sc, struct xcpu *x, uint64_t ts)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < x->nr_pend; i++) {
+		if (x->pend[i].r.ts >= ts) {
+			x->pend[k++] = x->pend[i];
+			continue;
+		}
+		match_across(x, &x->pend[i].r);
+		ust_stitch_add_request(&sc->st, &x->pend[i].r);
+	}
+	x->nr_pend = k;
+}
+
+static void add_pending(struct ust_scan *sc, struct xcpu *x, const struct ust_stitch_req *r)
+{
+	void *n = ust_grow(x->pend, &x->cap_pend, x->nr_pend + 1, sizeof(*x->pend), 16);
+
+	if (!n) {
+		ust_stitch_add_request(&sc->st, r);
+		return;
+	}
+	x->pend = n;
+	x->pend[x->nr_pend++].r = *r;
 }
 
 /* ---- samples (UST_SCAN_SAMPLES) ----------------------------------------- */
@@ -120,6 +203,7 @@ struct sample_ids {
 struct sample_on {
 	bool on;
 	uint64_t ts;
+	unsigned long idx;	/* in sc->samples */
 };
 
 static void sample_ids_init(struct sample_ids *ids, struct tep_handle *tep)
@@ -176,7 +260,12 @@ static void sample_kstack(struct ust_scan *sc, const struct sample_ids *ids, str
 	max = ((unsigned int)rec->size - (unsigned int)ids->ks_caller->offset) / 8;
 	if (n > max)
 		n = max;
-	sc->nr_kframes = s->kfirst;
+	/* Its frames end the array, unless another buffer's sample of the
+	 * CPU came between (merged reading): then they start anew there. */
+	if (s->kfirst + s->nr_k == sc->nr_kframes)
+		sc->nr_kframes = s->kfirst;
+	else
+		s->kfirst = (uint32_t)sc->nr_kframes;
 	s->nr_k = 0;
 	for (i = 0; i < n; i++) {
 		const char *fn;
@@ -204,10 +293,10 @@ static void sample_kstack(struct ust_scan *sc, const struct sample_ids *ids, str
  * same time), make one stack; any other record ends the sample.
  */
 static void scan_sample(struct ust_scan *sc, const struct sample_ids *ids,
-			const struct ust_dec_layout *lay, int buf, struct tep_record *rec, int id,
-			int pid, struct sample_on *cur)
+			const struct ust_dec_layout *lay, int buf, int cpu, struct tep_record *rec,
+			int id, int pid, struct sample_on *cur)
 {
-	struct ust_scan_sample *s = cur->on ? &sc->samples[sc->nr_samples - 1] : NULL;
+	struct ust_scan_sample *s = cur->on ? &sc->samples[cur->idx] : NULL;
 	bool own = s && pid == s->pid && rec->ts == cur->ts;
 	unsigned long long v;
 	const char *comm;
@@ -235,10 +324,13 @@ static void scan_sample(struct ust_scan *sc, const struct sample_ids *ids,
 			return;
 		sc->samples = n;
 	}
+	cur->idx = sc->nr_samples;
 	s = &sc->samples[sc->nr_samples++];
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
 	s->buf = buf;
+	s->cpu = cpu;
+	s->rec_off = rec->offset;
 	s->kfirst = (uint32_t)sc->nr_kframes;
 	comm = tep_data_comm_from_pid(lay->tep, pid);
 	s->comm = comm ? intern(sc, comm) : UINT32_MAX;
@@ -250,22 +342,77 @@ static void scan_sample(struct ust_scan *sc, const struct sample_ids *ids,
 
 /* ---- the pass ------------------------------------------------------------ */
 
-static void scan_record(struct ust_scan *sc, const struct ust_dec_layout *lay,
-			int kstack_id, int buf, int cpu, struct tep_record *rec,
-			struct last_event *last, struct ev_list *evs,
-			const struct sample_ids *sids, struct sample_on *sample)
+struct buf_state {
+	struct tracecmd_input *h;
+	struct ust_dec_layout lay;
+	struct sample_ids sids;
+	int kstack_id, cpus;
+	struct last_event last;		/* of the CPU being read */
+	struct sample_on sample;
+	unsigned long long prev_off;	/* file offset of its last record (next_record) */
+};
+
+/*
+ * The record after the last one of @b on @cpu, NULL at the end.  On a
+ * corrupt page libtracecmd 1.3.1 can hand out the same zero-length record
+ * again and again at one offset (trace-cmd report itself then never ends):
+ * a record that does not move past the last one ends the CPU.
+ */
+static struct tep_record *next_record(struct buf_state *b, int cpu)
 {
+	struct tep_record *rec = tracecmd_read_data(b->h, cpu);
+
+	if (rec && rec->offset <= b->prev_off) {
+		tracecmd_free_record(rec);
+		return NULL;
+	}
+	if (rec)
+		b->prev_off = rec->offset;
+	return rec;
+}
+
+/* The first record of @b on @cpu. */
+static struct tep_record *first_record(struct buf_state *b, int cpu)
+{
+	struct tep_record *rec = tracecmd_read_cpu_first(b->h, cpu);
+
+	b->prev_off = rec ? rec->offset : 0;
+	return rec;
+}
+
+static void buf_state_init(struct buf_state *b, struct tracecmd_input *h)
+{
+	struct tep_handle *tep = tracecmd_get_tep(h);
+	struct tep_event *ks;
+	char err[160];
+
+	memset(b, 0, sizeof(*b));
+	b->h = h;
+	ust_dec_layout_init(&b->lay, tep, err, sizeof(err));
+	sample_ids_init(&b->sids, tep);
+	ks = tep_find_event_by_name(tep, "ftrace", "kernel_stack");
+	b->kstack_id = ks ? ks->id : -1;
+	b->cpus = tep_get_cpus(tep);
+}
+
+/* @x: the CPU's merged state when looking across buffers, else NULL. */
+static void scan_record(struct ust_scan *sc, struct buf_state *b, int buf, int cpu,
+			struct tep_record *rec, struct xcpu *x)
+{
+	const struct ust_dec_layout *lay = &b->lay;
+	struct last_event *last = &b->last;
 	char what[160];
 	int id, pid;
 
+	sc->records++;
 	if (rec->missed_events)
 		ust_stitch_add_lost(&sc->st, rec->ts, rec->missed_events);
 	if (rec->size < 8)
 		return;
 	id = tep_data_type(lay->tep, rec);
 	pid = ust_dec_pid(lay, rec->data, rec->size);
-	if (sids)
-		scan_sample(sc, sids, lay, buf, rec, id, pid, sample);
+	if (sc->has_samples)
+		scan_sample(sc, &b->sids, lay, buf, cpu, rec, id, pid, &b->sample);
 
 	if (id == lay->cookie_id) {
 		struct ust_stitch_req r = {
@@ -285,7 +432,10 @@ static void scan_record(struct ust_scan *sc, const struct ust_dec_layout *lay,
 			r.req_id = -1;
 			r.req_pid = -1;
 		}
-		ust_stitch_add_request(&sc->st, &r);
+		if (r.req_id < 0 && x)
+			add_pending(sc, x, &r);
+		else
+			ust_stitch_add_request(&sc->st, &r);
 		last->id = -1;
 		last->pid = -1;
 	} else if (id == lay->stack_id) {
@@ -302,16 +452,16 @@ static void scan_record(struct ust_scan *sc, const struct ust_dec_layout *lay,
 		uint32_t flags;
 
 		if (!ust_dec_stack_flags(lay, rec->data, rec->size, &cookie, &flags))
-			ust_stitch_add_flags(&sc->st, cookie, flags);
+			ust_stitch_add_flags(&sc->st, buf, cpu, rec->offset, cookie, flags);
 	} else if (id == lay->mapping_id) {
 		struct ust_dec_mapping m;
 
 		if (!ust_dec_mapping(lay, rec->data, rec->size, &m, what, sizeof(what)))
-			add_mapping(sc, &m);
-	} else if (id != kstack_id) {
+			add_mapping(sc, &m, buf, cpu, rec->offset);
+	} else if (id != b->kstack_id) {
 		/* kernel_stack sits between an event and its cookie: skip it. */
-		if (sc->cross_buffer)
-			note_event(evs, rec->ts, rec->offset, pid, id, buf);
+		if (x)
+			note_event(x, rec->ts, rec->offset, pid, id, buf);
 		last->id = id;
 		last->pid = pid;
 		last->off = rec->offset;
@@ -319,119 +469,103 @@ static void scan_record(struct ust_scan *sc, const struct ust_dec_layout *lay,
 	}
 }
 
-/*
- * The record after the one at file offset *@prev on @cpu, NULL at the end.
- * On a corrupt page libtracecmd 1.3.1 can hand out the same zero-length
- * record again and again at one offset (trace-cmd report itself then never
- * ends): a record that does not move past the last one ends the CPU.
- */
-static struct tep_record *next_record(struct tracecmd_input *h, int cpu,
-				      const unsigned long long *prev)
+/* One buffer, CPU after CPU in file order: no buffer to look across. */
+static void scan_buffer(struct ust_scan *sc, struct buf_state *b, int buf)
 {
-	struct tep_record *rec = tracecmd_read_data(h, cpu);
+	int cpu;
 
-	if (rec && rec->offset <= *prev) {
-		tracecmd_free_record(rec);
-		return NULL;
-	}
-	return rec;
-}
-
-static int scan_handle(struct ust_scan *sc, struct tracecmd_input *h, int buf,
-		       struct ev_list **evs, int *nr_evs)
-{
-	struct tep_handle *tep = tracecmd_get_tep(h);
-	struct ust_dec_layout lay;
-	struct sample_ids sids;
-	struct tep_event *ks;
-	char err[160];
-	int cpu, cpus, kstack_id;
-
-	ust_dec_layout_init(&lay, tep, err, sizeof(err));
-	sample_ids_init(&sids, tep);
-	ks = tep_find_event_by_name(tep, "ftrace", "kernel_stack");
-	kstack_id = ks ? ks->id : -1;
-	cpus = tep_get_cpus(tep);
-	if (cpus > *nr_evs) {
-		void *n = realloc(*evs, (size_t)cpus * sizeof(**evs));
-
-		if (!n)
-			return -1;
-		*evs = n;
-		memset(*evs + *nr_evs, 0, (size_t)(cpus - *nr_evs) * sizeof(**evs));
-		*nr_evs = cpus;
-	}
-	for (cpu = 0; cpu < cpus; cpu++) {
-		struct last_event last = { .id = -1, .pid = -1 };
-		struct sample_on sample = { 0 };
+	for (cpu = 0; cpu < b->cpus; cpu++) {
 		struct tep_record *rec;
-		unsigned long long prev = 0;
 
-		for (rec = tracecmd_read_cpu_first(h, cpu); rec;
-		     rec = next_record(h, cpu, &prev)) {
-			sc->records++;
-			scan_record(sc, &lay, kstack_id, buf, cpu, rec, &last, &(*evs)[cpu],
-				    sc->has_samples ? &sids : NULL, &sample);
-			prev = rec->offset;
+		b->last = (struct last_event){ .id = -1, .pid = -1 };
+		memset(&b->sample, 0, sizeof(b->sample));
+		for (rec = first_record(b, cpu); rec; rec = next_record(b, cpu)) {
+			scan_record(sc, b, buf, cpu, rec, NULL);
 			tracecmd_free_record(rec);
 		}
 	}
+}
+
+/*
+ * Every buffer at once, CPU after CPU: a CPU's records of all buffers
+ * merged in time order (at equal times the lower buffer first).  What is
+ * kept besides the index is the last event per (task, buffer) of the CPU.
+ */
+static int scan_merged(struct ust_scan *sc, struct buf_state *bs, int nr)
+{
+	struct tep_record **head = calloc((size_t)nr, sizeof(*head));
+	struct xcpu x;
+	int cpu, cpus = 0, b;
+
+	if (!head)
+		return -1;
+	memset(&x, 0, sizeof(x));
+	x.nr_bufs = nr;
+	ust_hmap_init(&x.by_task);
+	for (b = 0; b < nr; b++)
+		if (bs[b].h && bs[b].cpus > cpus)
+			cpus = bs[b].cpus;
+	for (cpu = 0; cpu < cpus; cpu++) {
+		for (b = 0; b < nr; b++) {
+			bs[b].last = (struct last_event){ .id = -1, .pid = -1 };
+			memset(&bs[b].sample, 0, sizeof(bs[b].sample));
+			head[b] = bs[b].h && cpu < bs[b].cpus ?
+				  first_record(&bs[b], cpu) : NULL;
+		}
+		ust_hmap_fini(&x.by_task);
+		ust_hmap_init(&x.by_task);
+		x.nr_lasts = 0;
+		x.seq = 0;
+		for (;;) {
+			int min = -1;
+
+			for (b = 0; b < nr; b++)
+				if (head[b] && (min < 0 || head[b]->ts < head[min]->ts))
+					min = b;
+			if (min < 0)
+				break;
+			/* Every event at or before a pending request's time is in. */
+			if (x.nr_pend)
+				flush_pending(sc, &x, head[min]->ts);
+			scan_record(sc, &bs[min], min, cpu, head[min], &x);
+			tracecmd_free_record(head[min]);
+			head[min] = next_record(&bs[min], cpu);
+		}
+		flush_pending(sc, &x, UINT64_MAX);
+	}
+	free(head);
+	free(x.lasts);
+	free(x.pend);
+	ust_hmap_fini(&x.by_task);
 	return 0;
 }
 
-static int cmp_ref(const void *a, const void *b)
+static int cmp_mapping(const void *a, const void *b)
 {
-	const struct ev_ref *x = a, *y = b;
+	const struct ust_scan_mapping *x = a, *y = b;
 
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
+	if (x->buf != y->buf)
+		return x->buf < y->buf ? -1 : 1;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return x->rec_off < y->rec_off ? -1 : x->rec_off > y->rec_off;
 }
 
-/* Requests with no requester in their own buffer: look across buffers. */
-static void match_across(struct ust_scan *sc, struct ev_list *evs, int nr_evs)
+static int cmp_sample(const void *a, const void *b)
 {
-	unsigned long i;
-	int cpu;
+	const struct ust_scan_sample *x = a, *y = b;
 
-	for (cpu = 0; cpu < nr_evs; cpu++)
-		if (sc->nr_bufs > 1 && evs[cpu].nr > 1)
-			qsort(evs[cpu].v, evs[cpu].nr, sizeof(*evs[cpu].v), cmp_ref);
-	for (i = 0; i < sc->st.nr_reqs; i++) {
-		struct ust_stitch_req *r = &sc->st.reqs[i];
-		struct ev_list *l;
-		unsigned long lo = 0, hi, k, steps;
-
-		if (r->req_id >= 0 || r->cpu < 0 || r->cpu >= nr_evs)
-			continue;
-		l = &evs[r->cpu];
-		hi = l->nr;
-		while (lo < hi) {	/* first entry with ts > r->ts */
-			unsigned long mid = (lo + hi) / 2;
-
-			if (l->v[mid].ts <= r->ts)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		/* Nearest at or before it, same task; a few steps back at most. */
-		for (k = lo, steps = 0; k > 0 && steps < 64; k--, steps++) {
-			const struct ev_ref *e = &l->v[k - 1];
-
-			if (e->pid != r->pid || e->buf == r->buf)
-				continue;
-			r->req_id = e->id;
-			r->req_pid = e->pid;
-			r->req_off = e->off;
-			r->req_ts = e->ts;
-			break;
-		}
-	}
+	if (x->buf != y->buf)
+		return x->buf < y->buf ? -1 : 1;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return x->rec_off < y->rec_off ? -1 : x->rec_off > y->rec_off;
 }
 
 int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, char *err,
 		  size_t errsz)
 {
-	struct ev_list *evs = NULL;
-	int nr_evs = 0, c;
+	struct buf_state *bs;
 	struct tracecmd_input *h;
 	struct stat stbuf;
 	double t0 = now();
@@ -456,7 +590,9 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 	sc->path = strdup(path);
 	n = tracecmd_buffer_instances(h);
 	sc->buf_names = calloc((size_t)n + 1, sizeof(char *));
-	if (!sc->path || !sc->buf_names) {
+	bs = calloc((size_t)n + 1, sizeof(*bs));
+	if (!sc->path || !sc->buf_names || !bs) {
+		free(bs);
 		tracecmd_close(h);
 		snprintf(err, errsz, "out of memory");
 		return -ENOMEM;
@@ -465,8 +601,7 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 	sc->buf_names[0] = strdup("");
 	/*
 	 * Only BPF-made cookies sit in another buffer than their events, and
-	 * only in one named "ustitch": without it, keeping every event's
-	 * reference would cost 24 bytes an event for nothing.
+	 * only in one named "ustitch": without it each buffer is read alone.
 	 */
 	for (i = 0; i < n; i++) {
 		const char *name = tracecmd_buffer_instance_name(h, i);
@@ -474,7 +609,9 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 		if (name && !strcmp(name, "ustitch"))
 			sc->cross_buffer = true;
 	}
-	scan_handle(sc, h, 0, &evs, &nr_evs);
+	buf_state_init(&bs[0], h);
+	if (!sc->cross_buffer)
+		scan_buffer(sc, &bs[0], 0);
 	for (i = 0; i < n; i++) {
 		struct tracecmd_input *ih = tracecmd_buffer_instance_handle(h, i);
 		const char *name = tracecmd_buffer_instance_name(h, i);
@@ -482,14 +619,26 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 		sc->buf_names[i + 1] = strdup(name ? name : "?");
 		if (!ih)
 			continue;
-		scan_handle(sc, ih, i + 1, &evs, &nr_evs);
+		buf_state_init(&bs[i + 1], ih);
+		if (sc->cross_buffer)
+			continue;	/* read together below */
+		scan_buffer(sc, &bs[i + 1], i + 1);
 		tracecmd_close(ih);
+		bs[i + 1].h = NULL;
 	}
+	if (sc->cross_buffer) {
+		scan_merged(sc, bs, n + 1);
+		for (i = 1; i <= n; i++)
+			if (bs[i].h)
+				tracecmd_close(bs[i].h);
+		/* The order of a buffer-major pass, as without merging. */
+		if (sc->nr_maps > 1)
+			qsort(sc->maps, sc->nr_maps, sizeof(*sc->maps), cmp_mapping);
+		if (sc->nr_samples > 1)
+			qsort(sc->samples, sc->nr_samples, sizeof(*sc->samples), cmp_sample);
+	}
+	free(bs);
 	tracecmd_close(h);
-	match_across(sc, evs, nr_evs);
-	for (c = 0; c < nr_evs; c++)
-		free(evs[c].v);
-	free(evs);
 	ust_stitch_finish(&sc->st, &sc->stats);
 	sc->seconds = now() - t0;
 	return 0;

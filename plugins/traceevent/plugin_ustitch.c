@@ -55,6 +55,7 @@ struct pstate {
 	enum mode mode;
 	char mode_why[256];
 	struct ust_scan *scan;		/* owned, MODE_STITCHED */
+	size_t rendered_bytes;		/* stacks' text cached in scan */
 	struct ust_res *res;
 	struct ust_sym_cache *sym;
 	struct ust_render rnd;
@@ -263,7 +264,7 @@ static bool scan_matches(const struct ust_scan *sc, const struct ust_dec_layout 
 	uint64_t cookie;
 
 	if (id == lay->cookie_id) {
-		const struct ust_stitch_req *r = ust_stitch_req_at(&sc->st, rec->offset);
+		const struct ust_stitch_rq *r = ust_stitch_req_at(&sc->st, rec->offset);
 
 		return r && !ust_dec_cookie(lay, rec->data, rec->size, &cookie, what, sizeof(what)) &&
 		       r->cookie == cookie;
@@ -369,22 +370,33 @@ static void put_header(struct pstate *p, struct trace_seq *s, unsigned int nr, u
 			 ust_sb_str(&p->sb), tail);
 }
 
+/* Rendered text kept per distinct stack, up to this much in all: beyond
+ * it, stacks are rendered each time they are printed. */
+#define RENDERED_BUDGET	(64UL << 20)
+
 static void put_frames(struct pstate *p, struct trace_seq *s, struct ust_stitch_stack *st)
 {
+	struct ust_stitch_frames *c;
+
 	if (!st->nr) {
 		trace_seq_puts(s, "\n=> (no user frames)");
 		return;
 	}
-	if (!st->rendered) {
+	c = &p->scan->st.contents[st->content];
+	if (!c->rendered) {
+		size_t len;
+
 		ust_sb_reset(&p->sb);
-		ust_render_frames(&p->rnd, st->frames, st->nr, st->has_files, &p->sb);
-		st->rendered = strdup(ust_sb_str(&p->sb));
-		if (!st->rendered) {
+		ust_render_frames(&p->rnd, c->frames, c->nr, c->has_files, &p->sb);
+		len = strlen(ust_sb_str(&p->sb));
+		if (p->rendered_bytes + len > RENDERED_BUDGET ||
+		    !(c->rendered = strdup(ust_sb_str(&p->sb)))) {
 			trace_seq_puts(s, ust_sb_str(&p->sb));
 			return;
 		}
+		p->rendered_bytes += len + 1;
 	}
-	trace_seq_puts(s, st->rendered);
+	trace_seq_puts(s, c->rendered);
 }
 
 static int cookie_handler(struct trace_seq *s, struct tep_record *rec,
@@ -392,7 +404,7 @@ static int cookie_handler(struct trace_seq *s, struct tep_record *rec,
 {
 	struct pstate *p = prepare(ev->tep, rec, ev->id);
 	const struct ust_stitch_stack *bad;
-	const struct ust_stitch_req *req;
+	const struct ust_stitch_rq *req;
 	struct ust_stitch_stack *st;
 	char what[160];
 	uint64_t cookie;
@@ -430,7 +442,7 @@ static int cookie_handler(struct trace_seq *s, struct tep_record *rec,
 	}
 	if (!st) {
 		trace_seq_printf(s, "\n[ustitch: user stack for cookie %" PRIx64 " never arrived: %s]",
-				 cookie, ust_stitch_lost_after(&p->scan->st, req->ts) ?
+				 cookie, ust_stitch_lost_after(&p->scan->st, rec->ts) ?
 				 "events were lost after it" :
 				 "the trace ended before the task returned to user space");
 		return 0;

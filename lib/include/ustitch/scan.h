@@ -27,6 +27,8 @@ struct ust_scan_mapping {
 	uint8_t build_id[20];
 	size_t build_id_len;
 	char *path;
+	int buf, cpu;		/* where its record was */
+	uint64_t rec_off;
 };
 
 /*
@@ -36,7 +38,8 @@ struct ust_scan_mapping {
 struct ust_scan_sample {
 	uint64_t cookie;	/* its user stack, with has_cookie (ust_stitch_lookup) */
 	int pid;
-	int buf;
+	int buf, cpu;		/* where its record was */
+	uint64_t rec_off;
 	unsigned int ustack;	/* its user_stack field: UST_PERF_ENC_USTACK_* */
 	bool has_cookie;
 	uint32_t comm;		/* ust_scan.names index of the task's comm, UINT32_MAX: none */

@@ -5,7 +5,7 @@
  *
  * A request is a user_unwind_cookie record together with the event just
  * before it on its CPU and buffer (the event that asked for the stack).
- * Stacks are keyed by cookie; one stack serves every request of one kernel
+ * Stacks are keyed by cookie; identical frames are stored once; one stack serves every request of one kernel
  * entry.  Cookies are unique system-wide, so a stack may sit on another
  * CPU or in another instance buffer than its requests; a stack in the
  * request's own buffer is preferred.
@@ -19,6 +19,7 @@
 #include "ustitch/decode.h"
 #include "ustitch/hmap.h"
 
+/* A request as the first pass found it (the argument of add_request). */
 struct ust_stitch_req {
 	uint64_t rec_off;	/* file offset of the cookie record */
 	uint64_t cookie;
@@ -31,20 +32,42 @@ struct ust_stitch_req {
 	uint64_t req_ts;
 };
 
+/*
+ * What is kept of a request: what printing needs (its time is the cookie
+ * record's own).  24 bytes, in an array sorted by rec_off.
+ */
+struct ust_stitch_rq {
+	uint64_t rec_off;
+	uint64_t cookie;
+	int32_t req_pid;	/* the requester's task, -1: none found */
+	int16_t buf;
+	uint16_t pad;
+};
+
+/* One distinct stack content: identical frames are stored once. */
+struct ust_stitch_frames {
+	struct ust_dec_frame *frames;
+	unsigned int nr;
+	bool has_files;
+	char *rendered;		/* cached text, owned (see the plugin) */
+};
+
+/* A user_unwind_stack record. */
 struct ust_stitch_stack {
 	uint64_t cookie;
 	uint64_t rec_off, ts;
-	int cpu, buf, pid;
+	struct ust_dec_frame *frames;	/* its content's frames (shared) */
+	char *bad;		/* decode error, frames unusable */
+	int32_t pid;
 	unsigned int nr;
-	bool has_files;		/* false for the stack-only layout */
 	uint32_t flags;		/* UST_ABI_STACK_F_*, from a stack_flags record */
-	struct ust_dec_frame *frames;
 	unsigned int nr_req;	/* requests that resolved to this stack */
 	unsigned int nr_foreign;/* requests by another task: refused */
 	unsigned int nr_dup;	/* further stack records with the same cookie */
-	char *bad;		/* decode error, frames unusable */
-	char *rendered;		/* cached text, owned (see render) */
-	int next_same_cookie;	/* index chain, -1 ends */
+	int32_t next_same_cookie;/* index chain in (buf, cpu, rec_off) order, -1 ends */
+	uint32_t content;	/* ust_stitch.contents index, UINT32_MAX: none */
+	int16_t buf, cpu;
+	bool has_files;		/* false for the stack-only layout */
 };
 
 struct ust_stitch_stats {
@@ -52,18 +75,32 @@ struct ust_stitch_stats {
 	unsigned long lost_events;
 };
 
+/* A stack_flags record, with where it was (the last one by file order wins). */
+struct ust_stitch_flag {
+	uint64_t rec_off;
+	uint32_t flags;
+	int16_t buf, cpu;
+};
+
 struct ust_stitch {
-	struct ust_stitch_req *reqs;
+	struct ust_stitch_rq *reqs;	/* sorted by rec_off once finished */
 	unsigned long nr_reqs;
 	size_t cap_reqs;
 	struct ust_stitch_stack *stacks;
 	unsigned long nr_stacks;
 	size_t cap_stacks;
-	struct ust_hmap req_by_off;	/* rec_off -> reqs index */
+	struct ust_stitch_frames *contents;
+	unsigned long nr_contents;
+	size_t cap_contents;
+	unsigned long nr_frames;	/* frames stored, over all contents */
+	struct ust_hmap content_by_hash;/* frames hash -> contents index */
 	struct ust_hmap stack_by_off;	/* rec_off -> stacks index */
 	struct ust_hmap stack_by_cookie;/* cookie -> first stacks index */
 	struct ust_hmap bad_by_cookie;	/* cookie -> a malformed stack's index */
-	struct ust_hmap flags_by_cookie;/* cookie -> UST_ABI_STACK_F_* */
+	struct ust_hmap flags_by_cookie;/* cookie -> flag_recs index */
+	struct ust_stitch_flag *flag_recs;
+	unsigned long nr_flags;
+	size_t cap_flags;
 	uint64_t *lost_ts;		/* timestamps of lost-event marks */
 	unsigned long nr_lost;
 	size_t cap_lost;
@@ -76,18 +113,26 @@ void ust_stitch_fini(struct ust_stitch *st);
 
 /* The add functions: 0, or -ENOMEM. */
 int ust_stitch_add_request(struct ust_stitch *st, const struct ust_stitch_req *r);
-/* Copies the frames. @bad: decode error (then @s may be partial). */
+/* Copies the frames, once per distinct content. @bad: decode error (then @s may be partial). */
 int ust_stitch_add_stack(struct ust_stitch *st, int buf, int cpu, uint64_t ts,
 			 uint64_t rec_off, int pid, const struct ust_dec_stack *s,
 			 bool has_files, const char *bad);
-/* A stack_flags record: applies to the stack of @cookie. */
-void ust_stitch_add_flags(struct ust_stitch *st, uint64_t cookie, uint32_t flags);
+/* A stack_flags record: applies to the stack of @cookie.  Where it was
+ * (@buf, @cpu, @rec_off) decides which of several counts: the last by
+ * buffer, CPU and file order, whatever order they were added in. */
+void ust_stitch_add_flags(struct ust_stitch *st, int buf, int cpu, uint64_t rec_off,
+			  uint64_t cookie, uint32_t flags);
 /* @missed events were dropped before @ts (any CPU, any buffer). */
 void ust_stitch_add_lost(struct ust_stitch *st, uint64_t ts, long long missed);
-/* Count requests per stack; call once after the last add. */
+/*
+ * Count requests per stack; call once after the last add.  Stacks, flags and
+ * requests may have been added in any order: a cookie's first stack is the
+ * first by (buffer, CPU, file offset).
+ */
 void ust_stitch_finish(struct ust_stitch *st, struct ust_stitch_stats *stats);
 
-const struct ust_stitch_req *ust_stitch_req_at(const struct ust_stitch *st, uint64_t rec_off);
+/* Once finished: the request whose cookie record is at @rec_off (binary search). */
+const struct ust_stitch_rq *ust_stitch_req_at(const struct ust_stitch *st, uint64_t rec_off);
 struct ust_stitch_stack *ust_stitch_stack_at(const struct ust_stitch *st, uint64_t rec_off);
 /* The stack for @cookie, preferring buffer @buf; NULL if none arrived. */
 struct ust_stitch_stack *ust_stitch_lookup(const struct ust_stitch *st, uint64_t cookie, int buf);
