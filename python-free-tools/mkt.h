@@ -132,7 +132,13 @@ bool ust_mkt_parse_s64(const char *s, int64_t *v);
 
 /* Returns the exit code: 0, 1 (I/O) or 2 (bad spec). */
 int ust_mkt_run_spec(const char *spec_path, const char *out_path);
+/* --bench options: all 0 by default. */
+struct ust_mkt_bench_opts {
+	uint64_t ordinary;	/* events without a cookie, spread among the others */
+	uint64_t distinct;	/* distinct stack contents (default and minimum: 64) */
+	bool ustitch_buffer;	/* cookies, stacks, mappings in a "ustitch" buffer (BPF layout) */
+};
 int ust_mkt_run_bench(uint64_t nr_events, uint64_t nr_stacks, const char *out_path,
-		      const char *binary);
+		      const char *binary, const struct ust_mkt_bench_opts *opts);
 
 #endif

@@ -51,11 +51,14 @@ struct task {
 	uint64_t cookie;
 	uint64_t left;		/* events still to come in the open entry */
 	bool stack_due;		/* the entry ended: its stack is next */
-	int stack;		/* pool index of its stack */
+	uint64_t stack;		/* its stack: a pool record, maybe varied (--distinct) */
 };
 
 struct bench {
 	struct ust_mkt m;
+	struct ust_mkt_bench_opts o;
+	int sbuf;		/* buffer of cookies, stacks, mappings */
+	int st_loc_off;		/* the stack array's __data_loc */
 	struct obj obj[2];	/* libc, binary */
 	uint64_t rng;
 	struct ust_mkt_rec sw[NR_PIDS], sc[NR_PIDS], ck, st[POOL];
@@ -191,6 +194,7 @@ static int build_records(struct bench *b)
 	if (b->ck_off != UST_ABI_COOKIE_OFF || b->st_cookie_off != UST_ABI_COOKIE_OFF ||
 	    ust_mkt_fixed_size(st) != UST_ABI_STACK_HDR_SIZE)
 		return ust_mkt_set_error(&b->m, "kernel-bits formats disagree with abi.h");
+	b->st_loc_off = tep_find_field(st, "stack")->offset;
 	if (ust_mkt_rec_init(&b->ck, ck, 0) < 0)
 		return ust_mkt_set_error(&b->m, "out of memory");
 	for (i = 0; i < POOL; i++)
@@ -219,7 +223,7 @@ static int write_mappings(struct bench *b, uint64_t ts)
 		ret = ust_mkt_rec_append(&r, tep_find_field(ev, "path"), b->obj[i].path,
 					 strlen(b->obj[i].path) + 1);
 		if (!ret)
-			ret = ust_mkt_write(&b->m, 0, 0, ts, r.buf, r.len);
+			ret = ust_mkt_write(&b->m, b->sbuf, 0, ts, r.buf, r.len);
 		ust_mkt_rec_fini(&r);
 		if (ret < 0)
 			return -1;
@@ -229,22 +233,36 @@ static int write_mappings(struct bench *b, uint64_t ts)
 
 static int emit_stack(struct bench *b, struct task *t, uint64_t ts)
 {
-	struct ust_mkt_rec *r = &b->st[t->stack];
+	struct ust_mkt_rec *r = &b->st[t->stack % POOL];
+	uint64_t k = t->stack / POOL;
 
 	/* Migrations happen on the way back to user space. */
 	if (rnd(b) % 4 == 0)
 		t->cpu ^= 1;
+	if (b->o.distinct > POOL) {
+		/* The two outermost frames tell the variants of a pool stack apart. */
+		uint32_t loc, n;
+		struct obj *o = &b->obj[1];
+		uint64_t a1 = o->funcs[k % o->nr].file_off + 1;
+		uint64_t a2 = o->funcs[(k / o->nr) % o->nr].file_off + 1;
+
+		memcpy(&loc, r->buf + b->st_loc_off, 4);
+		n = (loc >> 16) / 8;
+		put_at(r, (int)(loc & 0xffff) + (int)(n - 1) * 8, &a1, 8);
+		put_at(r, (int)(loc & 0xffff) + (int)(n - 2) * 8, &a2, 8);
+	}
 	put_at(r, b->st_pid_off, &t->pid, 4);
 	put_at(r, b->st_cookie_off, &t->cookie, 8);
 	t->stack_due = false;
-	return ust_mkt_write(&b->m, 0, t->cpu, ts, r->buf, r->len);
+	return ust_mkt_write(&b->m, b->sbuf, t->cpu, ts, r->buf, r->len);
 }
 
 static int generate(struct bench *b, uint64_t nr_events, uint64_t nr_stacks)
 {
 	uint64_t base = nr_stacks ? nr_events / nr_stacks : 0;
 	uint64_t extra = nr_stacks ? nr_events % nr_stacks : 0;
-	uint64_t entries = 0, ts = 1000000000ULL, e;
+	uint64_t entries = 0, ts = 1000000000ULL, e, ord_done = 0;
+	uint64_t distinct = b->o.distinct > POOL ? b->o.distinct : POOL;
 	struct task tasks[NR_PIDS];
 	struct ust_mkt_rec *r;
 	struct task *t;
@@ -272,15 +290,24 @@ static int generate(struct bench *b, uint64_t nr_events, uint64_t nr_stacks)
 		if (!t->left) {
 			t->left = base + (entries < extra);
 			t->cookie = ust_abi_cookie(t->cpu, b->ctr[t->cpu]++);
-			t->stack = (int)(rnd(b) % POOL);
+			t->stack = rnd(b) % distinct;
 			entries++;
+		}
+		/* Ordinary events (no cookie) of any task, before this one. */
+		while (nr_events && ord_done < b->o.ordinary * (e + 1) / nr_events) {
+			int o = (int)(rnd(b) % NR_PIDS);
+
+			ts += 1 + rnd(b) % 50;
+			if (ust_mkt_write(&b->m, 0, t->cpu, ts, b->sc[o].buf, b->sc[o].len) < 0)
+				return -1;
+			ord_done++;
 		}
 		r = rnd(b) & 1 ? &b->sw[t - tasks] : &b->sc[t - tasks];
 		if (ust_mkt_write(&b->m, 0, t->cpu, ts, r->buf, r->len) < 0)
 			return -1;
 		put_at(&b->ck, b->ck_pid_off, &t->pid, 4);
 		put_at(&b->ck, b->ck_off, &t->cookie, 8);
-		if (ust_mkt_write(&b->m, 0, t->cpu, ts, b->ck.buf, b->ck.len) < 0)
+		if (ust_mkt_write(&b->m, b->sbuf, t->cpu, ts, b->ck.buf, b->ck.len) < 0)
 			return -1;
 		if (!--t->left)
 			t->stack_due = true;
@@ -308,7 +335,7 @@ static void free_bench(struct bench *b)
 }
 
 int ust_mkt_run_bench(uint64_t nr_events, uint64_t nr_stacks, const char *out_path,
-		      const char *binary)
+		      const char *binary, const struct ust_mkt_bench_opts *opts)
 {
 	char libc[PATH_MAX] = "";
 	struct bench *b;
@@ -326,6 +353,14 @@ int ust_mkt_run_bench(uint64_t nr_events, uint64_t nr_stacks, const char *out_pa
 	b->rng = 0x9e3779b97f4a7c15ULL;
 	ust_mkt_init(&b->m, out_path);
 	b->m.nr_cpus = NR_CPUS;
+	if (opts)
+		b->o = *opts;
+	if (b->o.ustitch_buffer && (ust_mkt_add_buffer(&b->m, "ustitch") < 0 ||
+				    (b->sbuf = ust_mkt_buffer(&b->m, "ustitch")) < 0)) {
+		fprintf(stderr, "ust-mktrace: %s\n", b->m.err);
+		free(b);
+		return 1;
+	}
 	dl_iterate_phdr(find_libc, libc);
 	if (!libc[0]) {
 		ust_mkt_set_error(&b->m, "libc not found among the loaded objects");

@@ -4,7 +4,8 @@
  * deferred-unwind series (and without Python).
  *
  *   ust-mktrace SPEC OUT.dat          SPEC: a spec file, or - for stdin
- *   ust-mktrace --bench NEVENTS NSTACKS OUT.dat [--binary PATH]
+ *   ust-mktrace --bench NEVENTS NSTACKS OUT.dat [--binary PATH] [--ordinary N]
+ *               [--distinct N] [--ustitch-buffer]
  *
  * Exit status: 0 written, 1 system error, 2 bad spec or arguments.  The
  * spec language is described in mkt_spec.c.
@@ -18,27 +19,39 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"usage: ust-mktrace SPEC OUT.dat\n"
-		"       ust-mktrace --bench NEVENTS NSTACKS OUT.dat [--binary PATH]\n");
+		"       ust-mktrace --bench NEVENTS NSTACKS OUT.dat [--binary PATH] [--ordinary N]\n"
+		"                   [--distinct N] [--ustitch-buffer]\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
+	struct ust_mkt_bench_opts o = { 0 };
 	uint64_t nr_events, nr_stacks;
 	const char *binary = NULL;
+	int i;
 
 	if (argc == 3 && strcmp(argv[1], "--bench"))
 		return ust_mkt_run_spec(argv[1], argv[2]);
-	if ((argc != 5 && argc != 7) || strcmp(argv[1], "--bench"))
+	if (argc < 5 || strcmp(argv[1], "--bench"))
 		return usage();
-	if (argc == 7) {
-		if (strcmp(argv[5], "--binary"))
+	for (i = 5; i < argc; i++) {
+		if (!strcmp(argv[i], "--ustitch-buffer"))
+			o.ustitch_buffer = true;
+		else if (i + 1 >= argc)
 			return usage();
-		binary = argv[6];
+		else if (!strcmp(argv[i], "--binary"))
+			binary = argv[++i];
+		else if (!strcmp(argv[i], "--ordinary") && ust_mkt_parse_u64(argv[i + 1], &o.ordinary))
+			i++;
+		else if (!strcmp(argv[i], "--distinct") && ust_mkt_parse_u64(argv[i + 1], &o.distinct))
+			i++;
+		else
+			return usage();
 	}
 	if (!ust_mkt_parse_u64(argv[2], &nr_events) || !ust_mkt_parse_u64(argv[3], &nr_stacks)) {
 		fprintf(stderr, "ust-mktrace: --bench: NEVENTS and NSTACKS are numbers\n");
 		return 2;
 	}
-	return ust_mkt_run_bench(nr_events, nr_stacks, argv[4], binary);
+	return ust_mkt_run_bench(nr_events, nr_stacks, argv[4], binary, &o);
 }
