@@ -6,7 +6,8 @@
 # oom-* files in BUILDDIR/fuzz-findings/), with the report of each; then
 # "fuzz: N passed, N failed".  Exit status 1 when a target found something.
 set -u
-secs=$1 dir=$2; shift 2
+secs=$1 dir=$(cd "$2" && pwd) || exit 1
+shift 2
 src=$(cd "$(dirname "$0")/../.." && pwd)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(decode scan sym cfi perf lh af)
@@ -42,6 +43,7 @@ for t in "${targets[@]}"; do
 	if [ $rc -ne 0 ] || [ "$found" -gt 0 ]; then
 		fail=$((fail + 1))
 		grep -E -A30 '^==[0-9]+==ERROR|runtime error:|^==[0-9]+== ERROR|deadly signal|Test unit written|ALARM' "$log" | head -60
+		grep -qE '^==[0-9]+==|Test unit written|ALARM' "$log" || tail -5 "$log"
 	else
 		pass=$((pass + 1))
 	fi
