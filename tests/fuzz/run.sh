@@ -5,6 +5,8 @@
 # executions, the corpus size and the findings (crash-*, leak-*, timeout-*,
 # oom-* files in BUILDDIR/fuzz-findings/), with the report of each; then
 # "fuzz: N passed, N failed".  Exit status 1 when a target found something.
+# UST_FUZZ_REPLAY="t ...": those targets only run their seeds and grown
+# corpus once each (regression inputs), without fuzzing.
 set -u
 secs=$1 dir=$(cd "$2" && pwd) || exit 1
 shift 2
@@ -24,15 +26,16 @@ for t in "${targets[@]}"; do
 	# fuzz_scan: libtracecmd leaks on every corrupt file (lsan.supp), which
 	# would make libFuzzer run a full leak check after each input; leaks are
 	# still checked at exit.
-	extra=()
-	[ "$t" = scan ] && extra=(-detect_leaks=0)
+	extra=(-max_total_time="$secs")
+	[[ " ${UST_FUZZ_REPLAY:-} " == *" $t "* ]] && extra=(-runs=0)
+	[ "$t" = scan ] && extra+=(-detect_leaks=0)
 	before=$(find "$dir/fuzz-findings" -name "$t-*" | wc -l)
 	# Leaks inside the system's libraries are not ours (lsan.supp).
 	( cd /tmp && ASAN_OPTIONS=abort_on_error=0:detect_leaks=1:allocator_may_return_null=1 \
 		LSAN_OPTIONS=suppressions=$dir/fuzz-lsan.supp \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		UST_FUZZ_SCAN_TEMPLATES=$dir/fuzz-corpus/scan-templates \
-		"$exe" -max_total_time="$secs" -timeout=25 -rss_limit_mb=2048 -max_len=1048576 \
+		"$exe" -timeout=25 -rss_limit_mb=2048 -max_len=1048576 \
 		-print_final_stats=1 -artifact_prefix="$art" "${extra[@]}" "$work" "$seeds" ) >"$log" 2>&1
 	rc=$?
 	execs=$(awk '/stat::number_of_executed_units:/ { print $2 }' "$log" | tail -1)
