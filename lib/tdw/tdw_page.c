@@ -246,6 +246,7 @@ int tdw_cpu_flush(struct ust_tdw *w, struct tdw_cpu *c, char *err, size_t errsz)
 	return c->open ? end_page(w, c, false, err, errsz) : 0;
 }
 
+/* A page write may go to (@buf, @cpu): it exists and the writer has not stopped. */
 static int check_target(struct ust_tdw *w, int buf, int cpu, char *err, size_t errsz)
 {
 	if (!w)
@@ -254,6 +255,8 @@ static int check_target(struct ust_tdw *w, int buf, int cpu, char *err, size_t e
 		return tdw_err(err, errsz, -EINVAL, "no buffer %d", buf);
 	if (cpu < 0 || cpu >= w->nr_cpus)
 		return tdw_err(err, errsz, -EINVAL, "no CPU %d (the trace has %d)", cpu, w->nr_cpus);
+	if (w->io_error)
+		return tdw_stopped(w, err, errsz);
 	return 0;
 }
 
@@ -274,8 +277,6 @@ int ust_tdw_event(struct ust_tdw *w, int buf, int cpu, uint64_t ts,
 	ret = check_target(w, buf, cpu, err, errsz);
 	if (ret < 0)
 		return ret;
-	if (w->io_error)
-		return tdw_stopped(w, err, errsz);
 	c = &w->bufs[buf].cpus[cpu];
 	cap = page_cap(w);
 	/* The largest record: a whole page but for its 8-byte header. */
@@ -342,8 +343,6 @@ int ust_tdw_lost(struct ust_tdw *w, int buf, int cpu, unsigned long missed,
 	ret = check_target(w, buf, cpu, err, errsz);
 	if (ret < 0)
 		return ret;
-	if (w->io_error)
-		return tdw_stopped(w, err, errsz);
 	c = &w->bufs[buf].cpus[cpu];
 	/* Two losses in a row with no record between them are one loss. */
 	if (c->open) {
@@ -371,8 +370,6 @@ int ust_tdw_raw_page(struct ust_tdw *w, int buf, int cpu, const void *page, size
 	ret = check_target(w, buf, cpu, err, errsz);
 	if (ret < 0)
 		return ret;
-	if (w->io_error)
-		return tdw_stopped(w, err, errsz);
 	if (!page || len < w->pl.data_off || len > w->page_size)
 		return tdw_err(err, errsz, -EINVAL, "raw page of %zu bytes (page size %u)",
 			       len, w->page_size);
