@@ -13,6 +13,7 @@
 #include "ustitch/grow.h"
 #include "ustitch/abi.h"
 #include "ustitch/hmap.h"
+#include "ustitch/maps.h"
 #include "ustitch/perf_maps.h"
 
 struct vma {
@@ -211,14 +212,11 @@ int ust_perf_maps_proc(struct ust_perf_maps *m, uint32_t pid)
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off, ino;
-		unsigned int maj, min;
-		char perms[8];
+		struct ust_maps_ent e;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &start, &end, perms, &off, &maj,
-			   &min, &ino) != 7 || !ino || !strchr(perms, 'x'))
+		if (ust_maps_parse(line, &e) || !e.ino || !e.exec)
 			continue;
-		if (ust_perf_maps_add(m, pid, start, end - start, off, UST_ABI_MKKDEV(maj, min), ino))
+		if (ust_perf_maps_add(m, pid, e.start, e.end - e.start, e.off, e.kdev, e.ino))
 			ret = -ENOMEM;
 	}
 	fclose(f);

@@ -30,6 +30,7 @@
 #include "ustitch/cfi.h"
 #include "ustitch/hmap.h"
 #include "ustitch/ldso.h"
+#include "ustitch/maps.h"
 #include "ustitch/resolve.h"
 #include "bpfu_cfi.h"
 
@@ -263,21 +264,15 @@ int ust_bpfu_cfi_add_pid(struct ust_bpfu_cfi *c, pid_t pid)
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off, ino;
-		char perms[8];
-		int pos = 0;
+		struct ust_maps_ent e;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %llu %n", &start, &end, perms, &off,
-			   &ino, &pos) < 5 || !ino || perms[2] != 'x')
+		if (ust_maps_parse(line, &e) || !e.ino || !e.exec || e.path[0] != '/')
 			continue;
-		line[strcspn(line, "\n")] = '\0';
-		if (pos > 0 && line[pos] == '/' && ust_bpfu_cfi_add_path(c, line + pos) == 0)
+		if (ust_bpfu_cfi_add_path(c, e.path) == 0)
 			n++;
 	}
 	fclose(f);
-	if (ust_bpfu_cfi_add_vdso(c) == 0)
-		n++;
-	return n;
+	return n;	/* the vDSO's table went in when the maps were made */
 }
 
 static int add_one(const char *path, void *ctx)
@@ -289,7 +284,6 @@ int ust_bpfu_cfi_add_program(struct ust_bpfu_cfi *c, const char *path)
 {
 	int ret = ust_ldso_deps(path, add_one, c);
 
-	ust_bpfu_cfi_add_vdso(c);
 	return ret < 0 ? ret : 0;
 }
 

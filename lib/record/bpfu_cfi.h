@@ -34,7 +34,7 @@ int ust_bpfu_cfi_add_path(struct ust_bpfu_cfi *c, const char *path);
 int ust_bpfu_cfi_add_pid(struct ust_bpfu_cfi *c, pid_t pid);
 /* A program and the libraries the dynamic loader will map for it. */
 int ust_bpfu_cfi_add_program(struct ust_bpfu_cfi *c, const char *path);
-/* The vDSO of this kernel (read from our own process). */
+/* The vDSO of this kernel (read from our own process): once, at start; the walk may ask again. */
 int ust_bpfu_cfi_add_vdso(struct ust_bpfu_cfi *c);
 
 void ust_bpfu_cfi_get_stats(const struct ust_bpfu_cfi *c, struct ust_bpfu_cfi_stats *st);

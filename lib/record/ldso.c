@@ -33,8 +33,6 @@ struct ldso {
 	int nr;
 	char *conf[LDSO_MAX_DIRS];	/* ld.so.conf directories */
 	int nr_conf;
-	ust_ldso_fn fn;
-	void *ctx;
 };
 
 static bool ldso_seen(const struct ldso *l, const char *path)
@@ -233,7 +231,7 @@ static void ldso_visit(struct ldso *l, const char *path, int depth)
 
 int ust_ldso_deps(const char *path, ust_ldso_fn fn, void *ctx)
 {
-	struct ldso l = { .fn = fn, .ctx = ctx };
+	struct ldso l = { .nr = 0 };
 	int i, nr;
 
 	if (!path || !fn)

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "ustitch/abi.h"
+#include "ustitch/maps.h"
 #include "res_internal.h"
 
 /* Bounds of one scan: a pathological machine must not stall a report. */
@@ -36,32 +37,26 @@ static bool all_digits(const char *s)
 	return true;
 }
 
-/* "start-end perms offset MAJ:MIN inode   path" */
+/* A file mapping of a maps line: its (dev, inode), path and range. */
 static bool parse_line(char *line, uint32_t *kdev, uint64_t *ino, char **path, char *range,
 		       size_t rangesz, bool *deleted)
 {
-	unsigned long long in, start, end;
-	unsigned int maj, min;
+	struct ust_maps_ent e;
 	size_t len;
-	int pos = 0;
-	char *p;
 
-	if (sscanf(line, "%llx-%llx %*s %*x %x:%x %llu %n", &start, &end, &maj, &min, &in,
-		   &pos) != 5 || !pos || !in)
+	if (ust_maps_parse(line, &e) || !e.ino)
 		return false;
-	snprintf(range, rangesz, "%llx-%llx", start, end);
-	p = line + pos;
-	len = strlen(p);
-	while (len && (p[len - 1] == '\n' || p[len - 1] == ' '))
-		p[--len] = '\0';
-	if (p[0] != '/')
+	snprintf(range, rangesz, "%llx-%llx", (unsigned long long)e.start,
+		 (unsigned long long)e.end);
+	if (e.path[0] != '/')
 		return false;	/* [heap], anon_inode:..., memfd: ... */
-	*deleted = len > 10 && strcmp(p + len - 10, " (deleted)") == 0;
+	len = strlen(e.path);
+	*deleted = len > 10 && strcmp(e.path + len - 10, " (deleted)") == 0;
 	if (*deleted)
-		p[len - 10] = '\0';
-	*kdev = UST_ABI_MKKDEV(maj, min);
-	*ino = in;
-	*path = p;
+		e.path[len - 10] = '\0';
+	*kdev = e.kdev;
+	*ino = e.ino;
+	*path = e.path;
 	return true;
 }
 

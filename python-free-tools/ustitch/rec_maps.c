@@ -18,6 +18,7 @@
 #include "ustitch/encode.h"
 #include "ustitch/grow.h"
 #include "ustitch/hmap.h"
+#include "ustitch/maps.h"
 #include "ustitch/resolve.h"
 #include "ustitch/sym.h"
 #include "rec.h"
@@ -138,15 +139,14 @@ void rec_maps_snapshot(struct rec_maps *m, pid_t tgid)
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off, ino;
-		unsigned int maj, min;
-		char perms[8], file[4096], map_file[128];
+		struct ust_maps_ent e;
+		char map_file[128];
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095[^\n]", &start, &end, perms,
-			   &off, &maj, &min, &ino, file) != 8 || !ino || file[0] != '/')
+		if (ust_maps_parse(line, &e) || !e.ino || e.path[0] != '/')
 			continue;
-		snprintf(map_file, sizeof(map_file), "/proc/%d/map_files/%llx-%llx", (int)tgid, start, end);
-		add_known(m, UST_ABI_MKKDEV(maj, min), ino, file, map_file);
+		snprintf(map_file, sizeof(map_file), "/proc/%d/map_files/%llx-%llx", (int)tgid,
+			 (unsigned long long)e.start, (unsigned long long)e.end);
+		add_known(m, e.kdev, e.ino, e.path, map_file);
 	}
 	fclose(f);
 }
