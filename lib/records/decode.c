@@ -275,6 +275,31 @@ int ust_dec_stack_flags(const struct ust_dec_layout *l, const void *data, int si
 	return 0;
 }
 
+int ust_dec_rec_size(const struct tep_record *rec, int page_size, char *what, size_t whatlen)
+{
+	/* Every ring-buffer event has a header of 4 bytes at least: when
+	 * record_size does not say more, the data starts that far in. */
+	uint64_t need = (uint64_t)rec->size + 4, at;
+
+	if (rec->size < 0) {
+		snprintf(what, whatlen, "record of %d bytes", rec->size);
+		return -EINVAL;
+	}
+	if (page_size <= 0)
+		return rec->size;
+	if (rec->record_size > 0 && (uint64_t)rec->record_size > need)
+		need = (uint64_t)rec->record_size;
+	/* Pages sit at multiples of their size in the file (libtracecmd
+	 * refuses others): the offset's remainder is the header's place. */
+	at = rec->offset % (unsigned int)page_size;
+	if (at + need > (uint64_t)page_size) {
+		snprintf(what, whatlen, "record of %d bytes at %llu in its page runs past the page's %d bytes",
+			 rec->size, (unsigned long long)at, page_size);
+		return -EINVAL;
+	}
+	return rec->size;
+}
+
 int ust_dec_pid(const struct ust_dec_layout *l, const void *data, int size)
 {
 	if (size < 8)

@@ -65,22 +65,52 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-int ust_scan_is_tracedat(const char *path)
+/* The first up to @size bytes of @path, a regular file; -1 when unreadable. */
+static ssize_t read_head(const char *path, void *buf, size_t size)
 {
-	static const char magic[] = "\027\010\104tracing";
-	char buf[10];
 	struct stat stbuf;
-	int fd, ok;
+	ssize_t n;
+	int fd;
 
 	if (stat(path, &stbuf) || !S_ISREG(stbuf.st_mode))
-		return 0;
+		return -1;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
-	ok = read(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf) &&
-	     !memcmp(buf, magic, sizeof(buf));
+		return -1;
+	n = read(fd, buf, size);
 	close(fd);
-	return ok;
+	return n;
+}
+
+static const char tracedat_magic[10] = "\027\010\104tracing";
+
+int ust_scan_is_tracedat(const char *path)
+{
+	char buf[sizeof(tracedat_magic)];
+
+	return read_head(path, buf, sizeof(buf)) == (ssize_t)sizeof(buf) &&
+	       !memcmp(buf, tracedat_magic, sizeof(buf));
+}
+
+int ust_scan_page_size(const char *path)
+{
+	/* magic, version string, endian byte, long size byte, page size */
+	uint8_t buf[64];
+	ssize_t n = read_head(path, buf, sizeof(buf));
+	const uint8_t *v;
+	uint32_t ps;
+
+	if (n < (ssize_t)sizeof(tracedat_magic) || memcmp(buf, tracedat_magic, sizeof(tracedat_magic)))
+		return -EINVAL;
+	v = memchr(buf + sizeof(tracedat_magic), '\0', (size_t)n - sizeof(tracedat_magic));
+	if (!v || v + 1 + 2 + 4 > buf + n)
+		return -EINVAL;
+	memcpy(&ps, v + 3, 4);
+	if ((v[1] != 0) != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
+		ps = __builtin_bswap32(ps);
+	if (!ps || ps > (1U << 30) || (ps & (ps - 1)))
+		return -EINVAL;
+	return (int)ps;
 }
 
 static int add_mapping(struct ust_scan *sc, const struct ust_dec_mapping *m, int buf, int cpu,
@@ -247,17 +277,23 @@ static uint32_t intern(struct ust_scan *sc, const char *name)
 	return (uint32_t)sc->nr_names++;
 }
 
+/* Does @f lie inside a record of @size bytes? */
+static bool field_in(const struct tep_format_field *f, int size)
+{
+	return f->offset >= 0 && f->size >= 0 && f->offset + f->size <= size;
+}
+
 /* A sample's ftrace/kernel_stack: its frames' names (a second one replaces them). */
 static void sample_kstack(struct ust_scan *sc, const struct sample_ids *ids, struct tep_handle *tep,
-			  struct ust_scan_sample *s, struct tep_record *rec)
+			  struct ust_scan_sample *s, struct tep_record *rec, int size)
 {
 	unsigned long long n;
 	unsigned int i, max;
 
-	if (tep_read_number_field(ids->ks_size, rec->data, &n) ||
-	    (unsigned int)ids->ks_caller->offset > (unsigned int)rec->size)
+	if (!field_in(ids->ks_size, size) || tep_read_number_field(ids->ks_size, rec->data, &n) ||
+	    (unsigned int)ids->ks_caller->offset > (unsigned int)size)
 		return;
-	max = ((unsigned int)rec->size - (unsigned int)ids->ks_caller->offset) / 8;
+	max = ((unsigned int)size - (unsigned int)ids->ks_caller->offset) / 8;
 	if (n > max)
 		n = max;
 	/* Its frames end the array, unless another buffer's sample of the
@@ -294,7 +330,7 @@ static void sample_kstack(struct ust_scan *sc, const struct sample_ids *ids, str
  */
 static void scan_sample(struct ust_scan *sc, const struct sample_ids *ids,
 			const struct ust_dec_layout *lay, int buf, int cpu, struct tep_record *rec,
-			int id, int pid, struct sample_on *cur)
+			int size, int id, int pid, struct sample_on *cur)
 {
 	struct ust_scan_sample *s = cur->on ? &sc->samples[cur->idx] : NULL;
 	bool own = s && pid == s->pid && rec->ts == cur->ts;
@@ -303,14 +339,14 @@ static void scan_sample(struct ust_scan *sc, const struct sample_ids *ids,
 	char what[160];
 
 	if (own && id == ids->kstack && ids->ks_caller) {
-		sample_kstack(sc, ids, lay->tep, s, rec);
+		sample_kstack(sc, ids, lay->tep, s, rec, size);
 		return;
 	}
 	/* Only a sample that says a cookie follows takes one: any other
 	 * cookie here is another event's. */
 	cur->on = false;
 	if (own && id == lay->cookie_id && s->ustack != UST_PERF_ENC_USTACK_NONE) {
-		if (!ust_dec_cookie(lay, rec->data, rec->size, &s->cookie, what, sizeof(what)))
+		if (!ust_dec_cookie(lay, rec->data, size, &s->cookie, what, sizeof(what)))
 			s->has_cookie = true;
 		return;		/* the cookie ends a sample's records */
 	}
@@ -334,7 +370,7 @@ static void scan_sample(struct ust_scan *sc, const struct sample_ids *ids,
 	s->kfirst = (uint32_t)sc->nr_kframes;
 	comm = tep_data_comm_from_pid(lay->tep, pid);
 	s->comm = comm ? intern(sc, comm) : UINT32_MAX;
-	if (ids->ustack && !tep_read_number_field(ids->ustack, rec->data, &v))
+	if (ids->ustack && field_in(ids->ustack, size) && !tep_read_number_field(ids->ustack, rec->data, &v))
 		s->ustack = (unsigned int)v;
 	cur->on = true;
 	cur->ts = rec->ts;
@@ -402,17 +438,20 @@ static void scan_record(struct ust_scan *sc, struct buf_state *b, int buf, int c
 	const struct ust_dec_layout *lay = &b->lay;
 	struct last_event *last = &b->last;
 	char what[160];
-	int id, pid;
+	int id, pid, size;
 
 	sc->records++;
 	if (rec->missed_events)
 		ust_stitch_add_lost(&sc->st, rec->ts, rec->missed_events);
-	if (rec->size < 8)
+	/* A record running past its page is not read at all (the printing
+	 * pass says why at its line). */
+	size = ust_dec_rec_size(rec, sc->page_size, what, sizeof(what));
+	if (size < 8)
 		return;
 	id = tep_data_type(lay->tep, rec);
-	pid = ust_dec_pid(lay, rec->data, rec->size);
+	pid = ust_dec_pid(lay, rec->data, size);
 	if (sc->has_samples)
-		scan_sample(sc, &b->sids, lay, buf, cpu, rec, id, pid, &b->sample);
+		scan_sample(sc, &b->sids, lay, buf, cpu, rec, size, id, pid, &b->sample);
 
 	if (id == lay->cookie_id) {
 		struct ust_stitch_req r = {
@@ -421,7 +460,7 @@ static void scan_record(struct ust_scan *sc, struct buf_state *b, int buf, int c
 			.req_off = last->off, .req_ts = last->ts,
 		};
 
-		if (ust_dec_cookie(lay, rec->data, rec->size, &r.cookie, what, sizeof(what)))
+		if (ust_dec_cookie(lay, rec->data, size, &r.cookie, what, sizeof(what)))
 			return;	/* the printing pass reports it at its own line */
 		/*
 		 * An event has one cookie, by its own task.  In the "ustitch"
@@ -441,7 +480,7 @@ static void scan_record(struct ust_scan *sc, struct buf_state *b, int buf, int c
 	} else if (id == lay->stack_id) {
 		struct ust_dec_stack s;
 
-		if (ust_dec_stack(lay, rec->data, rec->size, &s, what, sizeof(what)))
+		if (ust_dec_stack(lay, rec->data, size, &s, what, sizeof(what)))
 			ust_stitch_add_stack(&sc->st, buf, cpu, rec->ts, rec->offset, pid,
 					     &s, lay->has_files, what);
 		else
@@ -451,12 +490,12 @@ static void scan_record(struct ust_scan *sc, struct buf_state *b, int buf, int c
 		uint64_t cookie;
 		uint32_t flags;
 
-		if (!ust_dec_stack_flags(lay, rec->data, rec->size, &cookie, &flags))
+		if (!ust_dec_stack_flags(lay, rec->data, size, &cookie, &flags))
 			ust_stitch_add_flags(&sc->st, buf, cpu, rec->offset, cookie, flags);
 	} else if (id == lay->mapping_id) {
 		struct ust_dec_mapping m;
 
-		if (!ust_dec_mapping(lay, rec->data, rec->size, &m, what, sizeof(what)))
+		if (!ust_dec_mapping(lay, rec->data, size, &m, what, sizeof(what)))
 			add_mapping(sc, &m, buf, cpu, rec->offset);
 	} else if (id != b->kstack_id) {
 		/* kernel_stack sits between an event and its cookie: skip it. */
@@ -581,6 +620,9 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 	}
 	sc->dev = stbuf.st_dev;
 	sc->ino = stbuf.st_ino;
+	sc->page_size = ust_scan_page_size(path);
+	if (sc->page_size < 0)
+		sc->page_size = 0;
 	/* No plugins: this handle must not load ustitch into itself. */
 	h = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS | TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS);
 	if (!h) {

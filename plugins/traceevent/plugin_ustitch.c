@@ -55,6 +55,7 @@ struct pstate {
 	enum mode mode;
 	char mode_why[256];
 	struct ust_scan *scan;		/* owned, MODE_STITCHED */
+	int page_size;			/* the trace.dat's, bounds each record; 0: unknown */
 	size_t rendered_bytes;		/* stacks' text cached in scan */
 	struct ust_res *res;
 	struct ust_sym_cache *sym;
@@ -225,6 +226,18 @@ static int candidates(char out[][UST_REPORT_PATH_MAX], int max)
 	return ust_report_candidates(opt_str(OPT_FILE), out, max);
 }
 
+/*
+ * The page size that bounds each record until (or without) a first pass:
+ * the first candidate's, the file trace-cmd most likely reads; 0: none.
+ */
+static int candidate_page_size(void)
+{
+	char cand[1][UST_REPORT_PATH_MAX];
+	int ps = candidates(cand, 1) > 0 ? ust_scan_page_size(cand[0]) : 0;
+
+	return ps > 0 ? ps : 0;
+}
+
 /* The trace is known: its archive's debug files join the symbolizer's roots
  * (no frame was symbolized yet). */
 static void use_trace(struct pstate *p, const struct ust_scan *sc, const char *path)
@@ -265,8 +278,9 @@ static bool scan_matches(const struct ust_scan *sc, const struct ust_dec_layout 
 
 	if (id == lay->cookie_id) {
 		const struct ust_stitch_rq *r = ust_stitch_req_at(&sc->st, rec->offset);
+		int size = ust_dec_rec_size(rec, sc->page_size, what, sizeof(what));
 
-		return r && !ust_dec_cookie(lay, rec->data, rec->size, &cookie, what, sizeof(what)) &&
+		return r && size >= 0 && !ust_dec_cookie(lay, rec->data, size, &cookie, what, sizeof(what)) &&
 		       r->cookie == cookie;
 	}
 	return ust_stitch_stack_at(&sc->st, rec->offset) != NULL;
@@ -306,6 +320,7 @@ static void choose_mode(struct pstate *p, struct tep_record *rec, int id)
 		}
 		p->scan = sc;
 		p->mode = MODE_STITCHED;
+		p->page_size = sc->page_size;
 		use_trace(p, sc, NULL);
 		if (getenv("USTITCH_DEBUG"))
 			fprintf(stderr, "ustitch: first pass over %s: %lu records, %lu requests, %lu stacks in %.3f s\n",
@@ -324,6 +339,7 @@ static struct pstate *prepare(struct tep_handle *tep, struct tep_record *rec, in
 	if (!p->res && !p->sym) {
 		ust_dec_layout_init(&p->lay, tep, p->lay_err, sizeof(p->lay_err));
 		setup_render(p);
+		p->page_size = candidate_page_size();
 	}
 	if (p->mode == MODE_UNKNOWN && id >= 0)
 		choose_mode(p, rec, id);
@@ -408,11 +424,13 @@ static int cookie_handler(struct trace_seq *s, struct tep_record *rec,
 	struct ust_stitch_stack *st;
 	char what[160];
 	uint64_t cookie;
+	int size;
 
 	(void)ctx;
 	if (!p)
 		return 0;
-	if (ust_dec_cookie(&p->lay, rec->data, rec->size, &cookie, what, sizeof(what))) {
+	size = ust_dec_rec_size(rec, p->page_size, what, sizeof(what));
+	if (size < 0 || ust_dec_cookie(&p->lay, rec->data, size, &cookie, what, sizeof(what))) {
 		trace_seq_printf(s, "[ustitch: %s in user_unwind_cookie at ", what);
 		put_ts(s, rec->ts);
 		trace_seq_puts(s, "]");
@@ -492,8 +510,9 @@ static void put_decoded_stack(struct pstate *p, struct trace_seq *s, struct tep_
 {
 	struct ust_dec_stack ds;
 	char what[160];
+	int size = ust_dec_rec_size(rec, p->page_size, what, sizeof(what));
 
-	if (ust_dec_stack(&p->lay, rec->data, rec->size, &ds, what, sizeof(what))) {
+	if (size < 0 || ust_dec_stack(&p->lay, rec->data, size, &ds, what, sizeof(what))) {
 		put_bad_stack(s, what, rec->ts);
 		return;
 	}
@@ -567,11 +586,13 @@ static int mapping_handler(struct trace_seq *s, struct tep_record *rec,
 	struct ust_dec_mapping m;
 	char what[160];
 	size_t i;
+	int size;
 
 	(void)ctx;
 	if (!p)
 		return 0;
-	if (ust_dec_mapping(&p->lay, rec->data, rec->size, &m, what, sizeof(what))) {
+	size = ust_dec_rec_size(rec, p->page_size, what, sizeof(what));
+	if (size < 0 || ust_dec_mapping(&p->lay, rec->data, size, &m, what, sizeof(what))) {
 		trace_seq_printf(s, "[ustitch: %s in user_mapping at ", what);
 		put_ts(s, rec->ts);
 		trace_seq_puts(s, "]");

@@ -89,6 +89,19 @@ if [ -n "$idx" ]; then
 	r=$out/scan/regress-record-loop
 	cp "$out/scan/$(printf 't%02d' $((idx - 1)))" "$r"
 	printf '\x00\x00\x00\x00\xfc\xff\xff\xff' | dd of="$r" bs=1 seek=17 conv=notrunc status=none
+	# scan-past-page: stackonly's stack record (page offset 52, 48 bytes,
+	# a 4-byte header) made a type_len-0 record (8-byte header, the data
+	# moved 4 bytes on) whose length word says 64 KiB, its stack array one
+	# frame at 4096 bytes into the data: libtracecmd 1.3.1 hands it out
+	# with size 65536 and the decoder, trusting it, read past the page and
+	# out of the file's mapping (the fuzz_scan SEGV; fixed by
+	# ust_dec_rec_size(): a record must end inside its page).
+	r=$out/scan/regress-past-page
+	cp "$out/scan/$(printf 't%02d' $((idx - 1)))" "$r"
+	dd if="$out/scan/$(printf 't%02d' $((idx - 1)))" of="$r" bs=1 skip=$((1 + 56)) seek=$((1 + 60)) \
+		count=48 conv=notrunc status=none
+	printf '\x00\x00\x00\x00\x04\x00\x01\x00' | dd of="$r" bs=1 seek=$((1 + 52)) conv=notrunc status=none
+	printf '\x00\x10\x08\x00' | dd of="$r" bs=1 seek=$((1 + 60 + 16)) conv=notrunc status=none
 fi
 
 # ---- filter expressions ---------------------------------------------------

@@ -16,6 +16,7 @@
 struct tep_handle;
 struct tep_event;
 struct tep_format_field;
+struct tep_record;
 
 /* What a file's format says about the stack event, resolved once per tep. */
 struct ust_dec_layout {
@@ -85,6 +86,17 @@ int ust_dec_mapping(const struct ust_dec_layout *l, const void *data, int size,
 /* A ustitch/stack_flags record. */
 int ust_dec_stack_flags(const struct ust_dec_layout *l, const void *data, int size,
 			uint64_t *cookie, uint32_t *flags);
+
+/*
+ * The size of @rec to hand to the decoders: rec->size when the record
+ * (header and data) lies inside its ring-buffer page of @page_size bytes,
+ * else -EINVAL with @err.  libtracecmd 1.3.1 hands out whatever length a
+ * record's header claims, unchecked against the page: a corrupt length
+ * would have the decoders read past the page, out of the file's mapping.
+ * @page_size is the trace.dat's (ust_scan_page_size()); 0: unknown, only
+ * a negative size is refused.
+ */
+int ust_dec_rec_size(const struct tep_record *rec, int page_size, char *err, size_t errsz);
 
 /* common_pid of any record, -EINVAL if the record is too short. */
 int ust_dec_pid(const struct ust_dec_layout *l, const void *data, int size);

@@ -60,6 +60,7 @@ struct ust_scan {
 	dev_t dev;			/* identity of the scanned file */
 	ino_t ino;
 	char *path;
+	int page_size;			/* of its ring-buffer pages (its header's), 0: unknown */
 	/* UST_SCAN_SAMPLES: the samples, their kernel frames and comms (interned). */
 	bool has_samples;
 	struct ust_scan_sample *samples;
@@ -82,5 +83,8 @@ void ust_scan_fini(struct ust_scan *sc);
 
 /* Is @path a trace.dat (by its magic)?  Cheap: reads 10 bytes. */
 int ust_scan_is_tracedat(const char *path);
+
+/* The page size in @path's trace.dat header (a power of two), or a negative errno. */
+int ust_scan_page_size(const char *path);
 
 #endif

@@ -278,6 +278,40 @@ static void test_long_size_from_header_page(void **state)
 	tep_free(tep);
 }
 
+/*
+ * A record's length comes from its header, which libtracecmd does not check
+ * against the page: a record must end inside its page, counting its header
+ * (8 bytes for a type_len-0 record, which the first guard of the fuzz_scan
+ * finding forgot).
+ */
+static void test_rec_in_page(void **state)
+{
+	struct tep_record r;
+	char what[160];
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.offset = 3 * 4096 + 4000;	/* the header's place: 4000 */
+	r.size = 88;
+	r.record_size = 96;		/* 8-byte header: ends at 4096 */
+	assert_int_equal(ust_dec_rec_size(&r, 4096, what, sizeof(what)), 88);
+	r.size = 92;
+	r.record_size = 100;		/* 4 bytes past the page */
+	assert_int_equal(ust_dec_rec_size(&r, 4096, what, sizeof(what)), -EINVAL);
+	assert_string_equal(what, "record of 92 bytes at 4000 in its page runs past the page's 4096 bytes");
+	r.record_size = 0;		/* no record_size: a 4-byte header at least */
+	assert_int_equal(ust_dec_rec_size(&r, 4096, what, sizeof(what)), 92);
+	r.size = 93;
+	assert_int_equal(ust_dec_rec_size(&r, 4096, what, sizeof(what)), -EINVAL);
+	r.size = 0x7ffffff0;		/* a type_len-0 length word near INT_MAX */
+	r.record_size = 0x7ffffff8;
+	assert_int_equal(ust_dec_rec_size(&r, 4096, what, sizeof(what)), -EINVAL);
+	assert_int_equal(ust_dec_rec_size(&r, 0, what, sizeof(what)), 0x7ffffff0);	/* unknown page size */
+	r.size = -8;			/* a length word below 4 */
+	assert_int_equal(ust_dec_rec_size(&r, 0, what, sizeof(what)), -EINVAL);
+	assert_int_equal(ust_dec_rec_size(&r, 4096, what, sizeof(what)), -EINVAL);
+}
+
 static void test_no_events(void **state)
 {
 	struct tep_handle *tep = tep_alloc();
@@ -301,6 +335,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_old_layout, setup_old, teardown),
 		cmocka_unit_test(test_long_size_from_header_page),
 		cmocka_unit_test(test_no_events),
+		cmocka_unit_test(test_rec_in_page),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
