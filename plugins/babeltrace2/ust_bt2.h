@@ -88,6 +88,30 @@ void ust_bt2_stacks_fini(struct ust_bt2_stacks *s);
 int ust_bt2_stacks_add(struct ust_bt2_stacks *s, uint64_t id, int pid, const uint64_t *off,
 		       const uint64_t *ino, const uint32_t *kdev, unsigned int nr);
 struct ust_bt2_stack *ust_bt2_stacks_find(const struct ust_bt2_stacks *s, uint64_t id);
+/*
+ * A ustitch:stack event's payload as plain values, each array with the
+ * length the trace gave it (NULL: missing, or not all integers).  The
+ * provider writes three arrays of one length; a trace may say otherwise.
+ */
+struct ust_bt2_stack_ev {
+	uint64_t id, pid;
+	const uint64_t *offs, *inos, *devs;
+	uint64_t nr_offs, nr_inos, nr_devs;
+};
+/* Adds it (ust_bt2_stacks_add) if its arrays agree: 0 (also when it is
+ * ignored), -1 when out of memory. */
+int ust_bt2_take_stack(struct ust_bt2_stacks *s, const struct ust_bt2_stack_ev *ev);
+/* A ustitch:object event's payload; @path NULL: not a string. */
+struct ust_bt2_object_ev {
+	uint64_t pid, base, lo, hi, dev, ino;
+	const char *path;
+	const uint64_t *bid;		/* build-id, a byte per element */
+	uint64_t nr_bid;
+};
+int ust_bt2_take_object(struct ust_bt2_stacks *s, const struct ust_bt2_object_ev *ev);
+/* Calls @fn for each lock of a $app.ustitch:locks text (hexadecimal
+ * addresses; "..." gives 0 and @more); false when @fn said stop. */
+bool ust_bt2_each_lock(const char *s, bool (*fn)(void *data, uint64_t addr, bool more), void *data);
 /* A ustitch:object event. */
 int ust_bt2_objs_add(struct ust_bt2_stacks *s, int pid, uint64_t base, uint64_t lo,
 		     uint64_t hi, uint32_t kdev, uint64_t ino, const char *path,

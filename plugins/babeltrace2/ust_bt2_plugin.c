@@ -90,17 +90,31 @@ static const char *ctx_string(const bt_field *f)
 	       bt_field_string_get_value(v) : NULL;
 }
 
-static bool u64_array(const bt_field *f, uint64_t *out, uint64_t n)
+/*
+ * An array of integers as a malloc()ed copy with its length in @n; NULL
+ * (and *@n 0) when @f is not an array or an element is not an integer.
+ * @oom is set when memory ran out.
+ */
+static uint64_t *u64_array(const bt_field *f, uint64_t *n, bool *oom)
 {
-	uint64_t i;
+	uint64_t i, *v;
 
-	if (!f || !bt_field_class_type_is(bt_field_get_class_type(f), BT_FIELD_CLASS_TYPE_ARRAY) ||
-	    bt_field_array_get_length(f) != n)
-		return false;
-	for (i = 0; i < n; i++)
-		if (!as_u64(bt_field_array_borrow_element_field_by_index_const(f, i), &out[i]))
-			return false;
-	return true;
+	*n = 0;
+	if (!f || !bt_field_class_type_is(bt_field_get_class_type(f), BT_FIELD_CLASS_TYPE_ARRAY))
+		return NULL;
+	*n = bt_field_array_get_length(f);
+	v = calloc(*n + 1, sizeof(*v));
+	if (!v) {
+		*oom = true;
+		return NULL;
+	}
+	for (i = 0; i < *n; i++)
+		if (!as_u64(bt_field_array_borrow_element_field_by_index_const(f, i), &v[i])) {
+			free(v);
+			*n = 0;
+			return NULL;
+		}
+	return v;
 }
 
 /* --- per-class caches --------------------------------------------------- */
@@ -208,33 +222,6 @@ static void event_info(struct text *t, const bt_event *ev, struct evinfo *e)
 	e->has_depth = ctx_value(ctx_member(e->ctx, idx, IDX_DEPTH)) != NULL;
 }
 
-/* Calls @fn for each lock of a $app.ustitch:locks text; "..." gives 0. */
-static bool each_lock(const char *s, bool (*fn)(void *, uint64_t, bool), void *data)
-{
-	while (s && *s) {
-		char *end;
-		uint64_t a;
-
-		while (*s == ' ')
-			s++;
-		if (!*s)
-			break;
-		if (!strncmp(s, "...", 3)) {
-			if (!fn(data, 0, true))
-				return false;
-			s += 3;
-			continue;
-		}
-		a = strtoull(s, &end, 16);
-		if (end == s)
-			break;
-		if (!fn(data, a, false))
-			return false;
-		s = end;
-	}
-	return true;
-}
-
 static bool lock_covered(void *data, uint64_t addr, bool more)
 {
 	struct evinfo *e = data;
@@ -294,7 +281,7 @@ static enum ust_bt2_hook_ret ctx_hook(void *data, const char *name, const bt_fie
 			return UST_BT2_MEMBER_DONE;
 		}
 		ust_sb_puts(out, " = [");
-		each_lock(e->locks, lock_name, a);
+		ust_bt2_each_lock(e->locks, lock_name, a);
 		ust_sb_puts(out, " ]");
 	} else {
 		ust_sb_reset(out);
@@ -447,57 +434,45 @@ static void print_message(struct text *t, const bt_message *msg)
 
 /* --- intake: tables, then the queue ------------------------------------- */
 
+/* The fields as plain values; what they mean is ust_bt2_take_stack()'s. */
 static int take_stack(struct text *t, const bt_field *p)
 {
-	const bt_field *offs = member(p, "offsets"), *inos = member(p, "inodes"),
-		       *devs = member(p, "devs");
-	uint64_t id, pid, n, i, *o = NULL, *in = NULL, *d64 = NULL;
-	uint32_t *d = NULL;
-	int ret = 0;
+	struct ust_bt2_stack_ev ev = { 0 };
+	uint64_t *offs, *inos, *devs;
+	bool oom = false;
+	int ret;
 
-	if (!as_u64(member(p, "stack_id"), &id) || !as_u64(member(p, "pid"), &pid) || !offs)
+	if (!as_u64(member(p, "stack_id"), &ev.id) || !as_u64(member(p, "pid"), &ev.pid))
 		return 0;
-	n = bt_field_array_get_length(offs);
-	o = calloc(n + 1, sizeof(*o));
-	in = calloc(n + 1, sizeof(*in));
-	d64 = calloc(n + 1, sizeof(*d64));
-	d = calloc(n + 1, sizeof(*d));
-	if (!o || !in || !d64 || !d) {
-		ret = -1;
-	} else if (u64_array(offs, o, n) && u64_array(inos, in, n) && u64_array(devs, d64, n)) {
-		for (i = 0; i < n; i++)
-			d[i] = (uint32_t)d64[i];
-		ret = ust_bt2_stacks_add(&t->st, id, (int)pid, o, in, d, (unsigned int)n);
-	}
-	free(o);
-	free(in);
-	free(d64);
-	free(d);
+	ev.offs = offs = u64_array(member(p, "offsets"), &ev.nr_offs, &oom);
+	ev.inos = inos = u64_array(member(p, "inodes"), &ev.nr_inos, &oom);
+	ev.devs = devs = u64_array(member(p, "devs"), &ev.nr_devs, &oom);
+	ret = oom ? -1 : ust_bt2_take_stack(&t->st, &ev);
+	free(offs);
+	free(inos);
+	free(devs);
 	return ret;
 }
 
+/* Likewise: ust_bt2_take_object(). */
 static int take_object(struct text *t, const bt_field *p)
 {
-	uint64_t pid, base, lo, hi, dev, ino, n, i;
-	const bt_field *path = member(p, "path"), *bidf = member(p, "build_id");
-	uint8_t bid[64];
+	const bt_field *path = member(p, "path");
+	struct ust_bt2_object_ev ev = { 0 };
+	bool oom = false;
+	uint64_t *bid;
+	int ret;
 
-	if (!as_u64(member(p, "pid"), &pid) || !as_u64(member(p, "base"), &base) ||
-	    !as_u64(member(p, "lo"), &lo) || !as_u64(member(p, "hi"), &hi) ||
-	    !as_u64(member(p, "dev"), &dev) || !as_u64(member(p, "ino"), &ino) || !path ||
-	    bt_field_get_class_type(path) != BT_FIELD_CLASS_TYPE_STRING)
+	if (!as_u64(member(p, "pid"), &ev.pid) || !as_u64(member(p, "base"), &ev.base) ||
+	    !as_u64(member(p, "lo"), &ev.lo) || !as_u64(member(p, "hi"), &ev.hi) ||
+	    !as_u64(member(p, "dev"), &ev.dev) || !as_u64(member(p, "ino"), &ev.ino))
 		return 0;
-	n = bidf ? bt_field_array_get_length(bidf) : 0;
-	if (n > sizeof(bid))
-		n = 0;
-	for (i = 0; i < n; i++) {
-		uint64_t b = 0;
-
-		as_u64(bt_field_array_borrow_element_field_by_index_const(bidf, i), &b);
-		bid[i] = (uint8_t)b;
-	}
-	return ust_bt2_objs_add(&t->st, (int)pid, base, lo, hi, (uint32_t)dev, ino,
-				bt_field_string_get_value(path), n ? bid : NULL, n);
+	if (path && bt_field_get_class_type(path) == BT_FIELD_CLASS_TYPE_STRING)
+		ev.path = bt_field_string_get_value(path);
+	ev.bid = bid = u64_array(member(p, "build_id"), &ev.nr_bid, &oom);
+	ret = oom ? -1 : ust_bt2_take_object(&t->st, &ev);
+	free(bid);
+	return ret;
 }
 
 static bool ready(struct text *t, const struct ust_bt2_item *it)
@@ -512,7 +487,7 @@ static bool ready(struct text *t, const struct ust_bt2_item *it)
 	}
 	if (it->lock_wait) {
 		event_info(t, bt_message_event_borrow_event_const(it->msg), &e);
-		return each_lock(e.locks, lock_covered, &e);
+		return ust_bt2_each_lock(e.locks, lock_covered, &e);
 	}
 	return true;
 }
@@ -563,7 +538,7 @@ static int take(struct text *t, const bt_message *msg)
 			it.stack_id = e.stack_id;
 			it.deadline = t->now + OBJ_WINDOW_NS;
 		}
-		if (e.locks && !each_lock(e.locks, lock_covered, &e)) {
+		if (e.locks && !ust_bt2_each_lock(e.locks, lock_covered, &e)) {
 			it.lock_wait = true;
 			if (!it.stack_id)
 				it.deadline = t->now + OBJ_WINDOW_NS;

@@ -100,6 +100,69 @@ int ust_bt2_stacks_add(struct ust_bt2_stacks *s, uint64_t id, int pid, const uin
 	return 0;
 }
 
+int ust_bt2_take_stack(struct ust_bt2_stacks *s, const struct ust_bt2_stack_ev *ev)
+{
+	uint32_t *kdev;
+	uint64_t i;
+	int ret;
+
+	/* A stack whose arrays disagree is not one stack: never guess. */
+	if (!ev->offs || !ev->inos || !ev->devs || ev->nr_inos != ev->nr_offs ||
+	    ev->nr_devs != ev->nr_offs || ev->nr_offs > UINT32_MAX)
+		return 0;
+	kdev = calloc(ev->nr_offs + 1, sizeof(*kdev));
+	if (!kdev)
+		return -1;
+	for (i = 0; i < ev->nr_offs; i++)
+		kdev[i] = (uint32_t)ev->devs[i];	/* a kernel dev_t: 32 bits */
+	ret = ust_bt2_stacks_add(s, ev->id, (int)ev->pid, ev->offs, ev->inos, kdev,
+				 (unsigned int)ev->nr_offs);
+	free(kdev);
+	return ret;
+}
+
+int ust_bt2_take_object(struct ust_bt2_stacks *s, const struct ust_bt2_object_ev *ev)
+{
+	uint8_t bid[64];
+	uint64_t n = ev->nr_bid, i;
+
+	if (!ev->path)
+		return 0;
+	/* Longer than any build-id: not one, the object is still described. */
+	if (n > sizeof(bid) || !ev->bid)
+		n = 0;
+	for (i = 0; i < n; i++)
+		bid[i] = (uint8_t)ev->bid[i];
+	return ust_bt2_objs_add(s, (int)ev->pid, ev->base, ev->lo, ev->hi, (uint32_t)ev->dev,
+				ev->ino, ev->path, n ? bid : NULL, n);
+}
+
+bool ust_bt2_each_lock(const char *s, bool (*fn)(void *data, uint64_t addr, bool more), void *data)
+{
+	while (s && *s) {
+		char *end;
+		uint64_t a;
+
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		if (!strncmp(s, "...", 3)) {
+			if (!fn(data, 0, true))
+				return false;
+			s += 3;
+			continue;
+		}
+		a = strtoull(s, &end, 16);
+		if (end == s)
+			break;
+		if (!fn(data, a, false))
+			return false;
+		s = end;
+	}
+	return true;
+}
+
 struct ust_bt2_stack *ust_bt2_stacks_find(const struct ust_bt2_stacks *s, uint64_t id)
 {
 	uint64_t idx;

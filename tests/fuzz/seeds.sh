@@ -9,11 +9,13 @@
 #   scan          tests/e2e/cases/*.spec written by ust-mktrace (the
 #                 templates), and their pages (the seeds)
 #   lh, af        the expressions of the unit tests' tables
+#   bt2           fuzz_bt2's own encoder (UST_FUZZ_BT2_MKSEEDS): the stack,
+#                 object and lock events the LTTng provider emits, and worse
 set -eu
 build=$1 out=$2
 src=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$out"
-mkdir -p "$out"/{decode,perf,sym,cfi,scan,scan-templates,lh,af} "$out/elf"
+mkdir -p "$out"/{decode,perf,sym,cfi,scan,scan-templates,lh,af,bt2} "$out/elf"
 
 "$build/tests/fuzz/fuzz-seeds" "$out"
 
@@ -104,6 +106,9 @@ if [ -n "$idx" ]; then
 	printf '\x00\x10\x08\x00' | dd of="$r" bs=1 seek=$((1 + 60 + 16)) conv=notrunc status=none
 fi
 
+# ---- babeltrace2 sink events ------------------------------------------------
+UST_FUZZ_BT2_MKSEEDS=$out/bt2 ASAN_OPTIONS=detect_leaks=0 "$build/tests/fuzz/fuzz_bt2"
+
 # ---- filter expressions ---------------------------------------------------
 # The first string of each row of the tables: { "expr", ... }
 table_strings() {
@@ -118,6 +123,6 @@ while IFS= read -r s; do
 	printf '%b' "${s//PROG/$e/testprog}" >"$out/af/t$i"; i=$((i + 1))
 done < <(table_strings "$src"/tests/unit/addrfilter/test_addrfilter.c "$src"/tests/unit/addrfilter/test_af_compile.c)
 
-for t in decode perf sym cfi scan lh af; do
+for t in decode perf sym cfi scan lh af bt2; do
 	printf 'seeds: %-6s %3d inputs\n' "$t" "$(find "$out/$t" -type f | wc -l)"
 done
