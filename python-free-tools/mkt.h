@@ -8,6 +8,7 @@
  *   mkt_elf.c    function symbols and build-ids read straight from ELF files
  *   mkt_spec.c   the spec language
  *   mkt_bench.c  the --bench generator
+ *   mkt_torture.c the --torture generator (lost events, reused cookies)
  */
 #ifndef USTITCH_MKT_H
 #define USTITCH_MKT_H
@@ -140,5 +141,7 @@ struct ust_mkt_bench_opts {
 };
 int ust_mkt_run_bench(uint64_t nr_events, uint64_t nr_stacks, const char *out_path,
 		      const char *binary, const struct ust_mkt_bench_opts *opts);
+/* --torture: a random spec with lost events, and the truth about it (mkt_torture.c). */
+int ust_mkt_run_torture(uint64_t seed, const char *spec_path, const char *truth_path);
 
 #endif

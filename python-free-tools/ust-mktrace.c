@@ -6,6 +6,7 @@
  *   ust-mktrace SPEC OUT.dat          SPEC: a spec file, or - for stdin
  *   ust-mktrace --bench NEVENTS NSTACKS OUT.dat [--binary PATH] [--ordinary N]
  *               [--distinct N] [--ustitch-buffer]
+ *   ust-mktrace --torture SEED SPEC TRUTH   a random spec with lost events (mkt_torture.c)
  *
  * Exit status: 0 written, 1 system error, 2 bad spec or arguments.  The
  * spec language is described in mkt_spec.c.
@@ -20,7 +21,8 @@ static int usage(void)
 	fprintf(stderr,
 		"usage: ust-mktrace SPEC OUT.dat\n"
 		"       ust-mktrace --bench NEVENTS NSTACKS OUT.dat [--binary PATH] [--ordinary N]\n"
-		"                   [--distinct N] [--ustitch-buffer]\n");
+		"                   [--distinct N] [--ustitch-buffer]\n"
+		"       ust-mktrace --torture SEED SPEC TRUTH\n");
 	return 2;
 }
 
@@ -33,6 +35,13 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && strcmp(argv[1], "--bench"))
 		return ust_mkt_run_spec(argv[1], argv[2]);
+	if (argc == 5 && !strcmp(argv[1], "--torture")) {
+		uint64_t seed;
+
+		if (!ust_mkt_parse_u64(argv[2], &seed))
+			return usage();
+		return ust_mkt_run_torture(seed, argv[3], argv[4]);
+	}
 	if (argc < 5 || strcmp(argv[1], "--bench"))
 		return usage();
 	for (i = 5; i < argc; i++) {

@@ -2,7 +2,8 @@
 /*
  * ust_stitch: requests and stacks are appended while one pass reads the
  * file.  A request keeps 24 bytes (ust_stitch_rq) in an array sorted by
- * record offset once the pass is over; a stack record keeps its cookie,
+ * record offset once the pass is over (and 16 more, its time, task and
+ * buffer, until its stack is chosen at the end); a stack record keeps its cookie,
  * place and task, and points at its frames, which are stored once per
  * distinct content.  Hash maps answer "which stack for this cookie" and
  * "which stack at this offset" in O(1), a binary search "which request at
@@ -38,6 +39,7 @@ void ust_stitch_fini(struct ust_stitch *st)
 	free(st->contents);
 	free(st->stacks);
 	free(st->reqs);
+	free(st->reqx);
 	free(st->flag_recs);
 	free(st->lost_ts);
 	ust_hmap_fini(&st->content_by_hash);
@@ -51,13 +53,20 @@ void ust_stitch_fini(struct ust_stitch *st)
 int ust_stitch_add_request(struct ust_stitch *st, const struct ust_stitch_req *r)
 {
 	void *n = ust_grow(st->reqs, &st->cap_reqs, st->nr_reqs + 1, sizeof(*st->reqs), 256);
+	void *x = ust_grow(st->reqx, &st->cap_reqx, st->nr_reqs + 1, sizeof(*st->reqx), 256);
 
-	if (!n)
+	if (n)
+		st->reqs = n;
+	if (x)
+		st->reqx = x;
+	if (!n || !x)
 		return -ENOMEM;
-	st->reqs = n;
-	st->reqs[st->nr_reqs++] = (struct ust_stitch_rq){
+	st->reqs[st->nr_reqs] = (struct ust_stitch_rq){
 		.rec_off = r->rec_off, .cookie = r->cookie,
-		.req_pid = r->req_pid < 0 ? -1 : r->req_pid, .buf = (int16_t)r->buf,
+		.req_pid = r->req_pid < 0 ? -1 : r->req_pid, .stack = -1,
+	};
+	st->reqx[st->nr_reqs++] = (struct ust_stitch_rqx){
+		.ts = r->ts, .pid = r->pid, .buf = (int16_t)r->buf,
 	};
 	return 0;
 }
@@ -255,6 +264,125 @@ struct ust_stitch_stack *ust_stitch_lookup(const struct ust_stitch *st, uint64_t
 	return &st->stacks[first];
 }
 
+/* Requests in (task, time, order added) order, to find each one's neighbours. */
+static int cmp_task_time(const void *a, const void *b, void *arg)
+{
+	const struct ust_stitch_rqx *rx = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct ust_stitch_rqx *x = &rx[i], *y = &rx[j];
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* Is @a a better stack than @b for a request at @ts in buffer @buf?  One
+ * at or after the request first (the kernel writes it later), the earliest
+ * of those; else the latest before it (clocks of CPUs may differ a little);
+ * the request's own buffer first at equal standing. */
+static bool better(const struct ust_stitch_stack *a, const struct ust_stitch_stack *b,
+		   uint64_t ts, int buf)
+{
+	bool a_after = a->ts >= ts, b_after = b->ts >= ts;
+
+	if (a_after != b_after)
+		return a_after;
+	if ((a->buf == buf) != (b->buf == buf))
+		return a->buf == buf;
+	return a_after ? a->ts < b->ts : a->ts > b->ts;
+}
+
+/*
+ * The stack of the request @x with @cookie whose task's requests of other
+ * cookies are at @lo (none: @has_lo false) and @hi before and after it: a
+ * task's kernel entries follow one another, so its stack for this entry
+ * was written after the one and no later than the other.  Without that
+ * window, after lost records, a reused cookie's next holder's stack would
+ * be shown.  @own: only the task's own stacks; else only those no request
+ * of their own task took (a stack recorded for another task, which the
+ * printing refuses, naming both).
+ */
+static long choose(const struct ust_stitch *st, uint64_t cookie, const struct ust_stitch_rqx *x,
+		   bool has_lo, uint64_t lo, uint64_t hi, bool own, const unsigned char *taken)
+{
+	uint64_t first;
+	long j, best = -1;
+
+	if (!ust_hmap_get(&st->stack_by_cookie, cookie, &first))
+		return -1;
+	for (j = (long)first; j >= 0; j = st->stacks[j].next_same_cookie) {
+		const struct ust_stitch_stack *s = &st->stacks[j];
+
+		if ((has_lo && s->ts <= lo) || s->ts > hi)
+			continue;
+		if (own ? s->pid != x->pid : taken[j])
+			continue;
+		if (best < 0 || better(s, &st->stacks[best], x->ts, x->buf))
+			best = j;
+	}
+	return best;
+}
+
+/* Each request's stack (rq.stack), in two rounds: the tasks' own stacks,
+ * then for the rest a stack no request of its own task took. */
+static void choose_stacks(struct ust_stitch *st)
+{
+	unsigned long n = st->nr_reqs, a, b, i;
+	unsigned char *taken = calloc(st->nr_stacks ? st->nr_stacks : 1, 1);
+	uint32_t *ord = malloc((n ? n : 1) * sizeof(*ord));
+	int round;
+
+	if (!taken || !ord || !st->reqx) {
+		/* Out of memory: the first stack of the cookie, as lookup gives it. */
+		for (i = 0; i < n; i++) {
+			struct ust_stitch_stack *s = ust_stitch_lookup(st, st->reqs[i].cookie, 0);
+
+			st->reqs[i].stack = s ? (int32_t)(s - st->stacks) : -1;
+		}
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		ord[i] = (uint32_t)i;
+	qsort_r(ord, n, sizeof(*ord), cmp_task_time, st->reqx);
+	for (round = 0; round < 2; round++) {
+		/* [a, b): one task's consecutive requests of one cookie. */
+		for (a = 0; a < n; a = b) {
+			const struct ust_stitch_rqx *xa = &st->reqx[ord[a]];
+			uint64_t cookie = st->reqs[ord[a]].cookie, lo = 0, hi = UINT64_MAX;
+			bool has_lo = a > 0 && st->reqx[ord[a - 1]].pid == xa->pid;
+
+			for (b = a + 1; b < n && st->reqx[ord[b]].pid == xa->pid &&
+					st->reqs[ord[b]].cookie == cookie; b++)
+				;
+			if (has_lo)
+				lo = st->reqx[ord[a - 1]].ts;
+			if (b < n && st->reqx[ord[b]].pid == xa->pid)
+				hi = st->reqx[ord[b]].ts;
+			for (i = a; i < b; i++) {
+				struct ust_stitch_rq *r = &st->reqs[ord[i]];
+				long j;
+
+				/* Another task's stack only where the printing
+				 * can name the requester's task and refuse it. */
+				if (r->stack >= 0 || (round == 1 && r->req_pid < 0))
+					continue;
+				j = choose(st, cookie, &st->reqx[ord[i]], has_lo, lo, hi, round == 0, taken);
+				r->stack = (int32_t)j;
+				if (j >= 0 && round == 0)
+					taken[j] = 1;
+			}
+		}
+	}
+out:
+	free(taken);
+	free(ord);
+	free(st->reqx);
+	st->reqx = NULL;
+	st->cap_reqx = 0;
+}
+
 static int cmp_rq(const void *a, const void *b)
 {
 	const struct ust_stitch_rq *x = a, *y = b;
@@ -268,6 +396,7 @@ void ust_stitch_finish(struct ust_stitch *st, struct ust_stitch_stats *stats)
 
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
+	choose_stacks(st);
 	if (st->nr_reqs > 1)
 		qsort(st->reqs, st->nr_reqs, sizeof(*st->reqs), cmp_rq);
 	for (i = 0; i < st->nr_stacks; i++) {
@@ -286,7 +415,7 @@ void ust_stitch_finish(struct ust_stitch *st, struct ust_stitch_stats *stats)
 				s->nr_dup++;
 	}
 	for (i = 0; i < st->nr_reqs; i++) {
-		struct ust_stitch_stack *s = ust_stitch_lookup(st, st->reqs[i].cookie, st->reqs[i].buf);
+		struct ust_stitch_stack *s = ust_stitch_req_stack(st, &st->reqs[i]);
 
 		/* A stack is only ever some other task's by corruption or a
 		 * bug: never hand it to this request. */
@@ -309,6 +438,12 @@ void ust_stitch_finish(struct ust_stitch *st, struct ust_stitch_stats *stats)
 		stats->lost_events = st->lost_events;
 	}
 	st->finished = true;
+}
+
+struct ust_stitch_stack *ust_stitch_req_stack(const struct ust_stitch *st,
+					      const struct ust_stitch_rq *r)
+{
+	return r->stack >= 0 && (unsigned long)r->stack < st->nr_stacks ? &st->stacks[r->stack] : NULL;
 }
 
 const struct ust_stitch_rq *ust_stitch_req_at(const struct ust_stitch *st, uint64_t rec_off)

@@ -450,7 +450,7 @@ static int cookie_handler(struct trace_seq *s, struct tep_record *rec,
 		trace_seq_puts(s, " [ustitch: record not found in the first pass]");
 		return 0;
 	}
-	st = ust_stitch_lookup(&p->scan->st, cookie, req->buf);
+	st = ust_stitch_req_stack(&p->scan->st, req);
 	if (!st && (bad = ust_stitch_bad_for(&p->scan->st, cookie))) {
 		trace_seq_printf(s, "\n[ustitch: user stack for cookie %" PRIx64 " is unusable: %s in user_unwind_stack at ",
 				 cookie, bad->bad);

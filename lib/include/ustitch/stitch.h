@@ -40,8 +40,14 @@ struct ust_stitch_rq {
 	uint64_t rec_off;
 	uint64_t cookie;
 	int32_t req_pid;	/* the requester's task, -1: none found */
+	int32_t stack;		/* its stack's index (ust_stitch_req_stack), -1: none */
+};
+
+/* What choosing a request's stack needs besides, until ust_stitch_finish(). */
+struct ust_stitch_rqx {
+	uint64_t ts;
+	int32_t pid;		/* the cookie record's task */
 	int16_t buf;
-	uint16_t pad;
 };
 
 /* One distinct stack content: identical frames are stored once. */
@@ -84,8 +90,9 @@ struct ust_stitch_flag {
 
 struct ust_stitch {
 	struct ust_stitch_rq *reqs;	/* sorted by rec_off once finished */
+	struct ust_stitch_rqx *reqx;	/* beside reqs, freed by finish */
 	unsigned long nr_reqs;
-	size_t cap_reqs;
+	size_t cap_reqs, cap_reqx;
 	struct ust_stitch_stack *stacks;
 	unsigned long nr_stacks;
 	size_t cap_stacks;
@@ -134,7 +141,16 @@ void ust_stitch_finish(struct ust_stitch *st, struct ust_stitch_stats *stats);
 /* Once finished: the request whose cookie record is at @rec_off (binary search). */
 const struct ust_stitch_rq *ust_stitch_req_at(const struct ust_stitch *st, uint64_t rec_off);
 struct ust_stitch_stack *ust_stitch_stack_at(const struct ust_stitch *st, uint64_t rec_off);
-/* The stack for @cookie, preferring buffer @buf; NULL if none arrived. */
+/*
+ * Once finished: @r's stack, NULL if none arrived.  Cookies are reused once
+ * a CPU's counter wraps, and records are lost: of the stacks with @r's
+ * cookie, only one between its task's requests of other cookies (the
+ * task's kernel entries before and after @r's) is @r's.
+ */
+struct ust_stitch_stack *ust_stitch_req_stack(const struct ust_stitch *st,
+					      const struct ust_stitch_rq *r);
+/* The first stack for @cookie, preferring buffer @buf, whatever its time
+ * (samples); NULL if none arrived. */
 struct ust_stitch_stack *ust_stitch_lookup(const struct ust_stitch *st, uint64_t cookie, int buf);
 /* A malformed stack record that claims @cookie (its arrays are unusable,
  * but its cookie field was readable), to explain a missing stack. */

@@ -144,12 +144,67 @@ static void test_buffers_and_duplicates(void **state)
 	ust_stitch_fini(&st);
 }
 
+/* The stack of the request whose cookie record is at @off: its frame count. */
+static int req_frames(const struct ust_stitch *st, uint64_t off)
+{
+	const struct ust_stitch_stack *e = ust_stitch_req_stack(st, ust_stitch_req_at(st, off));
+
+	return e ? (int)e->nr : 0;
+}
+
+/*
+ * A cookie reused after its CPU's counter wrapped, with records lost: each
+ * request gets the stack of its own kernel entry, or none, never the other
+ * holder's (the lost-event torture, tests/e2e/torture.sh, found both).
+ */
+static void test_reused_cookie(void **state)
+{
+	struct ust_stitch st;
+	struct ust_dec_stack s;
+	struct ust_stitch_req r;
+	uint8_t raw[512];
+	uint64_t c = ust_abi_cookie(2, 5), d = ust_abi_cookie(2, 6);
+
+	(void)state;
+	ust_stitch_init(&st);
+	/* task 10 holds c, then task 11 after the wrap: each its own stack,
+	 * though task 11's stack comes first by CPU */
+	r = req(1000, c, 100, 2, 0, 10); ust_stitch_add_request(&st, &r);
+	mkstack(&s, raw, c, 1);
+	ust_stitch_add_stack(&st, 0, 3, 110, 5000, 10, &s, true, NULL);
+	r = req(2000, c, 200, 2, 0, 11); ust_stitch_add_request(&st, &r);
+	mkstack(&s, raw, c, 2);
+	ust_stitch_add_stack(&st, 0, 1, 210, 3000, 11, &s, true, NULL);
+	/* task 12 holds c; its stack is lost; then d; then c again after a
+	 * wrap, whose stack arrives: not the first entry's */
+	r = req(6000, c, 300, 2, 0, 12); ust_stitch_add_request(&st, &r);
+	r = req(6100, d, 400, 2, 0, 12); ust_stitch_add_request(&st, &r);
+	mkstack(&s, raw, d, 4);
+	ust_stitch_add_stack(&st, 0, 2, 410, 6150, 12, &s, true, NULL);
+	r = req(6200, c, 500, 2, 0, 12); ust_stitch_add_request(&st, &r);
+	mkstack(&s, raw, c, 3);
+	ust_stitch_add_stack(&st, 0, 2, 510, 6250, 12, &s, true, NULL);
+	/* task 13's stack is lost; no other holder's is shown for it */
+	r = req(7000, c, 600, 2, 0, 13); ust_stitch_add_request(&st, &r);
+	ust_stitch_finish(&st, NULL);
+
+	assert_int_equal(req_frames(&st, 1000), 1);
+	assert_int_equal(req_frames(&st, 2000), 2);
+	assert_int_equal(req_frames(&st, 6000), 0);
+	assert_int_equal(req_frames(&st, 6100), 4);
+	assert_int_equal(req_frames(&st, 6200), 3);
+	assert_int_equal(req_frames(&st, 7000), 0);
+	assert_int_equal(ust_stitch_stack_at(&st, 6250)->nr_req, 1);
+	ust_stitch_fini(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hmap),
 		cmocka_unit_test(test_one_stack_many_events),
 		cmocka_unit_test(test_buffers_and_duplicates),
+		cmocka_unit_test(test_reused_cookie),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
