@@ -54,10 +54,7 @@ static __always_inline void ust_af_locate(struct task_struct *task, __u64 ip,
  * A perf sample interrupts with interrupts off, where bpf_find_vma() must
  * release the mmap lock through an irq_work: a self-IPI per sample, which
  * in a VM costs a VM exit (measured: about 15 us a sample).  So samples
- * keep the last VMA found per task, valid while the mm's mmap_lock write
- * sequence (mm->mm_lock_seq, 6.13+: odd while write-locked) is the same:
- * every change of the VMAs happens under the write lock.  Older kernels
- * (an int mm_lock_seq, or none) look up every time.
+ * keep the last VMA found per task while it stands (ust_bpfu_mm_seq()).
  */
 struct ust_af_vcache {
 	__u64 mm;
@@ -73,36 +70,27 @@ struct {
 	__type(value, struct ust_af_vcache);
 } ust_af_vcache SEC(".maps");
 
-struct seqcount___ust {
-	unsigned int sequence;
-} __attribute__((preserve_access_index));
-
-struct mm_struct___ust {
-	struct seqcount___ust mm_lock_seq;
-} __attribute__((preserve_access_index));
-
 static __always_inline void ust_af_locate_cached(struct task_struct *task, __u64 ip,
 						 struct ust_bpfu_vma *v, __u64 *off)
 {
-	struct mm_struct___ust *mm = (struct mm_struct___ust *)task->mm;
 	struct ust_af_vcache *c;
-	__u32 seq;
+	__u64 mm = 0;
+	__u32 seq = 0;
 
-	if (!mm || !bpf_core_field_exists(mm->mm_lock_seq.sequence)) {
+	if (!ust_bpfu_mm_seq(task, &mm, &seq)) {
 		ust_af_locate(task, ip, v, off);
 		return;
 	}
-	seq = BPF_CORE_READ(mm, mm_lock_seq.sequence);
 	c = bpf_task_storage_get(&ust_af_vcache, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (c && !(seq & 1) && c->mm == (__u64)mm && c->seq == seq && c->v.found &&
+	if (c && c->mm == mm && c->seq == seq && c->v.found &&
 	    ip >= c->v.start && ip < c->v.end) {
 		*v = c->v;
 		*off = ip - v->start + (v->pgoff << 12);
 		return;
 	}
 	ust_af_locate(task, ip, v, off);
-	if (c && v->found && !(seq & 1)) {
-		c->mm = (__u64)mm;
+	if (c && v->found) {
+		c->mm = mm;
 		c->seq = seq;
 		c->v = *v;
 	}

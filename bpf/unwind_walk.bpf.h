@@ -62,6 +62,40 @@ struct ust_walk_vma {
 	__u32 vdso;
 };
 
+/*
+ * A task's walk VMAs, kept from one walk to the next while they stand
+ * (ust_bpfu_mm_seq()): a walk in steady state calls bpf_find_vma() (the
+ * mmap lock, a maple-tree walk, a callback) for no frame, where it did
+ * for every file of every stack.  With the table each VMA was seen with:
+ * a READY table's rows never change (user space only ever appends rows),
+ * a PENDING one is looked up again.
+ */
+struct ust_walk_vcache {
+	__u64 mm;
+	__u32 seq;
+	__u32 pad;
+	struct ust_walk_vma vmas[UST_WALK_VMAS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ust_walk_vcache);
+} ust_walk_vcache SEC(".maps");
+
+/*
+ * The window: stack bytes read ahead.  A walk reads upward through one
+ * stack, a return address (and now and then a saved rbp) per frame; each
+ * bpf_probe_read_user() costs far more than the 8 bytes it copies
+ * (access_ok, the hardened-usercopy check of the destination, the
+ * helper call: 30 % of a walk's time when each read was its own).  So a
+ * read outside the window refills it from the address to the end of its
+ * page (a page is mapped whole or not at all, so a refill never fails for
+ * bytes past the stack's end), up to UST_WALK_WIN_U64 words.
+ */
+#define UST_WALK_WIN_U64	128
+
 /* In the record's walk[] (see ust_bpfu_abi.h). */
 struct ust_walk {
 	__u64 ip, sp, bp, bx;
@@ -77,6 +111,9 @@ struct ust_walk {
 	__u32 ip_exact;		/* ip is not a return address: frame 0, after a signal frame */
 	__u32 tgid;
 	struct ust_walk_vma vmas[UST_WALK_VMAS];
+	__u64 win_base;		/* the user address of win[0] */
+	__u64 win_len;		/* bytes of win[] read; 0: empty */
+	__u64 win[UST_WALK_WIN_U64];	/* last: not cleared when a walk starts */
 };
 
 static __always_inline long ust_walk_read(void *dst, __u32 size, __u64 addr, bool sleepable)
@@ -84,6 +121,31 @@ static __always_inline long ust_walk_read(void *dst, __u32 size, __u64 addr, boo
 	if (sleepable)
 		return bpf_copy_from_user(dst, size, (void *)addr);
 	return bpf_probe_read_user(dst, size, (void *)addr);
+}
+
+/* The 8 bytes at @addr of the stack, through the window. */
+static __always_inline long ust_walk_u64(struct ust_walk *w, __u64 *val, __u64 addr,
+					 bool sleepable)
+{
+	__u64 d = addr - w->win_base, len;
+
+	if (!(d & 7) && d < w->win_len && w->win_len - d >= 8) {
+		*val = w->win[(d >> 3) & (UST_WALK_WIN_U64 - 1)];
+		return 0;
+	}
+	len = 4096 - (addr & 4095);
+	if (len > sizeof(w->win))
+		len = sizeof(w->win);
+	if (len < 8)	/* a word across two pages */
+		return ust_walk_read(val, sizeof(*val), addr, sleepable);
+	if (ust_walk_read(w->win, len, addr, sleepable)) {
+		w->win_len = 0;
+		return -14;	/* -EFAULT */
+	}
+	w->win_base = addr;
+	w->win_len = len;
+	*val = w->win[0];
+	return 0;
 }
 
 /*
@@ -262,7 +324,7 @@ static __always_inline bool ust_walk_ra_at_sp(__u64 ip, bool sleepable)
 static __always_inline bool ust_walk_bp(struct ust_walk *w, bool sleepable)
 {
 	if (w->bp_ok && w->bp_at) {
-		w->bp_ok = !ust_walk_read(&w->bp, sizeof(w->bp), w->bp_at, sleepable);
+		w->bp_ok = !ust_walk_u64(w, &w->bp, w->bp_at, sleepable);
 		w->bp_at = 0;
 	}
 	return w->bp_ok;
@@ -271,7 +333,7 @@ static __always_inline bool ust_walk_bp(struct ust_walk *w, bool sleepable)
 static __always_inline bool ust_walk_bx(struct ust_walk *w, bool sleepable)
 {
 	if (w->bx_ok && w->bx_at) {
-		w->bx_ok = !ust_walk_read(&w->bx, sizeof(w->bx), w->bx_at, sleepable);
+		w->bx_ok = !ust_walk_u64(w, &w->bx, w->bx_at, sleepable);
 		w->bx_at = 0;
 	}
 	return w->bx_ok;
@@ -290,7 +352,7 @@ static __always_inline long ust_walk_fp(struct ust_bpfu_rec_stack *r, struct ust
 	if (nr == 0 && ust_leaf_ret && ust_walk_ra_at_sp(w->ip, sleepable)) {
 		__u64 ra = 0;
 
-		if (!ust_walk_read(&ra, sizeof(ra), w->sp, sleepable) && ra) {
+		if (!ust_walk_u64(w, &ra, w->sp, sleepable) && ra) {
 			r->flags |= UST_BPFU_F_LEAF_RET | UST_BPFU_F_FP;
 			w->ip = ra;
 			w->sp += 8;
@@ -313,7 +375,8 @@ static __always_inline long ust_walk_fp(struct ust_bpfu_rec_stack *r, struct ust
 		r->flags |= UST_BPFU_F_NO_UNWIND;	/* no frame pointer here either */
 		return 1;
 	}
-	if (ust_walk_read(frame, sizeof(frame), w->bp, sleepable)) {
+	if (ust_walk_u64(w, &frame[0], w->bp, sleepable) ||
+	    ust_walk_u64(w, &frame[1], w->bp + 8, sleepable)) {
 		r->flags |= UST_BPFU_F_FAULT;
 		return 1;
 	}
@@ -336,10 +399,10 @@ static __always_inline long ust_walk_signal(struct ust_bpfu_rec_stack *r, struct
 {
 	__u64 ip = 0, sp = 0, bp = 0, bx = 0, uc = w->sp;
 
-	if (ust_walk_read(&ip, sizeof(ip), uc + UST_CFI_SIGFRAME_RIP, sleepable) ||
-	    ust_walk_read(&sp, sizeof(sp), uc + UST_CFI_SIGFRAME_RSP, sleepable) ||
-	    ust_walk_read(&bp, sizeof(bp), uc + UST_CFI_SIGFRAME_RBP, sleepable) ||
-	    ust_walk_read(&bx, sizeof(bx), uc + UST_CFI_SIGFRAME_RBX, sleepable)) {
+	if (ust_walk_u64(w, &ip, uc + UST_CFI_SIGFRAME_RIP, sleepable) ||
+	    ust_walk_u64(w, &sp, uc + UST_CFI_SIGFRAME_RSP, sleepable) ||
+	    ust_walk_u64(w, &bp, uc + UST_CFI_SIGFRAME_RBP, sleepable) ||
+	    ust_walk_u64(w, &bx, uc + UST_CFI_SIGFRAME_RBX, sleepable)) {
 		r->flags |= UST_BPFU_F_FAULT;
 		return 1;
 	}
@@ -385,7 +448,7 @@ static __always_inline long ust_walk_cfi(struct ust_bpfu_rec_stack *r, struct us
 	case UST_CFI_CFA_DEREF_RBP:
 		if (!ust_walk_bp(w, sleepable))
 			goto bad;
-		if (ust_walk_read(&cfa, sizeof(cfa), w->bp + off, sleepable))
+		if (ust_walk_u64(w, &cfa, w->bp + off, sleepable))
 			goto fault;
 		break;
 	default:
@@ -394,7 +457,7 @@ static __always_inline long ust_walk_cfi(struct ust_bpfu_rec_stack *r, struct us
 	/* The caller's frame is above this one: anything else is garbage. */
 	if (cfa <= w->sp || cfa - w->sp > (1ULL << 30))
 		goto bad;
-	if (ust_walk_read(&ra, sizeof(ra), cfa - 8, sleepable))
+	if (ust_walk_u64(w, &ra, cfa - 8, sleepable))
 		goto fault;
 	/*
 	 * The caller's rbx and rbp: where they are saved, read when needed.
@@ -490,6 +553,15 @@ static __always_inline long ust_walk_one(struct ust_bpfu_rec_stack *r, bool slee
 	return ust_walk_cfi(r, w, row, sleepable);
 }
 
+/* Slot @i (a constant) from the task's cache, its table refreshed if PENDING. */
+static __always_inline void ust_walk_cached(struct ust_walk *w, struct ust_walk_vcache *vc,
+					    const __u32 i)
+{
+	w->vmas[i] = vc->vmas[i];
+	if (w->vmas[i].v.found && w->vmas[i].tstate == UST_BPFU_CFI_PENDING)
+		ust_walk_table(w, &w->vmas[i]);
+}
+
 struct ust_walk_ctx {
 	struct ust_bpfu_rec_stack *r;
 };
@@ -517,8 +589,23 @@ static __always_inline void ust_walk(struct ust_bpfu_rec_stack *r, struct pt_reg
 {
 	struct ust_walk *w = (struct ust_walk *)r->walk;
 	struct ust_walk_ctx c = { .r = r };
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ust_walk_vcache *vc = NULL;
+	__u64 mm = 0, mm2 = 0;
+	__u32 seq = 0, seq2 = 0;
 
-	__builtin_memset(r->walk, 0, sizeof(r->walk));
+	/* All but the window: its bytes count only up to win_len. */
+	__builtin_memset(r->walk, 0, __builtin_offsetof(struct ust_walk, win));
+	w->tgid = bpf_get_current_pid_tgid() >> 32;	/* ust_walk_table() asks with it */
+	if (ust_bpfu_mm_seq(task, &mm, &seq))
+		vc = bpf_task_storage_get(&ust_walk_vcache, task, 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (vc && vc->mm == mm && vc->seq == seq) {
+		ust_walk_cached(w, vc, 0);
+		ust_walk_cached(w, vc, 1);
+		ust_walk_cached(w, vc, 2);
+		ust_walk_cached(w, vc, 3);
+	}
 	w->ip = regs->ip;
 	w->sp = regs->sp;
 	w->bp = regs->bp;
@@ -526,13 +613,21 @@ static __always_inline void ust_walk(struct ust_bpfu_rec_stack *r, struct pt_reg
 	w->bp_ok = 1;
 	w->bx_ok = 1;
 	w->ip_exact = 1;
-	w->tgid = bpf_get_current_pid_tgid() >> 32;
 	r->nr = 0;
 	/* One more round than frames, to see whether the stack was cut. */
 	if (sleepable)
 		bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_walk_one_sleepable, &c, 0);
 	else
 		bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_walk_one_nofault, &c, 0);
+	/* Kept only if no VMA changed while the walk looked them up. */
+	if (vc && ust_bpfu_mm_seq(task, &mm2, &seq2) && mm2 == mm && seq2 == seq) {
+		vc->mm = mm;
+		vc->seq = seq;
+		vc->vmas[0] = w->vmas[0];
+		vc->vmas[1] = w->vmas[1];
+		vc->vmas[2] = w->vmas[2];
+		vc->vmas[3] = w->vmas[3];
+	}
 }
 
 #endif /* UST_UNWIND_WALK_BPF_H */

@@ -18,7 +18,7 @@
 #define UST_BPFU_MAX_FRAMES	127
 /* A power of two, so that "& (UST_BPFU_SLOTS - 1)" bounds an index for the verifier. */
 #define UST_BPFU_SLOTS		(UST_BPFU_MAX_FRAMES + 1)
-#define UST_BPFU_WALK_U64	40
+#define UST_BPFU_WALK_U64	176
 
 enum ust_bpfu_rec_kind {
 	UST_BPFU_REC_COOKIE = 1,

@@ -124,8 +124,8 @@ void rec_tables_summary(struct ust_bpfu *u, const struct rec_stack_counts *n, FI
 	fputc('\n', out);
 	if (st.exit_walks || st.exit_faults)
 		fprintf(out, PFX "user stacks taken at the system call's exit: %llu (%llu by task_work, "
-			"as a read would have faulted)\n", (unsigned long long)st.exit_walks,
-			(unsigned long long)st.exit_faults);
+			"as a read would have faulted or the mmap lock was busy)\n",
+			(unsigned long long)st.exit_walks, (unsigned long long)st.exit_faults);
 	fprintf(out, PFX "unwind tables: %u files (%u rows of %u, %u built, %u from the cache, "
 		"%.0f ms, %u asked for while recording), %u without",
 		st.cfi.files, st.cfi.rows, st.cfi.cap, st.cfi.builds, st.cfi.disk_loads,
