@@ -41,13 +41,93 @@ static bool power_of_two(unsigned int v)
 	return v && !(v & (v - 1));
 }
 
+int tdw_open_beside(const char *path, int flags, mode_t mode)
+{
+	char *dir = strdup(path), *slash;
+	int fd, e;
+
+	if (!dir)
+		return -1;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	fd = open(dir, flags | O_CLOEXEC, mode);
+	e = errno;
+	free(dir);
+	errno = e;
+	return fd;
+}
+
+static struct ust_tdw *open_writer(const char *path, const struct ust_tdw_opts *opts,
+				   bool direct, char *err, size_t errsz);
+
+/*
+ * What @path holds until ust_tdw_close() puts the finished file there: a
+ * small trace whose one event says so.  trace-cmd 3.1.6 does not notice a
+ * cut trace.dat (it prints nothing and exits 0, or crashes, depending on
+ * where the cut is), so a writer that is killed must leave this instead.
+ */
+static int write_unfinished(const char *path, const struct ust_tdw_opts *opts,
+			    char *err, size_t errsz)
+{
+	struct ust_tdw_opts o = *opts;
+	struct ust_tdw *m;
+	unsigned char rec[512] = { 0 };
+	uint16_t type = 65030;	/* kernel-bits' ustitch/unfinished */
+	int32_t pid = (int32_t)getpid();
+	uint32_t loc;
+	int n, ret;
+
+	o.nr_cpus = 1;
+	m = open_writer(path, &o, true, err, errsz);
+	if (!m)
+		return -errno;
+	n = snprintf((char *)rec + 12, sizeof(rec) - 12,
+		     "UNFINISHED: %s (pid %d) has not finished writing this trace: it is still "
+		     "running, or it was killed before the end; its events are not in this file",
+		     program_invocation_short_name, (int)pid);
+	if (n < 0 || (size_t)n >= sizeof(rec) - 12)
+		n = (int)strlen((char *)rec + 12);
+	loc = (uint32_t)(n + 1) << 16 | 12;	/* __data_loc: length << 16 | offset */
+	memcpy(rec, &type, 2);
+	memcpy(rec + 4, &pid, 4);
+	memcpy(rec + 8, &loc, 4);
+	ret = ust_tdw_add_format(m, "ustitch", ust_kbits_get("ustitch/unfinished"), err, errsz);
+	if (!ret)
+		ret = ust_tdw_add_cmdline(m, pid, program_invocation_short_name, err, errsz);
+	if (!ret)
+		ret = ust_tdw_event(m, 0, 0, 0, rec, (size_t)(12 + n + 1), err, errsz);
+	if (ret < 0) {
+		ust_tdw_abort(m);
+		return ret;
+	}
+	return ust_tdw_close(m, err, errsz);
+}
+
 struct ust_tdw *ust_tdw_open(const char *path, const struct ust_tdw_opts *opts,
 			     char *err, size_t errsz)
+{
+	return open_writer(path, opts, false, err, errsz);
+}
+
+/*
+ * @direct: write @path in place (the placeholder itself).  Otherwise a
+ * regular file (or a new one) is written beside it, unnamed (O_TMPFILE),
+ * and renamed over it at close: a reader of @path sees the placeholder or
+ * the whole trace, never a part of it.  Anything else (/dev/null, a FIFO)
+ * is written in place.
+ */
+static struct ust_tdw *open_writer(const char *path, const struct ust_tdw_opts *opts,
+				   bool direct, char *err, size_t errsz)
 {
 	struct ust_tdw *w;
 	struct stat st;
 	bool existed;
-	int fd, ret;
+	int fd = -1, ret;
 
 	if (!path || !opts) {
 		errno = -tdw_err(err, errsz, -EINVAL, "ust_tdw_open: no path or options");
@@ -103,27 +183,59 @@ struct ust_tdw *ust_tdw_open(const char *path, const struct ust_tdw_opts *opts,
 
 	/* Open now so that a bad path fails here, not after a long recording. */
 	existed = stat(path, &st) == 0;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		ret = errno;
-		errno = -tdw_err(err, errsz, -ret, "%s: %s", path, strerror(ret));
-		goto fail;
-	}
 	/* Only a regular file of ours is removed when the trace is abandoned. */
 	w->created = !existed || S_ISREG(st.st_mode);
-	w->out = fdopen(fd, "w");
-	if (!w->out) {
+	if (!direct && w->created) {
+		ret = write_unfinished(path, opts, err, errsz);
+		if (ret < 0) {
+			errno = -ret;
+			goto fail_placeholder;
+		}
+		/* File systems without O_TMPFILE: in place, as a direct write. */
+		fd = tdw_open_beside(path, O_TMPFILE | O_WRONLY, 0644);
+		w->replace = fd >= 0;
+	}
+	if (fd < 0)
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || !(w->out = fdopen(fd, "w"))) {
 		ret = errno;
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		errno = -tdw_err(err, errsz, -ret, "%s: %s", path, strerror(ret));
-		goto fail;
+		goto fail_placeholder;
 	}
 	return w;
+fail_placeholder:
+	if (!direct && w->created)
+		unlink(path);
 fail:
 	ret = errno;
 	ust_tdw_abort(w);
 	errno = ret;
 	return NULL;
+}
+
+/* The finished file, written unnamed beside @w->path, takes its place. */
+static int publish(struct ust_tdw *w, char *err, size_t errsz)
+{
+	char proc[64], *tmp;
+	int ret = 0;
+
+	if (asprintf(&tmp, "%s.%d.tmp", w->path, (int)getpid()) < 0)
+		return tdw_err(err, errsz, -ENOMEM, "out of memory");
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fileno(w->out));
+	unlink(tmp);
+	/* Through /proc, as AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH. */
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) < 0 &&
+	    linkat(fileno(w->out), "", AT_FDCWD, tmp, AT_EMPTY_PATH) < 0)
+		ret = tdw_err(err, errsz, -errno, "%s: cannot name the finished file: %s",
+			      w->path, strerror(errno));
+	else if (rename(tmp, w->path) < 0)
+		ret = tdw_err(err, errsz, -errno, "%s: %s", w->path, strerror(errno));
+	if (ret < 0)
+		unlink(tmp);
+	free(tmp);
+	return ret;
 }
 
 static void free_writer(struct ust_tdw *w)
@@ -180,6 +292,8 @@ int ust_tdw_close(struct ust_tdw *w, char *err, size_t errsz)
 			ret = tdw_cpu_flush(w, &w->bufs[i].cpus[c], err, errsz);
 	if (!ret)
 		ret = tdw_write_file(w, err, errsz);
+	if (!ret && w->replace)
+		ret = publish(w, err, errsz);
 	if (fclose(w->out) != 0 && !ret) {
 		ret = -errno;
 		tdw_err(err, errsz, ret, "%s: %s", w->path, strerror(-ret));

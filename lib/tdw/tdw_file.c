@@ -249,21 +249,34 @@ static size_t put_flyrecord(struct ust_tdw *w, struct mem *m)
 	return at;
 }
 
+/* A failed write's errno (ENOSPC, EFBIG, ...), EIO if it left none. */
+static int write_failed(struct ust_tdw *w, char *err, size_t errsz)
+{
+	int e = errno ? errno : EIO;
+
+	return tdw_err(err, errsz, -e, "%s: write failed: %s", w->path, strerror(e));
+}
+
 static int copy_stage(struct ust_tdw *w, struct tdw_cpu *c, char *err, size_t errsz)
 {
 	char buf[65536];
 	size_t n;
+	int e;
 
 	if (!c->stage)
 		return 0;
-	if (fflush(c->stage) != 0 || fseek(c->stage, 0, SEEK_SET) != 0)
-		return tdw_err(err, errsz, -EIO, "staging file: %s", strerror(errno));
-	while ((n = fread(buf, 1, sizeof(buf), c->stage)) > 0)
+	errno = 0;
+	if (fflush(c->stage) != 0 || fseek(c->stage, 0, SEEK_SET) != 0) {
+		e = errno ? errno : EIO;
+		return tdw_err(err, errsz, -e, "%s: staging file: %s", w->path, strerror(e));
+	}
+	while ((n = fread(buf, 1, sizeof(buf), c->stage)) > 0) {
+		errno = 0;
 		if (fwrite(buf, 1, n, w->out) != n)
-			return tdw_err(err, errsz, -EIO, "%s: write failed: %s", w->path,
-				       strerror(errno));
+			return write_failed(w, err, errsz);
+	}
 	if (ferror(c->stage))
-		return tdw_err(err, errsz, -EIO, "staging file: read failed");
+		return tdw_err(err, errsz, -EIO, "%s: staging file: read failed", w->path);
 	/* Free the disk space early: a big trace has several of these. */
 	fclose(c->stage);
 	c->stage = NULL;
@@ -340,21 +353,22 @@ int tdw_write_file(struct ust_tdw *w, char *err, size_t errsz)
 		goto out;
 	}
 	off = (m.len + w->page_size - 1) / w->page_size * w->page_size;
+	errno = 0;
 	if (fwrite(m.p, 1, m.len, w->out) != m.len) {
-		ret = tdw_err(err, errsz, -EIO, "%s: write failed: %s", w->path, strerror(errno));
+		ret = write_failed(w, err, errsz);
 		goto out;
 	}
 	for (size = m.len; size < off; size++)
 		if (fputc(0, w->out) == EOF) {
-			ret = tdw_err(err, errsz, -EIO, "%s: write failed: %s", w->path,
-				      strerror(errno));
+			ret = write_failed(w, err, errsz);
 			goto out;
 		}
 	for (i = 0; i < w->nr_bufs && !ret; i++)
 		for (c = 0; c < w->nr_cpus && !ret; c++)
 			ret = copy_stage(w, &w->bufs[i].cpus[c], err, errsz);
+	errno = 0;
 	if (!ret && fflush(w->out) != 0)
-		ret = tdw_err(err, errsz, -EIO, "%s: write failed: %s", w->path, strerror(errno));
+		ret = write_failed(w, err, errsz);
 out:
 	free(m.p);
 	free(clock);

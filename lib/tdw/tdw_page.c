@@ -123,26 +123,11 @@ static unsigned int page_cap(const struct ust_tdw *w)
  */
 static FILE *open_stage(struct ust_tdw *w)
 {
-	char *dir = strdup(w->path), *slash;
-	FILE *f = NULL;
-	int fd;
+	int fd = tdw_open_beside(w->path, O_TMPFILE | O_RDWR, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "w+") : NULL;
 
-	if (dir) {
-		slash = strrchr(dir, '/');
-		if (!slash)
-			strcpy(dir, ".");
-		else if (slash == dir)
-			slash[1] = '\0';
-		else
-			*slash = '\0';
-		fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-		if (fd >= 0) {
-			f = fdopen(fd, "w+");
-			if (!f)
-				close(fd);
-		}
-		free(dir);
-	}
+	if (fd >= 0 && !f)
+		close(fd);
 	return f ? f : tmpfile();
 }
 
@@ -160,15 +145,15 @@ static int stage_page(struct ust_tdw *w, struct tdw_cpu *c, const void *page,
 		c->stage = open_stage(w);
 		if (!c->stage) {
 			e = errno ? errno : EIO;
-			return w->io_error = tdw_err(err, errsz, -e, "staging file: %s",
-						     strerror(e));
+			return w->io_error = tdw_err(err, errsz, -e, "%s: staging file: %s",
+						     w->path, strerror(e));
 		}
 	}
 	errno = 0;
 	if (fwrite(page, w->page_size, 1, c->stage) != 1) {
 		e = errno ? errno : EIO;
-		return w->io_error = tdw_err(err, errsz, -e, "staging file: write failed: %s",
-					     strerror(e));
+		return w->io_error = tdw_err(err, errsz, -e, "%s: staging file: write failed: %s",
+					     w->path, strerror(e));
 	}
 	c->nr_pages++;
 	return 0;
@@ -176,8 +161,8 @@ static int stage_page(struct ust_tdw *w, struct tdw_cpu *c, const void *page,
 
 int tdw_stopped(const struct ust_tdw *w, char *err, size_t errsz)
 {
-	return tdw_err(err, errsz, w->io_error, "staging file: an earlier write failed: %s",
-		       strerror(-w->io_error));
+	return tdw_err(err, errsz, w->io_error, "%s: staging file: an earlier write failed: %s",
+		       w->path, strerror(-w->io_error));
 }
 
 static int start_page(struct ust_tdw *w, struct tdw_cpu *c, uint64_t ts, char *err,

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "ustitch/tdw.h"
 
@@ -73,6 +74,7 @@ struct ust_tdw {
 	char *path;
 	FILE *out;
 	bool created;			/* we created/truncated @path: remove on failure */
+	bool replace;			/* @out is unnamed, renamed over @path at close */
 	int nr_cpus;
 	unsigned int page_size;
 	struct tdw_page_layout pl;
@@ -106,6 +108,9 @@ struct ust_tdw {
 /* tdw_err.c: format the message into @err (if any); returns @ret. */
 int tdw_err(char *err, size_t errsz, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* tdw.c: open(2) @flags in the directory of @path (for O_TMPFILE); fd or -1. */
+int tdw_open_beside(const char *path, int flags, mode_t mode);
 
 /* tdw_page.c */
 int tdw_parse_header_page(const char *text, struct tdw_page_layout *pl,

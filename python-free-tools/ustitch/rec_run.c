@@ -35,11 +35,15 @@
 
 #define PFX "ustitch record: "
 
-static volatile sig_atomic_t stop_sig;
+static volatile sig_atomic_t stop_sig, stop_sent;
 
-static void on_signal(int sig)
+/* @stop_sent: the signal came from kill(), not from the terminal, which
+ * signals the command's process group itself. */
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
+	(void)uc;
 	stop_sig = sig;
+	stop_sent = si->si_code == SI_USER || si->si_code == SI_QUEUE;
 }
 
 static double now_s(void)
@@ -63,8 +67,10 @@ struct run {
 	int spool_err;
 	struct rec_ctx ctx;
 	struct ust_cap_buffer *cb;	/* the capture's view of o->bufs */
-	bool bpf, spooling, started;	/* BPF makes stacks; a "ustitch" buffer; file begun */
+	bool bpf, spooling;		/* BPF makes stacks; a "ustitch" buffer */
 	pid_t child;			/* the command, or -1 */
+	int status;			/* its wait status, once it ended */
+	int exec_errno;			/* why it could not be run, or 0 */
 	int go_fd, err_fd;		/* its start and exec-failure pipes */
 	int ep;				/* what the main loop waits on, or -1 */
 	double t0;
@@ -388,7 +394,8 @@ static void catch_signals(void)
 {
 	struct sigaction sa = { 0 };
 
-	sa.sa_handler = on_signal;
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
@@ -484,7 +491,6 @@ static int start_capture(struct run *r)
 		fprintf(stderr, PFX "%s\n", err);
 		return -1;
 	}
-	r->started = true;
 	if (r->child > 0 && ust_cap_follow(r->cap, r->child, NULL, 0)) {
 		fprintf(stderr, PFX "cannot follow pid %d\n", (int)r->child);
 		return -1;
@@ -558,6 +564,7 @@ static int go(struct run *r)
 		fprintf(stderr, PFX "cannot run %s: %s\n", r->o->cmd[0], strerror(e));
 		waitpid(r->child, NULL, 0);
 		r->child = -1;
+		r->exec_errno = e;
 		return -1;
 	}
 	close(r->err_fd);
@@ -570,6 +577,7 @@ static int go(struct run *r)
 static int drain(struct run *r, bool *busy)
 {
 	struct rec_source *src;
+	char err[512];
 
 	if (r->bpfu && ust_bpfu_consume(r->bpfu, on_bpf_record, r) < 0)
 		return 1;
@@ -584,8 +592,8 @@ static int drain(struct run *r, bool *busy)
 		}
 		*busy |= pr > 0;
 	}
-	if (ust_cap_drain(r->cap, NULL, 0) < 0) {
-		fprintf(stderr, PFX "reading the ring buffer failed\n");
+	if (ust_cap_drain(r->cap, err, sizeof(err)) < 0) {
+		fprintf(stderr, PFX "%s\n", err);
 		return -1;
 	}
 	return 0;
@@ -596,7 +604,6 @@ static int poll_loop(struct run *r)
 {
 	bool busy = false, tty = isatty(2) && !r->o->quiet;
 	double last = 0;
-	int status = 0;
 
 	while (!stop_sig) {
 		/* Short rounds: the kernel's per-CPU buffers fill fast; shorter
@@ -610,7 +617,7 @@ static int poll_loop(struct run *r)
 		d = drain(r, &busy);
 		if (d)
 			return d < 0 ? -1 : 0;
-		if (r->child > 0 && waitpid(r->child, &status, WNOHANG) == r->child) {
+		if (r->child > 0 && waitpid(r->child, &r->status, WNOHANG) == r->child) {
 			r->child = -1;
 			break;
 		}
@@ -619,6 +626,10 @@ static int poll_loop(struct run *r)
 			last = now_s();
 		}
 	}
+	/* A recorder told to stop (kill) passes it on: waiting for a long
+	 * command would not stop it. */
+	if (stop_sig && stop_sent && r->child > 0)
+		kill(r->child, stop_sig);
 	return 0;
 }
 
@@ -667,8 +678,8 @@ static int finish(struct run *r)
 	return 0;
 }
 
-/* Everything undone; after a failure, no half-written trace is left. */
-static void clean_up(struct run *r, bool failed)
+/* Everything undone; after a failure, no trace is left (ust_cap_abort). */
+static void clean_up(struct run *r)
 {
 	struct rec_opts *o = r->o;
 	struct rec_source *src;
@@ -698,14 +709,12 @@ static void clean_up(struct run *r, bool failed)
 		/* The command must not outlive a recorder that failed. */
 		if (r->go_fd >= 0)
 			kill(r->child, SIGKILL);
-		waitpid(r->child, NULL, 0);
+		waitpid(r->child, &r->status, 0);
 	}
 	if (r->go_fd >= 0)
 		close(r->go_fd);
 	if (r->err_fd >= 0)
 		close(r->err_fd);
-	if (failed && r->started)
-		unlink(o->output);	/* never leave a half-written trace behind */
 	for (b = 0; r->cb && b < o->nr_bufs; b++)
 		free((void *)r->cb[b].events);
 	free(r->cb);
@@ -725,6 +734,13 @@ int rec_run(struct rec_opts *o, bool native)
 		if (!finish(&r))
 			ret = 0;
 	}
-	clean_up(&r, ret != 0);
+	clean_up(&r);
+	/* The command's own exit status is not ours (as trace-cmd record),
+	 * but a crash is worth saying; one that never ran gets a shell's. */
+	if (!ret && WIFSIGNALED(r.status))
+		fprintf(stderr, PFX "%s was killed by signal %d (%s)\n", o->cmd[0],
+			WTERMSIG(r.status), strsignal(WTERMSIG(r.status)));
+	if (r.exec_errno)
+		ret = r.exec_errno == ENOENT ? 127 : 126;
 	return ret;
 }

@@ -26,3 +26,21 @@ finish() {
 	echo "$fails failed"
 	exit 1
 }
+# bpf_ids PID: the BPF programs and links process PID holds ("prog N",
+# "link N"), from its fdinfo (bpftool here does not show owners' pids).
+bpf_ids() {
+	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print "prog", $2 }
+		$1 == "link_id:" { print "link", $2 }' | sort -u
+}
+# bpf_left FILE: those of bpf_ids' list in FILE that still exist.
+bpf_left() {
+	local kind id
+	while read -r kind id; do
+		bpftool "$kind" show id "$id" >/dev/null 2>&1 && echo "$kind $id"
+	done <"$1"
+}
+# The top instance's state that a recorder must not change.
+top_state() {
+	local t=/sys/kernel/tracing
+	cat $t/trace_options $t/tracing_on $t/current_tracer $t/trace_clock $t/buffer_size_kb
+}

@@ -543,6 +543,7 @@ static void test_stopped(void **state)
 	struct ust_tdw *w = open_w(path, 1);
 	unsigned char *rec = calloc(1, 4072);
 	struct rlimit old, lim;
+	char want[512];
 	uint16_t id = 5;	/* ftrace/print, a whole page */
 	int i, ret = 0;
 
@@ -561,14 +562,48 @@ static void test_stopped(void **state)
 	signal(SIGXFSZ, SIG_DFL);
 	assert_in_range(i, 4, 8);
 	assert_int_equal(ret, -EFBIG);
-	assert_string_equal(msg, "staging file: write failed: File too large");
+	snprintf(want, sizeof(want), "%s: staging file: write failed: File too large", path);
+	assert_string_equal(msg, want);
 	/* the limit is gone, the writer stays stopped */
 	assert_int_equal(ust_tdw_event(w, 0, 0, 2 * SEC, rec, 4072, ERR), -EFBIG);
-	assert_string_equal(msg, "staging file: an earlier write failed: File too large");
+	snprintf(want, sizeof(want), "%s: staging file: an earlier write failed: File too large",
+		 path);
+	assert_string_equal(msg, want);
 	assert_int_equal(ust_tdw_lost(w, 0, 0, 1, NULL, 0), -EFBIG);
 	assert_int_equal(ust_tdw_close(w, ERR), -EFBIG);
 	assert_int_equal(access(path, F_OK), -1);
 	free(rec);
+}
+
+/*
+ * Until close, the path holds a small trace that says it is unfinished (a
+ * writer killed mid-way leaves it); close puts the whole file there, abort
+ * removes it.
+ */
+static void test_unfinished(void **state)
+{
+	const char *path = tt_path("unfinished.dat");
+	struct ust_tdw *w = open_w(path, 1);
+	char *rep = tt_report(path, NULL), want[256];
+	uint16_t id = 5;
+	unsigned char rec[32] = { 0 };
+
+	(void)state;
+	assert_non_null(rep);
+	snprintf(want, sizeof(want), "unfinished:           UNFINISHED: %s (pid %d) has not "
+		 "finished writing this trace: it is still running, or it was killed before "
+		 "the end; its events are not in this file\n", program_invocation_short_name,
+		 (int)getpid());
+	assert_non_null(strstr(rep, want));
+	free(rep);
+	memcpy(rec, &id, 2);
+	assert_int_equal(ust_tdw_event(w, 0, 0, SEC, rec, sizeof(rec), ERR), 0);
+	close_ok(w, path);
+	rep = tt_report(path, NULL);
+	assert_non_null(rep);
+	assert_null(strstr(rep, "UNFINISHED"));
+	assert_non_null(strstr(rep, "print:"));
+	free(rep);
 }
 
 /* Metadata sections: kallsyms, printk formats, clock, page header. */
@@ -621,6 +656,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_raw_page),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_stopped),
+		cmocka_unit_test(test_unfinished),
 		cmocka_unit_test(test_metadata),
 	};
 	int ret = tt_init(argc, argv, false);
