@@ -147,7 +147,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
  * shows it): the fuzzer would reach vm.max_map_count after some 30k inputs.
  * Once every handle is closed, whatever still maps the input file (this
  * one or an earlier one, deleted, at the same path) is libtracecmd's
- * leftover: unmap it.
+ * leftover: unmap it.  Nothing refers to it any more (tracecmd_close()
+ * frees its page_map bookkeeping without the munmap()).  What stays
+ * mapped between two calls decides what lies after a new page map: a
+ * read past a page's end crashed in one run and not in the next.
  */
 static void unmap_leftovers(const char *path)
 {
