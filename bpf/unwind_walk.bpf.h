@@ -259,18 +259,68 @@ static __always_inline struct ust_walk_vma *ust_walk_vma(struct ust_bpfu_rec_sta
 }
 
 /*
- * The last row of rows [first, first + nr) whose off is <= @off: as many
- * halving steps as the file has rows (15 for libc's 28k), each without a
- * branch but the map lookup's and the end test.
+ * Row hints: the row a (table, offset) was last found at, per CPU, in a
+ * small direct-mapped array.  Programs walk the same few stacks again and
+ * again (a system call in a loop); a binary search is a chain of ~15
+ * dependent loads for a libc frame, a hint two independent ones.  A hint
+ * is only a guess: it is used if the row still brackets the offset (its
+ * off <= @off < the next row's off), so a stale or torn one (a perf
+ * sample's walk interrupting this one on the same CPU) costs a search,
+ * never a wrong row.
+ */
+#define UST_WALK_HINTS		4096
+
+struct ust_walk_hints {
+	__u32 row[UST_WALK_HINTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ust_walk_hints);
+} ust_walk_hints SEC(".maps");
+
+/* Row @k if it is the last of [first, first + nr) whose off is <= @off. */
+static __always_inline const struct ust_cfi_row *ust_walk_row_at(__u32 first, __u32 nr, __u32 k,
+								  __u32 off)
+{
+	const struct ust_cfi_row *row, *next;
+	__u32 k1;
+
+	if (k - first >= nr)
+		return NULL;
+	row = bpf_map_lookup_elem(&ust_bpfu_cfi_rows, &k);
+	if (!row || row->off > off)
+		return NULL;
+	if (k + 1 - first == nr)
+		return row;
+	k1 = k + 1;
+	next = bpf_map_lookup_elem(&ust_bpfu_cfi_rows, &k1);
+	return next && next->off > off ? row : NULL;
+}
+
+/*
+ * The last row of rows [first, first + nr) whose off is <= @off: its hint,
+ * or as many halving steps as the file has rows (15 for libc's 28k), each
+ * without a branch but the map lookup's and the end test.
  */
 static __always_inline const struct ust_cfi_row *ust_walk_row(__u32 first, __u32 nr, __u32 off)
 {
 	const struct ust_cfi_row *row;
+	struct ust_walk_hints *h;
 	__u64 lo = 0, hi = nr, mid, ge;
-	__u32 k, i;
+	__u32 k, i, zero = 0, slot;
 
 	if (!nr)
 		return NULL;
+	slot = (((off ^ (first * 0x9e3779b1U)) * 0x9e3779b1U) >> 20) & (UST_WALK_HINTS - 1);
+	h = bpf_map_lookup_elem(&ust_walk_hints, &zero);
+	if (h) {
+		row = ust_walk_row_at(first, nr, h->row[slot], off);
+		if (row)
+			return row;
+	}
 	for (i = 0; i < UST_WALK_SEARCH_STEPS; i++) {
 		if (hi - lo <= 1)
 			break;
@@ -288,6 +338,8 @@ static __always_inline const struct ust_cfi_row *ust_walk_row(__u32 first, __u32
 	row = bpf_map_lookup_elem(&ust_bpfu_cfi_rows, &k);
 	if (!row || row->off > off)
 		return NULL;
+	if (h)
+		h->row[slot] = k;
 	return row;
 }
 
