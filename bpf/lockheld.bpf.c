@@ -372,12 +372,13 @@ static __always_inline bool ust_lh_followed(__u64 id)
 static __always_inline __u64 ust_lh_cookie(void *ctx, __u64 id, __u32 cpu)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 now = 0;		/* events: never "a sample in user code" */
 	__u64 cookie;
 
 	if (!ust_lh_stacks || (task->flags & PF_KTHREAD) || !task->mm)
 		return 0;
 	if (ust_lh_stacks == 1)
-		return ust_bpfu_take_cookie(ctx, task, id, cpu);
+		return ust_bpfu_take_cookie(ctx, task, id, cpu, &now);
 	cookie = ust_bpfu_new_cookie(cpu);
 	if (cookie)
 		ust_bpfu_emit_immediate(ctx, task, id, cookie, 0);

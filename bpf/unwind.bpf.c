@@ -452,15 +452,18 @@ static __always_inline bool ust_bpfu_in_syscall_body(struct pt_regs *regs)
  * The cookie of @task's current kernel entry: the first event of an entry
  * allocates it and schedules the task_work, later ones reuse it.  0 when
  * none can be had.  Shared with lockheld.bpf.c, whose filter calls it only
- * for the events it keeps.
+ * for the events it keeps.  *@now: in, the event is a sample of user code;
+ * out, the caller is to take the new entry's stack now (ust_bpfu_walk_now()).
  */
 static __always_inline __u64 ust_bpfu_take_cookie(void *ctx, struct task_struct *task,
-						  __u64 id, __u32 cpu)
+						  __u64 id, __u32 cpu, __u32 *now)
 {
 	struct ust_bpfu_task *st;
 	struct pt_regs *regs;
 	__u64 cookie, sp, ip;
+	__u32 user = *now;
 
+	*now = 0;	/* 1 only where the caller is to walk the new entry's stack */
 	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
 		UST_COUNT(no_storage);
@@ -503,6 +506,16 @@ static __always_inline __u64 ust_bpfu_take_cookie(void *ctx, struct task_struct 
 		st->at_exit = 1;
 		return cookie;
 	}
+	/*
+	 * A sample that interrupted user code: the interrupt is the entry,
+	 * and the stack at its return to user space is the one interrupted.
+	 * The caller walks it now, after the request (ust_bpfu_walk_now()),
+	 * with no task_work either.
+	 */
+	if (user && ust_exit_armed) {
+		*now = 1;
+		return cookie;
+	}
 	if (ust_bpfu_schedule(task, (__u32)id) == 0) {
 		st->pending = 1;
 		return cookie;
@@ -515,12 +528,78 @@ static __always_inline __u64 ust_bpfu_take_cookie(void *ctx, struct task_struct 
 }
 
 /*
+ * The stack of an entry whose system call ends: the walk at the event's
+ * semantics (once per entry, after all its events, the full user stack),
+ * without faulting.  0: emitted; -1: a read would have faulted (or the
+ * mmap lock was busy), nothing emitted.
+ */
+static __always_inline int ust_bpfu_emit_at_exit(struct task_struct *task, __u64 id, __u64 cookie)
+{
+	struct ust_bpfu_rec_stack *r;
+	__u64 ts = bpf_ktime_get_ns();
+
+	r = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*r), 0);
+	if (!r) {
+		UST_COUNT(drops);
+		return 0;	/* user space sees the drop: no second try */
+	}
+	r->flags = 0;
+	ust_walk(r, (struct pt_regs *)bpf_task_pt_regs(task), false);
+	/*
+	 * A VMA not found because another thread held the mmap lock for
+	 * writing (bpf_find_vma() only tries the lock) is a frame with no
+	 * file, then a frame-pointer guess: the task_work, later, does
+	 * better.
+	 */
+	if (r->flags & (UST_BPFU_F_FAULT | UST_BPFU_F_RAW)) {
+		bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);
+		return -1;
+	}
+	ust_bpfu_fill_hdr(r, ts, id, cookie);
+	bpf_ringbuf_submit(r, ust_bpfu_rb_flags(sizeof(*r)));
+	UST_COUNT(stacks);
+	return 0;
+}
+
+/*
+ * The stack of a sample that interrupted user code, now; where a read
+ * would fault (or the mmap lock was busy), the task_work takes it, on the
+ * way back to user space, as for any other entry.
+ */
+static __always_inline void ust_bpfu_walk_now(struct task_struct *task, __u64 id, __u64 cookie)
+{
+	struct ust_bpfu_task *st;
+
+	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
+	if (!st)
+		return;
+	if (ust_bpfu_emit_at_exit(task, id, cookie) == 0) {
+		UST_COUNT(sample_walks);
+		st->cookie = 0;		/* the entry has its stack */
+		return;
+	}
+	UST_COUNT(sample_faults);
+	if (st->pending)
+		return;
+	if (ust_bpfu_schedule(task, (__u32)id) == 0) {
+		st->pending = 1;
+		return;
+	}
+	UST_COUNT(sched_fail);
+	st->cookie = 0;
+	ust_bpfu_emit_immediate(NULL, task, id, cookie, UST_BPFU_F_SCHED_FAIL);
+}
+
+
+
+/*
  * One event's request: @sample says it is a perf sample, with its @ip and
- * @period (ust_bpfu_sample).  @imm: the fallback without task_work, where
- * every event gets its own cookie and stack, taken now.
+ * @period (ust_bpfu_sample), and @user that it interrupted user code.
+ * @imm: the fallback without task_work, where every event gets its own
+ * cookie and stack, taken now.
  */
 static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx, __u32 sample, __u64 ip,
-							 __u64 period, __u32 imm)
+							 __u64 period, __u32 imm, __u32 user)
 {
 	__u64 ts = bpf_ktime_get_ns();
 	__u64 id = bpf_get_current_pid_tgid();
@@ -537,7 +616,7 @@ static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx, __u32 sample
 		if (cookie)
 			UST_COUNT(cookies);
 	} else {
-		cookie = ust_bpfu_take_cookie(ctx, task, id, cpu);
+		cookie = ust_bpfu_take_cookie(ctx, task, id, cpu, &user);
 	}
 	if (!cookie) {
 		if (sample)
@@ -547,6 +626,8 @@ static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx, __u32 sample
 	ust_bpfu_emit_request(ts, cpu, id, cookie, sample, ip, period);
 	if (imm)
 		ust_bpfu_emit_immediate(ctx, task, id, cookie, 0);
+	else if (user)
+		ust_bpfu_walk_now(task, id, cookie);
 	return 0;
 }
 
@@ -557,7 +638,7 @@ static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx, __u32 sample
 SEC("tracepoint")
 int ust_bpfu_event(void *ctx)
 {
-	ust_bpfu_event_body(ctx, 0, 0, 0, 0);
+	ust_bpfu_event_body(ctx, 0, 0, 0, 0, 0);
 	return 1;
 }
 
@@ -568,7 +649,7 @@ int ust_bpfu_event(void *ctx)
 SEC("tracepoint")
 int ust_bpfu_event_imm(void *ctx)
 {
-	ust_bpfu_event_body(ctx, 0, 0, 0, 1);
+	ust_bpfu_event_body(ctx, 0, 0, 0, 1, 0);
 	return 1;
 }
 
@@ -585,7 +666,8 @@ int ust_bpfu_perf(struct bpf_perf_event_data *ctx)
 	/* A sample --addr-filter drops needs no stack: no cookie either. */
 	if (!ust_af_keep_sample(ctx))
 		return 0;
-	ust_bpfu_event_body(ctx, 1, ctx->regs.ip, ctx->sample_period, 0);
+	/* cs's privilege level: 3 is user code. */
+	ust_bpfu_event_body(ctx, 1, ctx->regs.ip, ctx->sample_period, 0, (ctx->regs.cs & 3) == 3);
 	return 1;
 }
 
@@ -622,41 +704,6 @@ int ust_bpfu_fork(struct bpf_raw_tracepoint_args *ctx)
 }
 
 /*
- * The stack of an entry whose system call ends: the walk at the event's
- * semantics (once per entry, after all its events, the full user stack),
- * without faulting.  0: emitted; -1: a read would have faulted (or the
- * mmap lock was busy), nothing emitted.
- */
-static __always_inline int ust_bpfu_emit_at_exit(struct task_struct *task, __u64 id, __u64 cookie)
-{
-	struct ust_bpfu_rec_stack *r;
-	__u64 ts = bpf_ktime_get_ns();
-
-	r = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*r), 0);
-	if (!r) {
-		UST_COUNT(drops);
-		return 0;	/* user space sees the drop: no second try */
-	}
-	r->flags = 0;
-	ust_walk(r, (struct pt_regs *)bpf_task_pt_regs(task), false);
-	/*
-	 * A VMA not found because another thread held the mmap lock for
-	 * writing (bpf_find_vma() only tries the lock) is a frame with no
-	 * file, then a frame-pointer guess: the task_work, later, does
-	 * better.
-	 */
-	if (r->flags & (UST_BPFU_F_FAULT | UST_BPFU_F_RAW)) {
-		bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);
-		return -1;
-	}
-	ust_bpfu_fill_hdr(r, ts, id, cookie);
-	bpf_ringbuf_submit(r, ust_bpfu_rb_flags(sizeof(*r)));
-	UST_COUNT(stacks);
-	UST_COUNT(exit_walks);
-	return 0;
-}
-
-/*
  * Every system call's exit, attached after every event program (so it
  * runs after the sys_exit events of the entry): the entries that asked
  * for it (at_exit) get their stack here.  Where a read would fault, the
@@ -679,6 +726,7 @@ int ust_bpfu_sys_exit(struct bpf_raw_tracepoint_args *ctx __ust_unused)
 	cookie = st->cookie;
 	st->at_exit = 0;
 	if (!ust_bpfu_emit_at_exit(task, id, cookie)) {
+		UST_COUNT(exit_walks);
 		st->cookie = 0;		/* the next entry gets a new one */
 		return 0;
 	}

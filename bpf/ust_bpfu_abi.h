@@ -156,6 +156,8 @@ struct ust_bpfu_counters {
 	__u64 cfi_need;		/* files asked for (NEED_CFI records) */
 	__u64 exit_walks;	/* stacks taken at the system call's exit (no task_work) */
 	__u64 exit_faults;	/* ... that would have faulted: task_work instead */
+	__u64 sample_walks;	/* stacks of samples in user code, taken at the sample */
+	__u64 sample_faults;	/* ... that would have faulted: task_work instead */
 };
 
 #endif /* UST_BPFU_ABI_H */

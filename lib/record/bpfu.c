@@ -553,6 +553,8 @@ int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
 		st->cfi_need += v[i].cfi_need;
 		st->exit_walks += v[i].exit_walks;
 		st->exit_faults += v[i].exit_faults;
+		st->sample_walks += v[i].sample_walks;
+		st->sample_faults += v[i].sample_faults;
 	}
 	if (u->cfi)
 		ust_bpfu_cfi_get_stats(u->cfi, &st->cfi);

@@ -126,6 +126,10 @@ void rec_tables_summary(struct ust_bpfu *u, const struct rec_stack_counts *n, FI
 		fprintf(out, PFX "user stacks taken at the system call's exit: %llu (%llu by task_work, "
 			"as a read would have faulted or the mmap lock was busy)\n",
 			(unsigned long long)st.exit_walks, (unsigned long long)st.exit_faults);
+	if (st.sample_walks || st.sample_faults)
+		fprintf(out, PFX "user stacks of samples in user code, taken at the sample: %llu "
+			"(%llu by task_work, as a read would have faulted or the mmap lock was busy)\n",
+			(unsigned long long)st.sample_walks, (unsigned long long)st.sample_faults);
 	fprintf(out, PFX "unwind tables: %u files (%u rows of %u, %u built, %u from the cache, "
 		"%.0f ms, %u asked for while recording), %u without",
 		st.cfi.files, st.cfi.rows, st.cfi.cap, st.cfi.builds, st.cfi.disk_loads,
