@@ -29,7 +29,7 @@
 #include "res_internal.h"
 
 #define MAX_MANIFEST	(64UL << 20)
-#define MAX_COPY	(8ULL << 30)
+#define MAX_COPY	UST_SYM_MAX_FILE	/* the symbolizer would not read a larger copy */
 
 static int fail(char *err, size_t errsz, int ret, const char *fmt, const char *a,
 		const char *b)

@@ -112,6 +112,7 @@ int ust_res_openat_beneath(int dfd, const char *rel, int flags);
 /* res_index.c: regular files under @dirs, up to @max_files. */
 struct ust_res_idx_ent {
 	bool via_link;		/* found through a symlink to the file */
+	bool outside;		/* only through a symlink out of the roots: never used */
 	char path[];
 };
 /* Adds (kdev, ino) -> malloc'ed struct ust_res_idx_ent to @m. */

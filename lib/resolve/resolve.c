@@ -68,6 +68,7 @@ struct answer {
 	size_t bid_len;
 	const char *source;
 	const char *note;
+	char why[192];			/* a note made here (the archive's), note may point at it */
 	int fd;				/* kept open for path = /proc/self/fd/N */
 	uint32_t kdev;
 	uint64_t ino;
@@ -330,7 +331,8 @@ static const char *from_proc(struct ust_res *r, uint32_t kdev, uint64_t ino)
 }
 
 static const char *from_dirs(struct ust_res_map *m, bool *built, const char *const *dirs,
-			     int nr, int depth, unsigned int max, uint32_t kdev, uint64_t ino)
+			     int nr, int depth, unsigned int max, uint32_t kdev, uint64_t ino,
+			     const char **note)
 {
 	const struct ust_res_idx_ent *e;
 
@@ -339,10 +341,14 @@ static const char *from_dirs(struct ust_res_map *m, bool *built, const char *con
 		ust_res_index_build(m, dirs, nr, depth, max);
 	}
 	e = ust_res_map_get(m, kdev, ino);
+	if (e && e->outside) {
+		*note = "only a symlink out of the searched directories leads to it: not followed";
+		return NULL;
+	}
 	return e && ust_res_path_matches(e->path, kdev, ino) ? e->path : NULL;
 }
 
-static const char *from_local(struct ust_res *r, uint32_t kdev, uint64_t ino)
+static const char *from_local(struct ust_res *r, uint32_t kdev, uint64_t ino, const char **note)
 {
 	char cwd[4096];
 	const char *dirs[2];
@@ -354,15 +360,15 @@ static const char *from_local(struct ust_res *r, uint32_t kdev, uint64_t ino)
 		if (getcwd(cwd, sizeof(cwd)) && (!n || strcmp(cwd, dirs[0]) != 0))
 			dirs[n++] = cwd;
 		return from_dirs(&r->local, &r->local_built, dirs, n, LOCAL_DEPTH, LOCAL_MAX_FILES,
-				 kdev, ino);
+				 kdev, ino, note);
 	}
-	return from_dirs(&r->local, &r->local_built, NULL, 0, 0, 0, kdev, ino);
+	return from_dirs(&r->local, &r->local_built, NULL, 0, 0, 0, kdev, ino, note);
 }
 
-static const char *from_index(struct ust_res *r, uint32_t kdev, uint64_t ino)
+static const char *from_index(struct ust_res *r, uint32_t kdev, uint64_t ino, const char **note)
 {
 	return from_dirs(&r->index, &r->index_built, (const char *const *)r->dirs, r->nr_dirs,
-			 r->flat ? 0 : UST_RES_MAX_DEPTH, r->max_files, kdev, ino);
+			 r->flat ? 0 : UST_RES_MAX_DEPTH, r->max_files, kdev, ino, note);
 }
 
 /* An fd stands for the file: "/proc/self/fd/N" opens it again, even unlinked. */
@@ -409,6 +415,13 @@ static char *fd_name(int fd, uint32_t kdev, uint64_t ino, bool *deleted)
 	return ust_res_path_matches(buf, kdev, ino) ? strdup(buf) : NULL;
 }
 
+static bool too_large(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && (uint64_t)st.st_size > UST_SYM_MAX_FILE;
+}
+
 struct want {
 	const uint8_t *bid;
 	size_t bid_len;
@@ -427,6 +440,14 @@ static bool accept(struct ust_res *r, struct answer *a, struct want *w, const ch
 	if (fd >= 0) {
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 		path = link;
+	}
+	/* The symbolizer refuses a file this large: say why here, where the
+	 * frame can show it. */
+	if (too_large(path)) {
+		w->note = UST_SYM_MAX_FILE_TEXT;
+		if (fd >= 0)
+			close(fd);
+		return false;
 	}
 	if (!identity_ok(r, path, w->bid, w->bid_len, &unc, &note)) {
 		w->note = note;
@@ -457,9 +478,13 @@ static bool from_archive(struct ust_res *r, struct answer *a, struct want *w, ui
 		w->note = "not the traced file: the archived copy's build-id differs";
 		return false;
 	}
-	fd = ust_res_archive_open_copy(&r->arch, kdev, ino, e, NULL, 0);
-	if (fd < 0)
+	fd = ust_res_archive_open_copy(&r->arch, kdev, ino, e, a->why + 9, sizeof(a->why) - 9);
+	if (fd < 0) {
+		/* A copy refused (a symlink, a FIFO, the wrong size): said at its frames. */
+		memcpy(a->why, "archive: ", 9);
+		w->note = a->why;
 		return false;
+	}
 	/* The copy's build-id was checked against the manifest's; its own
 	 * times are the archive's, not the traced file's. */
 	if (!take_fd(r, a, fd))
@@ -481,7 +506,7 @@ static char *handle_name(struct ust_res *r, const struct want *w, int fd, uint32
 {
 	bool deleted;
 	char *fdn = fd_name(fd, kdev, ino, &deleted);
-	const char *p;
+	const char *p, *ignored;
 	struct stat st;
 
 	if (w->hint) {
@@ -494,7 +519,7 @@ static char *handle_name(struct ust_res *r, const struct want *w, int fd, uint32
 		free(fdn);
 		return strdup(p);
 	}
-	if (!r->no_index && (p = from_index(r, kdev, ino))) {
+	if (!r->no_index && (p = from_index(r, kdev, ino, &ignored))) {
 		free(fdn);
 		return strdup(p);
 	}
@@ -586,6 +611,8 @@ static struct answer *resolve(struct ust_res *r, uint32_t kdev, uint64_t ino)
 			accept(r, a, &w, rec->path, -1, rec->path, "trace");
 		else if (stat(rec->path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
 			rec_gone = true;
+		else if (!S_ISREG(st.st_mode))
+			w.note = "not a regular file";	/* a FIFO, a device: never opened */
 	}
 	if (!a->found)
 		from_archive(r, a, &w, kdev, ino);
@@ -600,9 +627,9 @@ static struct answer *resolve(struct ust_res *r, uint32_t kdev, uint64_t ino)
 			from_map_files(r, a, &w, kdev, ino);
 	}
 	/* 4, 5. Directories. */
-	if (!a->found && !r->no_local && (path = from_local(r, kdev, ino)))
+	if (!a->found && !r->no_local && (path = from_local(r, kdev, ino, &w.note)))
 		accept(r, a, &w, path, -1, path, "local");
-	if (!a->found && !r->no_index && (path = from_index(r, kdev, ino)))
+	if (!a->found && !r->no_index && (path = from_index(r, kdev, ino, &w.note)))
 		accept(r, a, &w, path, -1, path, "index");
 	/* A recorded file that is gone: its build-id may still find a debug file. */
 	if (!a->found && rec_gone) {

@@ -57,12 +57,19 @@ static int crc32_file(const char *path, uint32_t *out)
 	static const size_t chunk = 1 << 20;
 	unsigned char *buf;
 	uint32_t tab[256], crc = 0;
+	struct stat st;
 	ssize_t n;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* The name comes from the traced file: never wait on a FIFO or read
+	 * a device or a file of any size (its stat() was of another moment). */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > UST_SYM_MAX_FILE) {
+		close(fd);
+		return -1;
+	}
 	buf = malloc(chunk);
 	if (!buf) {
 		close(fd);
@@ -136,6 +143,10 @@ static int read_debuglink(Elf *elf, const char **name, uint32_t *crc)
 	len = strnlen((const char *)p, d->d_size);
 	crc_off = (len + 4) & ~(size_t)3;	/* NUL, then padding to 4 */
 	if (!len || len == d->d_size || crc_off + 4 > d->d_size)
+		return -1;
+	/* A file name, joined to the debug directories: one with a '/' (or
+	 * "..") would reach any file, and the traced file chose it. */
+	if (memchr(p, '/', len) || !strcmp((const char *)p, ".."))
 		return -1;
 	/* The CRC is stored in the object's byte order. */
 	if (eh.e_ident[EI_DATA] == ELFDATA2MSB)

@@ -115,6 +115,11 @@ int ust_sym_elf_open(struct ust_sym_elf *e, const char *path, char *err, size_t 
 		fail(err, errlen, "not a regular file");
 		goto out_fd;
 	}
+	/* libelf reads the whole file in when it cannot map it. */
+	if ((uint64_t)st.st_size > UST_SYM_MAX_FILE) {
+		fail(err, errlen, UST_SYM_MAX_FILE_TEXT);
+		goto out_fd;
+	}
 	n = pread(fd, ident, sizeof(ident), 0);
 	if (n < SELFMAG || memcmp(ident, ELFMAG, SELFMAG) != 0) {
 		fail(err, errlen, "not an ELF file");

@@ -5,6 +5,7 @@
 # @NAME@ placeholders in .spec/.args/.expected are replaced first.
 set -u
 dir=$1 name=$2
+. "$(dirname "$0")/report-lib.sh"
 work=$(mktemp -d /tmp/ustitch-e2e.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -74,17 +75,7 @@ if [ -f "$dir/$name.args" ]; then
 fi
 subst <"$dir/$name.expected" >"$work/expected"
 
-# A private HOME: no plugin installed in ~/.local may shadow the one under test.
-( cd "$work" && env HOME="$work" TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" \
-	${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} \
-	trace-cmd report "${args[@]}" trace.dat >"$work/out" 2>"$work/err" )
-rc=$?
-if grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' "$work/err"; then
-	echo "sanitizer report:"; cat "$work/err"; exit 1
-fi
-if [ $rc -ne 0 ]; then
-	echo "trace-cmd report exited $rc:"; cat "$work/err"; exit 1
-fi
+ust_report "$work" "$work/out" "$work/err" "${args[@]}" trace.dat || exit 1
 if [ -n "${UST_REGEN:-}" ]; then
 	# Longest values first so that no value is replaced inside another.
 	sedargs=()

@@ -70,4 +70,12 @@ size_t ust_sym_file_build_id(const struct ust_sym_file *f, const uint8_t **id);
 /* Read the GNU build-id note of @path without caching. Returns its length or 0. */
 size_t ust_sym_read_build_id(const char *path, uint8_t *out, size_t max);
 
+/*
+ * The largest file the symbolizer and the resolver open: paths come from
+ * the trace, and a file of any size could be named (a huge sparse file, a
+ * device).  Above every real binary and debug file seen so far.
+ */
+#define UST_SYM_MAX_FILE	(8ULL << 30)
+#define UST_SYM_MAX_FILE_TEXT	"larger than 8 GiB: not read"
+
 #endif
