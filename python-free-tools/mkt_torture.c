@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "ustitch/abi.h"
+#include "ustitch/grow.h"
 #include "mkt.h"
 
 enum kind { K_EVENT, K_COOKIE, K_STACK, K_TAIL };
@@ -92,30 +93,22 @@ static bool chance(struct tort *t, unsigned int percent)
 
 static int add_rec(struct tort *t, const struct trec *r)
 {
-	if (t->nr == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct trec *n = realloc(t->recs, cap * sizeof(*n));
+	struct trec *n = ust_grow(t->recs, &t->cap, t->nr + 1, sizeof(*n), 256);
 
-		if (!n)
-			return -ENOMEM;
-		t->recs = n;
-		t->cap = cap;
-	}
+	if (!n)
+		return -ENOMEM;
+	t->recs = n;
 	t->recs[t->nr++] = *r;
 	return 0;
 }
 
 static int add_entry(struct tort *t, uint64_t cookie, int pid)
 {
-	if (t->nr_entries == t->cap_entries) {
-		size_t cap = t->cap_entries ? t->cap_entries * 2 : 64;
-		struct entry *n = realloc(t->entries, cap * sizeof(*n));
+	struct entry *n = ust_grow(t->entries, &t->cap_entries, t->nr_entries + 1, sizeof(*n), 64);
 
-		if (!n)
-			return -ENOMEM;
-		t->entries = n;
-		t->cap_entries = cap;
-	}
+	if (!n)
+		return -ENOMEM;
+	t->entries = n;
 	t->entries[t->nr_entries] = (struct entry){ .cookie = cookie, .pid = pid, .open = true };
 	return (int)t->nr_entries++;
 }

@@ -12,6 +12,7 @@
 # with the exact number of each.
 set -u
 first=${1:-1} count=${2:-${UST_TORTURE_SEEDS:-200}}
+. "$(dirname "$0")/report-lib.sh"
 work=$(mktemp -d /tmp/ustitch-torture.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -69,22 +70,15 @@ for ((seed = first; seed < first + count; seed++)); do
 	   ! "$UST_MKTRACE" "$d/spec" "$d/trace.dat" 2>"$d/mk.err"; then
 		echo "seed $seed: ust-mktrace failed:"; cat "$d/mk.err"; exit 1
 	fi
-	( cd "$d" && env HOME="$d" TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" \
-		${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} \
-		trace-cmd report trace.dat >out 2>err )
-	rc=$?
-	if grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' "$d/err"; then
-		echo "seed $seed: sanitizer report:"; cat "$d/err"; exit 1
-	fi
-	if [ $rc -ne 0 ]; then
-		echo "seed $seed: trace-cmd report exited $rc:"; cat "$d/err"; exit 1
-	fi
+	ust_report "$d" "$d/out" "$d/err" trace.dat || { echo "seed $seed"; exit 1; }
 	observe <"$d/out" >"$d/seen"
 	if ! diff -u "$d/truth" "$d/seen" >"$d/diff"; then
 		echo "seed $seed: the report differs from the truth (- truth, + report):"
 		grep '^[-+][CS]' "$d/diff" | head -20
+		echo "--- stderr:"; head -5 "$d/err"
 		cp "$d/spec" "/tmp/ustitch-torture-$seed.spec"
-		echo "spec kept as /tmp/ustitch-torture-$seed.spec"
+		cp "$d/out" "/tmp/ustitch-torture-$seed.out"
+		echo "spec and report kept as /tmp/ustitch-torture-$seed.{spec,out}"
 		fail=1
 		continue
 	fi

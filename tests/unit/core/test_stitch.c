@@ -152,6 +152,22 @@ static int req_frames(const struct ust_stitch *st, uint64_t off)
 	return e ? (int)e->nr : 0;
 }
 
+/* A request of task @pid at @ts, and when @nr, its stack @nr frames long,
+ * on CPU @scpu at @sts (file offsets: the times, times 10). */
+static void entry(struct ust_stitch *st, uint64_t cookie, int pid, uint64_t ts, int nr, int scpu,
+		  uint64_t sts)
+{
+	struct ust_stitch_req r = req(ts * 10, cookie, ts, 2, 0, pid);
+	struct ust_dec_stack s;
+	uint8_t raw[512];
+
+	ust_stitch_add_request(st, &r);
+	if (!nr)
+		return;
+	mkstack(&s, raw, cookie, (unsigned int)nr);
+	ust_stitch_add_stack(st, 0, scpu, sts, sts * 10, pid, &s, true, NULL);
+}
+
 /*
  * A cookie reused after its CPU's counter wrapped, with records lost: each
  * request gets the stack of its own kernel entry, or none, never the other
@@ -160,41 +176,30 @@ static int req_frames(const struct ust_stitch *st, uint64_t off)
 static void test_reused_cookie(void **state)
 {
 	struct ust_stitch st;
-	struct ust_dec_stack s;
-	struct ust_stitch_req r;
-	uint8_t raw[512];
 	uint64_t c = ust_abi_cookie(2, 5), d = ust_abi_cookie(2, 6);
 
 	(void)state;
 	ust_stitch_init(&st);
 	/* task 10 holds c, then task 11 after the wrap: each its own stack,
 	 * though task 11's stack comes first by CPU */
-	r = req(1000, c, 100, 2, 0, 10); ust_stitch_add_request(&st, &r);
-	mkstack(&s, raw, c, 1);
-	ust_stitch_add_stack(&st, 0, 3, 110, 5000, 10, &s, true, NULL);
-	r = req(2000, c, 200, 2, 0, 11); ust_stitch_add_request(&st, &r);
-	mkstack(&s, raw, c, 2);
-	ust_stitch_add_stack(&st, 0, 1, 210, 3000, 11, &s, true, NULL);
+	entry(&st, c, 10, 100, 1, 3, 110);
+	entry(&st, c, 11, 200, 2, 1, 210);
 	/* task 12 holds c; its stack is lost; then d; then c again after a
 	 * wrap, whose stack arrives: not the first entry's */
-	r = req(6000, c, 300, 2, 0, 12); ust_stitch_add_request(&st, &r);
-	r = req(6100, d, 400, 2, 0, 12); ust_stitch_add_request(&st, &r);
-	mkstack(&s, raw, d, 4);
-	ust_stitch_add_stack(&st, 0, 2, 410, 6150, 12, &s, true, NULL);
-	r = req(6200, c, 500, 2, 0, 12); ust_stitch_add_request(&st, &r);
-	mkstack(&s, raw, c, 3);
-	ust_stitch_add_stack(&st, 0, 2, 510, 6250, 12, &s, true, NULL);
+	entry(&st, c, 12, 300, 0, 0, 0);
+	entry(&st, d, 12, 400, 4, 2, 410);
+	entry(&st, c, 12, 500, 3, 2, 510);
 	/* task 13's stack is lost; no other holder's is shown for it */
-	r = req(7000, c, 600, 2, 0, 13); ust_stitch_add_request(&st, &r);
+	entry(&st, c, 13, 600, 0, 0, 0);
 	ust_stitch_finish(&st, NULL);
 
 	assert_int_equal(req_frames(&st, 1000), 1);
 	assert_int_equal(req_frames(&st, 2000), 2);
+	assert_int_equal(req_frames(&st, 3000), 0);
+	assert_int_equal(req_frames(&st, 4000), 4);
+	assert_int_equal(req_frames(&st, 5000), 3);
 	assert_int_equal(req_frames(&st, 6000), 0);
-	assert_int_equal(req_frames(&st, 6100), 4);
-	assert_int_equal(req_frames(&st, 6200), 3);
-	assert_int_equal(req_frames(&st, 7000), 0);
-	assert_int_equal(ust_stitch_stack_at(&st, 6250)->nr_req, 1);
+	assert_int_equal(ust_stitch_stack_at(&st, 5100)->nr_req, 1);
 	ust_stitch_fini(&st);
 }
 
