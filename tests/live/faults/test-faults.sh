@@ -156,6 +156,7 @@ command() {
 # running: a whole trace, the command stopped too.
 kill_cases() {
 	local rc child line sig
+	mkdir "$work/m"
 	rec killed -o "$work/k.dat" -e syscalls:sys_enter_getppid -O userstacktrace_delay -- \
 		sh -c "$prog 1; exec sleep 60"
 	at_sleep
@@ -170,21 +171,36 @@ kill_cases() {
 	expect_eq "SIGKILL: report says unfinished" "$(sed -n 2p "$work/k.report" | tr -s ' ' | sed 's/^ //')" \
 		"ustitch-$pid [000] 0.000000: unfinished: UNFINISHED: ustitch (pid $pid) has not finished writing this trace: it is still running, or it was killed before the end; its events are not in this file"
 	expect_eq "SIGKILL: BPF programs and links left" "$(bpf_left "$work/killed.ids" | wc -l)" 0
-	expect_eq "SIGKILL: its instance stays until the next run" \
+	expect_eq "SIGKILL: its instance stays until ustitch reset" \
 		"$(ls /sys/kernel/tracing/instances | grep -c "^ustitch-$pid\$")" 1
-	"$UST_USTITCH" record -o "$work/next.dat" -e syscalls:sys_enter_getppid -- true 2>"$work/next.log"
-	# Another recorder on this machine (other tests) may have removed it first.
-	if grep -Eq "^ustitch record: removed [0-9]+ stale ustitch instances? of recorders that are gone$" \
-		"$work/next.log"; then
-		ok "SIGKILL: the next run says it removed the stale instance"
-	else
-		expect_eq "SIGKILL: the next run removed nothing, said nothing" \
-			"$(grep -c stale "$work/next.log")" 0
-	fi
-	expect_eq "SIGKILL: instance after the next run" \
+	# (Another recorder on this machine may remove it first: then 0.)
+	"$UST_USTITCH" reset >"$work/reset.log" 2>&1; rc=$?
+	expect_eq "SIGKILL: ustitch reset's exit status" $rc 0
+	grep -Eq "^ustitch reset: removed [0-9]+ stale ustitch instances? of recorders that are gone$" \
+		"$work/reset.log" && ok "SIGKILL: ustitch reset says what it removed" ||
+		bad "SIGKILL: ustitch reset said: $(cat "$work/reset.log")"
+	expect_eq "SIGKILL: instance after ustitch reset" \
 		"$(ls /sys/kernel/tracing/instances | grep -c "^ustitch-$pid\$")" 0
 	[ "$(top_state)" = "$top_before" ] && ok "SIGKILL: top instance unchanged" ||
 		bad "SIGKILL: top instance changed"
+
+	# SIGKILL while the file is written (the summary comes just before):
+	# the placeholder or the whole trace, nothing between, no temporary file.
+	rec midwrite -o "$work/m/t.dat" -e syscalls:sys_enter_getppid -e syscalls:sys_exit_getppid \
+		-O userstacktrace_delay -- "$prog" 3000
+	for _ in $(seq 20000); do grep -q '^ustitch record: wrote ' "$work/midwrite.log" && break; done
+	kill -KILL $pid
+	wait $pid 2>/dev/null
+	report "$work/m/t.dat" >"$work/m.report"
+	if grep -q ': UNFINISHED: ' "$work/m.report"; then
+		expect_eq "SIGKILL while writing: the placeholder's lines" "$(grep -c . "$work/m.report")" 2
+	else
+		valid "SIGKILL while writing (after the rename)" "$work/m/t.dat"
+	fi
+	expect_eq "SIGKILL while writing: files beside it" "$(ls -A "$work/m")" t.dat
+	"$UST_USTITCH" record -q -o "$work/next.dat" -e syscalls:sys_enter_getppid -- true
+	expect_eq "SIGKILL while writing: instance after the next run" \
+		"$(ls /sys/kernel/tracing/instances | grep -c "^ustitch-$pid\$")" 0
 
 	for sig in INT TERM; do
 		rec "SIG$sig" -q -o "$work/$sig.dat" -e syscalls:sys_enter_getppid -O userstacktrace_delay -- \

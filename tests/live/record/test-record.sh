@@ -5,8 +5,9 @@ set -u
 . "$(dirname "$0")/../lib.sh" rec
 
 instances() { ls /sys/kernel/tracing/instances | grep '^ustitch-' || true; }
-# BPF programs still held by recorder @1 (other tests may run their own).
-our_progs() { bpftool prog show 2>/dev/null | grep -c "ustitch($1)" || true; }
+# Of the BPF programs and links recorder @1 held ($work/ids, read while it
+# recorded: this bpftool shows no owners), those still there.
+our_progs() { bpf_left "$work/ids" | wc -l; }
 
 chain() {
 	local rounds=2 prog=$UST_REC_PROG base
@@ -71,6 +72,8 @@ signals() {
 			>"$work/$sig.log" 2>&1 &
 		pid=$!
 		for _ in $(seq 50); do grep -q recording "$work/$sig.log" && break; sleep 0.1; done
+		bpf_ids $pid >"$work/ids"
+		[ -s "$work/ids" ] || bad "SIG$sig: no BPF programs seen while recording"
 		sleep 0.3
 		kill -$sig $pid
 		wait $pid; rc=$?
@@ -84,6 +87,8 @@ signals() {
 		>"$work/kill.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 50); do grep -q recording "$work/kill.log" && break; sleep 0.1; done
+	bpf_ids $pid >"$work/ids"
+	[ -s "$work/ids" ] || bad "SIGKILL: no BPF programs seen while recording"
 	kill -KILL $pid
 	wait $pid 2>/dev/null
 	sleep 0.2
