@@ -20,6 +20,7 @@
 #include "ustitch/grow.h"
 #include "ustitch/perf_enc.h"
 #include "ustitch/scan.h"
+#include "scan_unmap.h"
 
 struct last_event {
 	int id, pid;
@@ -386,7 +387,11 @@ struct buf_state {
 	struct last_event last;		/* of the CPU being read */
 	struct sample_on sample;
 	unsigned long long prev_off;	/* file offset of its last record (next_record) */
+	const struct ust_scan_maps *maps;	/* the file's mappings before the open */
 };
+
+/* Records between two drops of the pages read (ust_scan_maps_drop_new). */
+#define DROP_EVERY	65536
 
 /*
  * The record after the last one of @b on @cpu, NULL at the end.  On a
@@ -416,7 +421,8 @@ static struct tep_record *first_record(struct buf_state *b, int cpu)
 	return rec;
 }
 
-static void buf_state_init(struct buf_state *b, struct tracecmd_input *h)
+static void buf_state_init(struct buf_state *b, struct tracecmd_input *h,
+			   const struct ust_scan_maps *maps)
 {
 	struct tep_handle *tep = tracecmd_get_tep(h);
 	struct tep_event *ks;
@@ -424,6 +430,7 @@ static void buf_state_init(struct buf_state *b, struct tracecmd_input *h)
 
 	memset(b, 0, sizeof(*b));
 	b->h = h;
+	b->maps = maps;
 	ust_dec_layout_init(&b->lay, tep, err, sizeof(err));
 	sample_ids_init(&b->sids, tep);
 	ks = tep_find_event_by_name(tep, "ftrace", "kernel_stack");
@@ -441,6 +448,10 @@ static void scan_record(struct ust_scan *sc, struct buf_state *b, int buf, int c
 	int id, pid, size;
 
 	sc->records++;
+	/* The pages read stay resident until the close otherwise: by then the
+	 * file's size, on top of what trace-cmd's own handle maps. */
+	if (!(sc->records % DROP_EVERY))
+		ust_scan_maps_drop_new(b->maps);
 	if (rec->missed_events)
 		ust_stitch_add_lost(&sc->st, rec->ts, rec->missed_events);
 	/* A record running past its page is not read at all (the printing
@@ -606,6 +617,7 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 {
 	struct buf_state *bs;
 	struct tracecmd_input *h;
+	struct ust_scan_maps maps;
 	struct stat stbuf;
 	double t0 = now();
 	int i, n;
@@ -623,9 +635,11 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 	sc->page_size = ust_scan_page_size(path);
 	if (sc->page_size < 0)
 		sc->page_size = 0;
+	ust_scan_maps_before(&maps, stbuf.st_dev, stbuf.st_ino);
 	/* No plugins: this handle must not load ustitch into itself. */
 	h = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS | TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS);
 	if (!h) {
+		ust_scan_maps_unmap_new(&maps);
 		snprintf(err, errsz, "cannot scan %s: libtracecmd could not open it", path);
 		return -EIO;
 	}
@@ -636,6 +650,7 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 	if (!sc->path || !sc->buf_names || !bs) {
 		free(bs);
 		tracecmd_close(h);
+		ust_scan_maps_unmap_new(&maps);
 		snprintf(err, errsz, "out of memory");
 		return -ENOMEM;
 	}
@@ -651,7 +666,7 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 		if (name && !strcmp(name, "ustitch"))
 			sc->cross_buffer = true;
 	}
-	buf_state_init(&bs[0], h);
+	buf_state_init(&bs[0], h, &maps);
 	if (!sc->cross_buffer)
 		scan_buffer(sc, &bs[0], 0);
 	for (i = 0; i < n; i++) {
@@ -661,7 +676,7 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 		sc->buf_names[i + 1] = strdup(name ? name : "?");
 		if (!ih)
 			continue;
-		buf_state_init(&bs[i + 1], ih);
+		buf_state_init(&bs[i + 1], ih, &maps);
 		if (sc->cross_buffer)
 			continue;	/* read together below */
 		scan_buffer(sc, &bs[i + 1], i + 1);
@@ -681,6 +696,8 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 	}
 	free(bs);
 	tracecmd_close(h);
+	/* libtracecmd's leftovers would hold every page read resident. */
+	ust_scan_maps_unmap_new(&maps);
 	ust_stitch_finish(&sc->st, &sc->stats);
 	sc->seconds = now() - t0;
 	return 0;
