@@ -290,7 +290,9 @@ static int generate(struct bench *b, uint64_t nr_events, uint64_t nr_stacks)
 		if (!t->left) {
 			t->left = base + (entries < extra);
 			t->cookie = ust_abi_cookie(t->cpu, b->ctr[t->cpu]++);
-			t->stack = rnd(b) % distinct;
+			/* As many variants as entries: each its own, "N distinct" exactly. */
+			t->stack = b->o.distinct > POOL && distinct >= nr_stacks ? entries :
+				   rnd(b) % distinct;
 			entries++;
 		}
 		/* Ordinary events (no cookie) of any task, before this one. */

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
@@ -286,6 +287,16 @@ static bool scan_matches(const struct ust_scan *sc, const struct ust_dec_layout 
 	return ust_stitch_stack_at(&sc->st, rec->offset) != NULL;
 }
 
+/* USTITCH_DEBUG: the process's CPU time, which other processes on the
+ * machine do not inflate as they do the wall time. */
+static double cpu_seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 static void choose_mode(struct pstate *p, struct tep_record *rec, int id)
 {
 	char cand[MAX_CANDIDATES][UST_REPORT_PATH_MAX];
@@ -302,6 +313,7 @@ static void choose_mode(struct pstate *p, struct tep_record *rec, int id)
 	snprintf(p->mode_why, sizeof(p->mode_why), "no trace.dat on the command line to scan ahead (use -O ustitch:file=PATH)");
 	for (i = 0; i < n; i++) {
 		struct ust_scan *sc = calloc(1, sizeof(*sc));
+		double cpu0 = cpu_seconds();
 		char err[256];
 
 		if (!sc)
@@ -323,8 +335,9 @@ static void choose_mode(struct pstate *p, struct tep_record *rec, int id)
 		p->page_size = sc->page_size;
 		use_trace(p, sc, NULL);
 		if (getenv("USTITCH_DEBUG"))
-			fprintf(stderr, "ustitch: first pass over %s: %lu records, %lu requests, %lu stacks in %.3f s\n",
-				sc->path, sc->records, sc->stats.requests, sc->stats.stacks, sc->seconds);
+			fprintf(stderr, "ustitch: first pass over %s: %lu records, %lu requests, %lu stacks in %.3f s (%.3f s of CPU)\n",
+				sc->path, sc->records, sc->stats.requests, sc->stats.stacks, sc->seconds,
+				cpu_seconds() - cpu0);
 		return;
 	}
 }
@@ -666,6 +679,22 @@ static void say_at_end(struct pstate *p)
 	}
 }
 
+/*
+ * USTITCH_DEBUG: the bytes the distinct stacks hold (frames, their index,
+ * rendered text): bench/report tells them from what each request costs.
+ */
+static void debug_at_end(const struct pstate *p)
+{
+	const struct ust_stitch *st = p->scan ? &p->scan->st : NULL;
+
+	if (!st || !getenv("USTITCH_DEBUG"))
+		return;
+	fprintf(stderr, "ustitch: distinct stacks: %lu, %lu frames, %zu bytes\n", st->nr_contents,
+		st->nr_frames, st->nr_frames * sizeof(struct ust_dec_frame) +
+		st->cap_contents * sizeof(*st->contents) +
+		st->content_by_hash.cap * (sizeof(uint64_t) * 2 + 1) + p->rendered_bytes);
+}
+
 int TEP_PLUGIN_UNLOADER(struct tep_handle *tep)
 {
 	struct pstate **pp, *p;
@@ -682,6 +711,7 @@ int TEP_PLUGIN_UNLOADER(struct tep_handle *tep)
 					     UST_ABI_EV_USER_MAPPING, mapping_handler, NULL);
 		fold_at_end(p);
 		say_at_end(p);
+		debug_at_end(p);
 		if (--options_users == 0)
 			tep_plugin_remove_options(TEP_PLUGIN_OPTIONS);
 		state_free(p);
