@@ -290,6 +290,13 @@ static int start_bpf(struct run *r, pid_t child)
 	/* Testing aid: the fallback of kernels without BPF task_work. */
 	bo.immediate = getenv("USTITCH_FORCE_IMMEDIATE") != NULL;
 	bo.no_cfi = r->o->unwind_fp;
+	/*
+	 * -b sizes the BPF ring too, as much per CPU as each tracefs buffer
+	 * gets: one ring serves every CPU, and a busy machine fills 8 MiB of
+	 * stack records (a few KiB each) before the reader gets a CPU.
+	 */
+	if (r->o->buffer_kb)
+		bo.ringbuf_bytes = r->o->buffer_kb * 1024 * (size_t)sysconf(_SC_NPROCESSORS_CONF);
 	r->bpfu = ust_bpfu_open(&bo, err, sizeof(err));
 	if (!r->bpfu) {
 		fprintf(stderr, PFX "BPF: %s\n", err);
