@@ -4,7 +4,8 @@
 #   (a) no callchain,
 #   (b) perf's immediate user callchain (--call-graph fp: PERF_SAMPLE_CALLCHAIN
 #       unwinding the user stack in the interrupt),
-#   (c) deferred user stacks made by BPF (perf_event program + task_work;
+#   (c) deferred user stacks made by BPF (perf_event program: at the sample
+#       when it interrupted user code, else at the system call's exit or by task_work;
 #       without task_work, -g falls back to (b)),
 # and `perf record -e cpu-clock -g` on the same workload as the anchor.
 # Overhead = loop time over the bare loop; one run each, ratios printed.
@@ -55,7 +56,7 @@ for f in 999 10000; do
 	read -r cw cc cs cu < <(run c$f "$f" -g)
 	row "$f Hz (a) no callchain" "$aw" "$ac" "$as" ""
 	row "$f Hz (b) perf immediate user callchain" "$bw" "$bc_" "$bs" "$bu"
-	row "$f Hz (c) deferred, BPF task_work" "$cw" "$cc" "$cs" "$cu"
+	row "$f Hz (c) deferred, BPF" "$cw" "$cc" "$cs" "$cu"
 	if [ $perf_ok = 1 ]; then
 		read -r pw pc ps < <(run_perf "$f")
 		row "$f Hz perf record -g (anchor)" "$pw" "$pc" "$ps" ""
