@@ -30,6 +30,11 @@
  *   C TS_US COOKIE missing           a cookie whose stack was dropped
  *   S TS_US COOKIE shown N           a stack, shown at N cookies
  *   S TS_US COOKIE orphan F1,...     a stack all of whose cookies were dropped
+ *   L BUFFER CPU COUNT|?             a loss marked before a record kept
+ *
+ * The report prints a loss before the first record after it of its CPU,
+ * which may come after records of other CPUs at the same time: L lines
+ * are in the order of the records, not of the report.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -287,9 +292,31 @@ static void frames(FILE *f, int entry, const char *prefix)
 		fprintf(f, "%s%s0x%x", i ? "," : "", prefix, 0x100000 + entry * 0x100 + i);
 }
 
+/* The records of @i's CPU and buffer dropped since the last one kept before
+ * it: their number, *@unknown when one went with a page (no stored count). */
+static unsigned long lost_before(const struct tort *t, size_t i, bool *unknown)
+{
+	const struct trec *r = &t->recs[i];
+	unsigned long lost = 0;
+	size_t j;
+
+	*unknown = false;
+	for (j = i; j-- > 0; ) {
+		const struct trec *q = &t->recs[j];
+
+		if (q->buf != r->buf || q->cpu != r->cpu)
+			continue;
+		if (!q->dropped)
+			break;
+		lost++;
+		*unknown |= q->count_unknown;
+	}
+	return lost;
+}
+
 static void write_spec(struct tort *t, FILE *f)
 {
-	size_t i, j;
+	size_t i;
 	int p;
 
 	fprintf(f, "# ust-mktrace --torture: %s layout\ncpus %d\nbuffer %s\n",
@@ -298,22 +325,12 @@ static void write_spec(struct tort *t, FILE *f)
 		fprintf(f, "cmdline %d task%d\n", p, p);
 	for (i = 0; i < t->nr; i++) {
 		struct trec *r = &t->recs[i];
-		unsigned long lost = 0;
-		bool unknown = false;
+		unsigned long lost;
+		bool unknown;
 
 		if (r->dropped)
 			continue;
-		/* The records of this CPU and buffer dropped since the last one kept. */
-		for (j = i; j-- > 0; ) {
-			struct trec *q = &t->recs[j];
-
-			if (q->buf != r->buf || q->cpu != r->cpu)
-				continue;
-			if (!q->dropped)
-				break;
-			lost++;
-			unknown |= q->count_unknown;
-		}
+		lost = lost_before(t, i, &unknown);
 		if (lost)
 			fprintf(f, "lost cpu=%d%s count=%lu\n", r->cpu, buf_arg(t, r->buf),
 				unknown ? 0UL : lost);
@@ -358,8 +375,18 @@ static void write_truth(struct tort *t, FILE *f)
 		struct trec *r = &t->recs[i];
 		unsigned long long ck;
 		unsigned int shown = 0;
+		unsigned long lost;
+		bool unknown;
 
-		if (r->dropped || (r->kind != K_COOKIE && r->kind != K_STACK))
+		if (r->dropped)
+			continue;
+		/* trace-cmd's mark of the loss, by buffer and CPU */
+		lost = lost_before(t, i, &unknown);
+		if (lost && unknown)
+			fprintf(f, "L %s %d ?\n", r->buf ? buf_arg(t, r->buf) + 5 : "top", r->cpu);
+		else if (lost)
+			fprintf(f, "L %s %d %lu\n", r->buf ? buf_arg(t, r->buf) + 5 : "top", r->cpu, lost);
+		if (r->kind != K_COOKIE && r->kind != K_STACK)
 			continue;
 		ck = (unsigned long long)t->entries[r->entry].cookie;
 		if (r->kind == K_COOKIE) {
