@@ -33,6 +33,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set before load by lib/record/bpfu.c. */
 const volatile bool ust_leaf_ret = true;
+const volatile __u32 ust_ignore_tgid;	/* while ust_filter_on == 0 */
 /* Set at run time: nonzero once a tgid is in ust_bpfu_tgids. */
 volatile __u32 ust_filter_on;
 /* Set at run time, once ust_bpfu_sys_exit runs after every event program. */
@@ -165,7 +166,7 @@ static __always_inline struct task_struct *ust_bpfu_wanted(__u64 id)
 	struct task_struct *task;
 	__u32 tgid = id >> 32;
 
-	if (ust_filter_on && !bpf_map_lookup_elem(&ust_bpfu_tgids, &tgid))
+	if (ust_filter_on ? !bpf_map_lookup_elem(&ust_bpfu_tgids, &tgid) : tgid == ust_ignore_tgid)
 		return NULL;
 	task = bpf_get_current_task_btf();
 	/* As patch 4 of the series: kernel threads have no user stack. */

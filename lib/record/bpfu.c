@@ -263,6 +263,7 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf, o->perf && deferred && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf_af, o->perf && o->af_only);
 	skel->rodata->ust_leaf_ret = !o->kernel_frames;
+	skel->rodata->ust_ignore_tgid = o->ignore_tgid;
 	skel->rodata->ust_cfi_on = ust_bpfu_want_cfi(o);
 	bpf_map__set_max_entries(skel->maps.ust_bpfu_cfi_rows, !ust_bpfu_want_cfi(o) ? 1 :
 				 o->cfi_rows ? o->cfi_rows : UST_BPFU_CFI_ROWS);

@@ -192,6 +192,19 @@ static int setup_buf(struct ust_cap *c, struct cap_buf *b, const struct ust_cap_
 			return -ENOMEM;
 		}
 	}
+	if (o->notrace_pid) {
+		char pidbuf[32];
+
+		/* Not event-fork: a notrace pid's children would be left out too. */
+		tracefs_option_disable(b->inst, TRACEFS_OPTION_EVENT_FORK);
+		snprintf(pidbuf, sizeof(pidbuf), "%d", (int)o->notrace_pid);
+		if (tracefs_instance_file_write(b->inst, "set_event_notrace_pid", pidbuf) < 0) {
+			ret = neg_errno(EINVAL);
+			snprintf(err, errsz, "cannot leave out pid %d: %s", (int)o->notrace_pid,
+				 strerror(-ret));
+			return ret;
+		}
+	}
 	if (o->nr_pids) {
 		tracefs_option_enable(b->inst, TRACEFS_OPTION_EVENT_FORK);
 		for (i = 0; i < o->nr_pids; i++) {

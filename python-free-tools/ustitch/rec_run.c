@@ -297,6 +297,9 @@ static int start_bpf(struct run *r, pid_t child)
 	 */
 	if (r->o->buffer_kb)
 		bo.ringbuf_bytes = r->o->buffer_kb * 1024 * (size_t)sysconf(_SC_NPROCESSORS_CONF);
+	/* The whole machine but the recorder (see start_capture()). */
+	if (child <= 0 && !r->o->nr_pids)
+		bo.ignore_tgid = (uint32_t)getpid();
 	r->bpfu = ust_bpfu_open(&bo, err, sizeof(err));
 	if (!r->bpfu) {
 		fprintf(stderr, PFX "BPF: %s\n", err);
@@ -493,6 +496,13 @@ static int start_capture(struct run *r)
 	co.buffer_kb = o->buffer_kb;
 	co.pids = o->pids;
 	co.nr_pids = o->nr_pids;
+	/*
+	 * As trace-cmd record: recording the whole machine leaves out the
+	 * recorder, whose reads and writes of the trace would otherwise be
+	 * most of it (and, with stacks, feed on themselves).
+	 */
+	if (!o->cmd && !o->nr_pids)
+		co.notrace_pid = getpid();
 	r->cap = ust_cap_start(o->output, &co, err, sizeof(err));
 	if (!r->cap) {
 		fprintf(stderr, PFX "%s\n", err);

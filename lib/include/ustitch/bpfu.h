@@ -50,6 +50,11 @@ struct ust_bpfu_opts {
 	 */
 	bool no_children;
 	/*
+	 * While no tgid is followed (the whole machine): a process left out,
+	 * the recorder itself; 0: none.
+	 */
+	uint32_t ignore_tgid;
+	/*
 	 * Load the perf_event programs too, for ust_bpfu_attach_perf(): each
 	 * sample of a followed task gets the cookie of its kernel entry, as a
 	 * UST_BPFU_SAMPLE record.  Deferred only: without task_work there is

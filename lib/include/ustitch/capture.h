@@ -40,6 +40,7 @@ struct ust_cap_opts {
 	size_t buffer_kb;		/* per CPU; 0: kernel default */
 	const pid_t *pids;		/* set_event_pid (with event-fork); NULL: all */
 	int nr_pids;
+	pid_t notrace_pid;		/* set_event_notrace_pid, without event-fork; 0: none */
 };
 
 struct ust_cap_lost {
