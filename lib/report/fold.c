@@ -174,8 +174,17 @@ static void fold_sample(struct ust_fold *f, struct ust_sb *sb, const struct ust_
 		for (i = 0; i < sb->len; i++)
 			if (sb->buf[i] == ';' || sb->buf[i] == ' ')
 				sb->buf[i] = '_';
-	if (s->has_cookie)
-		st = ust_stitch_lookup(&sc->st, s->cookie, s->buf);
+	if (s->has_cookie) {
+		/*
+		 * The stack chosen for its request (cookies are reused once a
+		 * CPU's counter wraps: the cookie alone may name another
+		 * entry's); by cookie only where the request is not known.
+		 */
+		const struct ust_stitch_rq *rq = ust_stitch_req_at(&sc->st, s->cookie_off);
+
+		st = rq ? ust_stitch_req_stack(&sc->st, rq) :
+			  ust_stitch_lookup(&sc->st, s->cookie, s->buf);
+	}
 	if (st && st->pid != s->pid)
 		st = NULL;	/* another task's: never shown as this one's */
 	if (st && !st->bad) {

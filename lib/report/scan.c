@@ -347,8 +347,10 @@ static void scan_sample(struct ust_scan *sc, const struct sample_ids *ids,
 	 * cookie here is another event's. */
 	cur->on = false;
 	if (own && id == lay->cookie_id && s->ustack != UST_PERF_ENC_USTACK_NONE) {
-		if (!ust_dec_cookie(lay, rec->data, size, &s->cookie, what, sizeof(what)))
+		if (!ust_dec_cookie(lay, rec->data, size, &s->cookie, what, sizeof(what))) {
 			s->has_cookie = true;
+			s->cookie_off = rec->offset;
+		}
 		return;		/* the cookie ends a sample's records */
 	}
 	if (id != ids->sample || id < 0)

@@ -36,7 +36,8 @@ struct ust_scan_mapping {
  * for folded stacks: collected when ust_scan_file() is given UST_SCAN_SAMPLES.
  */
 struct ust_scan_sample {
-	uint64_t cookie;	/* its user stack, with has_cookie (ust_stitch_lookup) */
+	uint64_t cookie;	/* its user stack, with has_cookie */
+	uint64_t cookie_off;	/* its cookie record: the request (ust_stitch_req_at) */
 	int pid;
 	int buf, cpu;		/* where its record was */
 	uint64_t rec_off;
