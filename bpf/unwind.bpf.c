@@ -529,12 +529,13 @@ static __always_inline __u64 ust_bpfu_take_cookie(void *ctx, struct task_struct 
 }
 
 /*
- * The stack of an entry whose system call ends: the walk at the event's
- * semantics (once per entry, after all its events, the full user stack),
- * without faulting.  0: emitted; -1: a read would have faulted (or the
- * mmap lock was busy), nothing emitted.
+ * The stack of an entry, walked now without faulting: at its system call's
+ * exit (the event's semantics: once per entry, after all its events, the
+ * full user stack), or at a sample that interrupted user code.  0: emitted;
+ * -1: a read would have faulted (or the mmap lock was busy), nothing
+ * emitted.
  */
-static __always_inline int ust_bpfu_emit_at_exit(struct task_struct *task, __u64 id, __u64 cookie)
+static __always_inline int ust_bpfu_emit_now(struct task_struct *task, __u64 id, __u64 cookie)
 {
 	struct ust_bpfu_rec_stack *r;
 	__u64 ts = bpf_ktime_get_ns();
@@ -563,35 +564,44 @@ static __always_inline int ust_bpfu_emit_at_exit(struct task_struct *task, __u64
 }
 
 /*
- * The stack of a sample that interrupted user code, now; where a read
- * would fault (or the mmap lock was busy), the task_work takes it, on the
- * way back to user space, as for any other entry.
+ * @st's entry's stack now; where a read would fault (or the mmap lock was
+ * busy), the task_work takes it, on the way back to user space, as for any
+ * other entry (and without task_work, the immediate walk).  0: walked now;
+ * -1: left to the task_work.
  */
-static __always_inline void ust_bpfu_walk_now(struct task_struct *task, __u64 id, __u64 cookie)
+static __always_inline int ust_bpfu_stack_now(void *ctx, struct task_struct *task,
+					      struct ust_bpfu_task *st, __u64 id, __u64 cookie)
+{
+	if (ust_bpfu_emit_now(task, id, cookie) == 0) {
+		st->cookie = 0;		/* the next entry gets a new one */
+		return 0;
+	}
+	if (st->pending)
+		return -1;
+	if (ust_bpfu_schedule(task, (__u32)id) == 0) {
+		st->pending = 1;
+		return -1;
+	}
+	UST_COUNT(sched_fail);
+	st->cookie = 0;
+	ust_bpfu_emit_immediate(ctx, task, id, cookie, UST_BPFU_F_SCHED_FAIL);
+	return -1;
+}
+
+/* The stack of a sample that interrupted user code (ust_bpfu_take_cookie()). */
+static __always_inline void ust_bpfu_walk_now(void *ctx, struct task_struct *task, __u64 id,
+					      __u64 cookie)
 {
 	struct ust_bpfu_task *st;
 
 	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
 	if (!st)
 		return;
-	if (ust_bpfu_emit_at_exit(task, id, cookie) == 0) {
+	if (ust_bpfu_stack_now(ctx, task, st, id, cookie) == 0)
 		UST_COUNT(sample_walks);
-		st->cookie = 0;		/* the entry has its stack */
-		return;
-	}
-	UST_COUNT(sample_faults);
-	if (st->pending)
-		return;
-	if (ust_bpfu_schedule(task, (__u32)id) == 0) {
-		st->pending = 1;
-		return;
-	}
-	UST_COUNT(sched_fail);
-	st->cookie = 0;
-	ust_bpfu_emit_immediate(NULL, task, id, cookie, UST_BPFU_F_SCHED_FAIL);
+	else
+		UST_COUNT(sample_faults);
 }
-
-
 
 /*
  * One event's request: @sample says it is a perf sample, with its @ip and
@@ -628,7 +638,7 @@ static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx, __u32 sample
 	if (imm)
 		ust_bpfu_emit_immediate(ctx, task, id, cookie, 0);
 	else if (user)
-		ust_bpfu_walk_now(task, id, cookie);
+		ust_bpfu_walk_now(ctx, task, id, cookie);
 	return 0;
 }
 
@@ -726,21 +736,10 @@ int ust_bpfu_sys_exit(struct bpf_raw_tracepoint_args *ctx __ust_unused)
 		return 0;
 	cookie = st->cookie;
 	st->at_exit = 0;
-	if (!ust_bpfu_emit_at_exit(task, id, cookie)) {
+	if (ust_bpfu_stack_now(ctx, task, st, id, cookie) == 0)
 		UST_COUNT(exit_walks);
-		st->cookie = 0;		/* the next entry gets a new one */
-		return 0;
-	}
-	UST_COUNT(exit_faults);
-	if (!st->pending && ust_bpfu_schedule(task, (__u32)id) == 0) {
-		st->pending = 1;
-		return 0;
-	}
-	if (st->pending)
-		return 0;
-	UST_COUNT(sched_fail);
-	st->cookie = 0;
-	ust_bpfu_emit_immediate(ctx, task, id, cookie, UST_BPFU_F_SCHED_FAIL);
+	else
+		UST_COUNT(exit_faults);
 	return 0;
 }
 

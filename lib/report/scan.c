@@ -592,26 +592,28 @@ static int scan_merged(struct ust_scan *sc, struct buf_state *bs, int nr)
 	return 0;
 }
 
+/* The order of a buffer-major pass: buffer, CPU, then place in the file. */
+static int cmp_pos(int xb, int xc, uint64_t xo, int yb, int yc, uint64_t yo)
+{
+	if (xb != yb)
+		return xb < yb ? -1 : 1;
+	if (xc != yc)
+		return xc < yc ? -1 : 1;
+	return xo < yo ? -1 : xo > yo;
+}
+
 static int cmp_mapping(const void *a, const void *b)
 {
 	const struct ust_scan_mapping *x = a, *y = b;
 
-	if (x->buf != y->buf)
-		return x->buf < y->buf ? -1 : 1;
-	if (x->cpu != y->cpu)
-		return x->cpu < y->cpu ? -1 : 1;
-	return x->rec_off < y->rec_off ? -1 : x->rec_off > y->rec_off;
+	return cmp_pos(x->buf, x->cpu, x->rec_off, y->buf, y->cpu, y->rec_off);
 }
 
 static int cmp_sample(const void *a, const void *b)
 {
 	const struct ust_scan_sample *x = a, *y = b;
 
-	if (x->buf != y->buf)
-		return x->buf < y->buf ? -1 : 1;
-	if (x->cpu != y->cpu)
-		return x->cpu < y->cpu ? -1 : 1;
-	return x->rec_off < y->rec_off ? -1 : x->rec_off > y->rec_off;
+	return cmp_pos(x->buf, x->cpu, x->rec_off, y->buf, y->cpu, y->rec_off);
 }
 
 int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, char *err,

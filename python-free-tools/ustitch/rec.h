@@ -49,6 +49,12 @@ struct rec_opts {
 	bool unwind_fp;		/* --unwind fp: user stacks by frame pointers only */
 };
 
+/* No command and no -P: the whole machine is recorded. */
+static inline bool rec_whole_machine(const struct rec_opts *o)
+{
+	return !o->cmd && !o->nr_pids;
+}
+
 /*
  * What a source gets to work with while recording.  Records it produces go
  * into the spool (written into the trace.dat's "ustitch" buffer, per CPU

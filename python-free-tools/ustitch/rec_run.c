@@ -298,7 +298,7 @@ static int start_bpf(struct run *r, pid_t child)
 	if (r->o->buffer_kb)
 		bo.ringbuf_bytes = r->o->buffer_kb * 1024 * (size_t)sysconf(_SC_NPROCESSORS_CONF);
 	/* The whole machine but the recorder (see start_capture()). */
-	if (child <= 0 && !r->o->nr_pids)
+	if (rec_whole_machine(r->o))
 		bo.ignore_tgid = (uint32_t)getpid();
 	r->bpfu = ust_bpfu_open(&bo, err, sizeof(err));
 	if (!r->bpfu) {
@@ -501,7 +501,7 @@ static int start_capture(struct run *r)
 	 * recorder, whose reads and writes of the trace would otherwise be
 	 * most of it (and, with stacks, feed on themselves).
 	 */
-	if (!o->cmd && !o->nr_pids)
+	if (rec_whole_machine(o))
 		co.notrace_pid = getpid();
 	r->cap = ust_cap_start(o->output, &co, err, sizeof(err));
 	if (!r->cap) {

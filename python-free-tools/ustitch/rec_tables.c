@@ -65,7 +65,7 @@ void rec_tables_preload(struct ust_bpfu *u, const struct rec_opts *o)
 		ust_bpfu_cfi_program(u, path);
 	for (i = 0; i < o->nr_pids; i++)
 		ust_bpfu_cfi_pid(u, o->pids[i]);
-	if (!o->cmd && !o->nr_pids)
+	if (rec_whole_machine(o))
 		preload_all(u);
 }
 
