@@ -226,12 +226,28 @@ static int load(struct ust_sym_cache *c, struct ust_sym_file *f, const char *pat
 	return 0;
 }
 
+/* The key, "PATH\nHEX-BUILD-ID", into @out (@klen bytes with its NUL). */
+static void put_key(char *out, size_t klen, const char *path, const uint8_t *id, size_t id_len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t plen = klen - 2 - 2 * id_len, i;
+
+	memcpy(out, path ? path : "", plen);
+	out[plen++] = '\n';
+	for (i = 0; i < id_len; i++) {
+		out[plen++] = hex[id[i] >> 4];
+		out[plen++] = hex[id[i] & 15];
+	}
+	out[plen] = '\0';
+}
+
 struct ust_sym_file *ust_sym_cache_get(struct ust_sym_cache *c, const char *path,
 				       const uint8_t *build_id, size_t build_id_len,
 				       char *err, size_t errsz)
 {
 	struct ust_sym_file *f;
-	size_t klen, i, h;
+	char stack_key[512];
+	size_t klen, h = 0;
 	char *key;
 
 	if (!c) {
@@ -242,26 +258,31 @@ struct ust_sym_file *ust_sym_cache_get(struct ust_sym_cache *c, const char *path
 	}
 	if (!build_id)
 		build_id_len = 0;
-	/* Key: the path and the build-id asked for, both matter to the result. */
+	/* Key: the path and the build-id asked for, both matter to the result.
+	 * Asked for at every frame printed: built on the stack, copied only
+	 * for a new file. */
 	klen = (path ? strlen(path) : 0) + 2 + 2 * build_id_len;
-	key = malloc(klen);
+	key = klen <= sizeof(stack_key) ? stack_key : malloc(klen);
+	f = NULL;
+	if (key) {
+		put_key(key, klen, path, build_id, build_id_len);
+		h = hash_str(key) & (c->nr_buckets - 1);
+		for (f = c->buckets[h]; f; f = f->next)
+			if (strcmp(f->key, key) == 0)
+				break;
+	}
+	if (f) {
+		if (key != stack_key)
+			free(key);
+		goto found;
+	}
+	if (key == stack_key)
+		key = strdup(stack_key);
 	if (!key) {
 		if (err && errsz)
 			snprintf(err, errsz, "out of memory");
 		errno = ENOMEM;
 		return NULL;
-	}
-	h = (size_t)snprintf(key, klen, "%s\n", path ? path : "");
-	for (i = 0; i < build_id_len; i++)
-		h += (size_t)snprintf(key + h, klen - h, "%02x", build_id[i]);
-
-	h = hash_str(key) & (c->nr_buckets - 1);
-	for (f = c->buckets[h]; f; f = f->next)
-		if (strcmp(f->key, key) == 0)
-			break;
-	if (f) {
-		free(key);
-		goto found;
 	}
 
 	f = calloc(1, sizeof(*f));
