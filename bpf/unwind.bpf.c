@@ -15,6 +15,14 @@
  * trace_user_unwind_callback() does, emits one STACK record and clears the
  * cookie, so that the next entry gets a new one.
  *
+ * System-call events (syscalls:sys_enter_NAME, sys_exit_NAME) are served
+ * by two raw programs instead, ust_bpfu_sys_enter and ust_bpfu_sys_exit,
+ * which test the system call's number against a set: a tracepoint
+ * program on a system-call event runs inside perf's probe, which first
+ * builds the perf record of the event (its fields, a copy of the
+ * arguments) only to hand it to the program, and each event is its own
+ * program run.  That was more than a third of the cost of an entry.
+ *
  * ust_bpfu_event_imm is the fallback for kernels without the task_work
  * kfuncs: a cookie and an immediate (non-faulting) stack for every event.
  *
@@ -34,10 +42,18 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Set before load by lib/record/bpfu.c. */
 const volatile bool ust_leaf_ret = true;
 const volatile __u32 ust_ignore_tgid;	/* while ust_filter_on == 0 */
+const volatile __u64 ust_rb_size;	/* ust_bpfu_events' size in bytes */
 /* Set at run time: nonzero once a tgid is in ust_bpfu_tgids. */
 volatile __u32 ust_filter_on;
 /* Set at run time, once ust_bpfu_sys_exit runs after every event program. */
 volatile __u32 ust_exit_armed;
+/*
+ * Set at run time by ust_bpfu_attach(): the system calls whose sys_enter_*
+ * / sys_exit_* events get cookies here, a bit per number.
+ */
+#define UST_BPFU_SC_WORDS	(UST_BPFU_NR_SYSCALLS / 64)
+volatile __u64 ust_bpfu_sc_enter[UST_BPFU_SC_WORDS];
+volatile __u64 ust_bpfu_sc_exit[UST_BPFU_SC_WORDS];
 
 struct ust_bpfu_task {
 	__u64 cookie;		/* 0: no cookie in this entry yet */
@@ -84,17 +100,24 @@ struct {
  * whole record.  (Waking every record while more than an eighth was
  * pending, as before, woke nearly every record whenever the reader fell
  * behind: 7.5 % of a syscall-heavy workload's time went to the IPIs.)
- * The reader polls with a short timeout anyway.  @size: this record's.
+ * The reader polls with a short timeout anyway.  @before, @after: the
+ * bytes waiting without and with this record.
  */
-static __always_inline __u64 ust_bpfu_rb_flags(__u64 size)
+static __always_inline __u64 ust_bpfu_rb_wake(__u64 before, __u64 after)
 {
-	__u64 avail = bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_AVAIL_DATA);
-	__u64 step = bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_RING_SIZE) / 8;
-	__u64 before = avail > size ? avail - size : 0;
+	__u64 step = ust_rb_size / 8;
 
 	if (!step)
 		return BPF_RB_FORCE_WAKEUP;
-	return avail / step != before / step ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	return after / step != before / step ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+/* For a record reserved (so already waiting) of @size bytes. */
+static __always_inline __u64 ust_bpfu_rb_flags(__u64 size)
+{
+	__u64 avail = bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_AVAIL_DATA);
+
+	return ust_bpfu_rb_wake(avail > size ? avail - size : 0, avail);
 }
 
 /* The cookie lives with the task, like current->unwind_info.cookie. */
@@ -318,7 +341,8 @@ static __always_inline bool ust_bpfu_mm_seq(struct task_struct *task, __u64 *mmp
 
 	if (!mm || !bpf_core_field_exists(mm->mm_lock_seq.sequence))
 		return false;
-	*seq = BPF_CORE_READ(mm, mm_lock_seq.sequence);
+	/* A plain load (of a BTF pointer): not a bpf_probe_read_kernel() call. */
+	*seq = mm->mm_lock_seq.sequence;
 	*mmp = (__u64)mm;
 	return !(*seq & 1);
 }
@@ -341,6 +365,45 @@ static __always_inline void ust_bpfu_fill_hdr(struct ust_bpfu_rec_stack *r, __u6
 }
 
 /*
+ * The task's walk storage for a walk starting now; NULL if it cannot be
+ * had, or a walk of the task is under way (this is an interrupt's).
+ */
+static __always_inline struct ust_walk_task *ust_bpfu_walk_begin(struct task_struct *task)
+{
+	struct ust_walk_task *t;
+
+	t = bpf_task_storage_get(&ust_walk_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t || t->busy)
+		return NULL;
+	t->busy = 1;
+	return t;
+}
+
+/* Send @t's record, as far as its frames go, and end the walk.  0 or -1. */
+static __always_inline int ust_bpfu_walk_send(struct ust_walk_task *t, __u64 ts, __u64 id,
+					      __u64 cookie)
+{
+	struct ust_bpfu_rec_stack *r = &t->r;
+	__u32 nr = r->nr;
+	__u64 size, avail;
+	long err;
+
+	if (nr > UST_BPFU_MAX_FRAMES)
+		nr = UST_BPFU_MAX_FRAMES;
+	size = UST_BPFU_STACK_REC_SIZE(nr);
+	ust_bpfu_fill_hdr(r, ts, id, cookie);
+	avail = bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_AVAIL_DATA);
+	err = bpf_ringbuf_output(&ust_bpfu_events, r, size, ust_bpfu_rb_wake(avail, avail + size));
+	t->busy = 0;
+	if (err) {
+		UST_COUNT(drops);
+		return -1;
+	}
+	UST_COUNT(stacks);
+	return 0;
+}
+
+/*
  * The non-faulting stack of the event's own context (no task_work on this
  * kernel, deferral refused, task exit): the same walk as the deferred one,
  * with page faults disabled.
@@ -348,34 +411,30 @@ static __always_inline void ust_bpfu_fill_hdr(struct ust_bpfu_rec_stack *r, __u6
 static __always_inline void ust_bpfu_emit_immediate(void *ctx __ust_unused, struct task_struct *task,
 						    __u64 id, __u64 cookie, __u32 flags)
 {
-	struct ust_bpfu_rec_stack *r;
 	__u64 ts = bpf_ktime_get_ns();
+	struct ust_walk_task *t = ust_bpfu_walk_begin(task);
 
-	r = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*r), 0);
-	if (!r) {
+	if (!t) {
 		UST_COUNT(drops);
 		return;
 	}
-	r->flags = flags | UST_BPFU_F_IMMEDIATE;
-	ust_walk(r, (struct pt_regs *)bpf_task_pt_regs(task), false);
-	ust_bpfu_fill_hdr(r, ts, id, cookie);
-	bpf_ringbuf_submit(r, ust_bpfu_rb_flags(sizeof(*r)));
-	UST_COUNT(stacks);
+	t->r.flags = flags | UST_BPFU_F_IMMEDIATE;
+	ust_walk(t, (struct pt_regs *)bpf_task_pt_regs(task), false);
+	ust_bpfu_walk_send(t, ts, id, cookie);
 }
 
 static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u64 id,
 						   const struct ust_bpfu_task *st, __u64 cookie)
 {
-	struct ust_bpfu_rec_stack *r;
-	struct pt_regs *regs;
 	__u64 ts = bpf_ktime_get_ns();
+	struct ust_walk_task *t = ust_bpfu_walk_begin(task);
+	struct pt_regs *regs;
 
-	r = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*r), 0);
-	if (!r) {
+	if (!t) {
 		UST_COUNT(drops);
 		return;
 	}
-	r->flags = 0;
+	t->r.flags = 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	/*
 	 * The work was queued after the task had left (its irq_work ran too
@@ -384,13 +443,11 @@ static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u
 	 * program's first instruction: that is its entry's stack.)
 	 */
 	if (!ust_bpfu_same_entry(st, regs)) {
-		r->flags |= UST_BPFU_F_LATE;
+		t->r.flags |= UST_BPFU_F_LATE;
 		UST_COUNT(late);
 	}
-	ust_walk(r, regs, true);
-	ust_bpfu_fill_hdr(r, ts, id, cookie);
-	bpf_ringbuf_submit(r, ust_bpfu_rb_flags(sizeof(*r)));
-	UST_COUNT(stacks);
+	ust_walk(t, regs, true);
+	ust_bpfu_walk_send(t, ts, id, cookie);
 }
 
 /* The task_work: in the task, after the event's kernel work, before user space. */
@@ -532,35 +589,30 @@ static __always_inline __u64 ust_bpfu_take_cookie(void *ctx, struct task_struct 
  * The stack of an entry, walked now without faulting: at its system call's
  * exit (the event's semantics: once per entry, after all its events, the
  * full user stack), or at a sample that interrupted user code.  0: emitted;
- * -1: a read would have faulted (or the mmap lock was busy), nothing
- * emitted.
+ * -1: a read would have faulted (or the mmap lock was busy, or this
+ * interrupts a walk of the task), nothing emitted.
  */
 static __always_inline int ust_bpfu_emit_now(struct task_struct *task, __u64 id, __u64 cookie)
 {
-	struct ust_bpfu_rec_stack *r;
 	__u64 ts = bpf_ktime_get_ns();
+	struct ust_walk_task *t = ust_bpfu_walk_begin(task);
 
-	r = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*r), 0);
-	if (!r) {
-		UST_COUNT(drops);
-		return 0;	/* user space sees the drop: no second try */
-	}
-	r->flags = 0;
-	ust_walk(r, (struct pt_regs *)bpf_task_pt_regs(task), false);
+	if (!t)
+		return -1;	/* the task_work's walk, later */
+	t->r.flags = 0;
+	ust_walk(t, (struct pt_regs *)bpf_task_pt_regs(task), false);
 	/*
 	 * A VMA not found because another thread held the mmap lock for
 	 * writing (bpf_find_vma() only tries the lock) is a frame with no
 	 * file, then a frame-pointer guess: the task_work, later, does
 	 * better.
 	 */
-	if (r->flags & (UST_BPFU_F_FAULT | UST_BPFU_F_RAW)) {
-		bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);
+	if (t->r.flags & (UST_BPFU_F_FAULT | UST_BPFU_F_RAW)) {
+		t->busy = 0;
 		return -1;
 	}
-	ust_bpfu_fill_hdr(r, ts, id, cookie);
-	bpf_ringbuf_submit(r, ust_bpfu_rb_flags(sizeof(*r)));
-	UST_COUNT(stacks);
-	return 0;
+	ust_bpfu_walk_send(t, ts, id, cookie);
+	return 0;	/* a drop included: user space sees it, no second try */
 }
 
 /*
@@ -609,18 +661,13 @@ static __always_inline void ust_bpfu_walk_now(void *ctx, struct task_struct *tas
  * @imm: the fallback without task_work, where every event gets its own
  * cookie and stack, taken now.
  */
-static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx, __u32 sample, __u64 ip,
-							 __u64 period, __u32 imm, __u32 user)
+static __always_inline int ust_bpfu_request(void *ctx, struct task_struct *task, __u64 id,
+					    __u32 sample, __u64 ip, __u64 period, __u32 imm,
+					    __u32 user)
 {
-	__u64 ts = bpf_ktime_get_ns();
-	__u64 id = bpf_get_current_pid_tgid();
 	__u32 cpu = bpf_get_smp_processor_id();
-	struct task_struct *task;
-	__u64 cookie;
+	__u64 cookie, ts = bpf_ktime_get_ns();
 
-	task = ust_bpfu_wanted(id);
-	if (!task)
-		return 0;
 	UST_COUNT(events);
 	if (imm) {
 		cookie = ust_bpfu_new_cookie(cpu);
@@ -640,6 +687,16 @@ static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx, __u32 sample
 	else if (user)
 		ust_bpfu_walk_now(ctx, task, id, cookie);
 	return 0;
+}
+
+/* ust_bpfu_request() for the current task, if it is one to follow. */
+static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx, __u32 sample, __u64 ip,
+							 __u64 period, __u32 imm, __u32 user)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct *task = ust_bpfu_wanted(id);
+
+	return task ? ust_bpfu_request(ctx, task, id, sample, ip, period, imm, user) : 0;
 }
 
 /*
@@ -690,6 +747,48 @@ int ust_bpfu_perf_af(struct bpf_perf_event_data *ctx)
 }
 
 /*
+ * A system call ftrace gives syscalls:* events: the 64-bit ones only
+ * (trace_get_syscall_nr(): a 32-bit task's numbers are another table's,
+ * and x32's have bit 30 set, beyond any set here).
+ */
+struct thread_info___ust {
+	__u32 status;
+} __attribute__((preserve_access_index));
+
+struct task_struct___ust {
+	struct thread_info___ust thread_info;
+} __attribute__((preserve_access_index));
+
+#define UST_TS_COMPAT	0x0002	/* x86: in a 32-bit system call */
+
+static __always_inline bool ust_bpfu_sc_in(volatile __u64 *set, __u64 nr)
+{
+	struct task_struct___ust *task;
+
+	if (nr >= UST_BPFU_NR_SYSCALLS || !((set[nr >> 6] >> (nr & 63)) & 1))
+		return false;
+	task = (void *)bpf_get_current_task_btf();
+	if (bpf_core_field_exists(task->thread_info.status) &&
+	    (task->thread_info.status & UST_TS_COMPAT))
+		return false;
+	return true;
+}
+
+/*
+ * The sys_enter_* events of the set: attached after ftrace enabled its
+ * events, so that ftrace's probe on this tracepoint runs first and each
+ * event's record is written before its cookie, as the kernel writes them.
+ * raw_tp sys_enter's arguments: the user registers, the number.
+ */
+SEC("raw_tp/sys_enter")
+int ust_bpfu_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	if (ust_bpfu_sc_in(ust_bpfu_sc_enter, ctx->args[1]))
+		ust_bpfu_event_body(ctx, 0, 0, 0, 0, 0);
+	return 0;
+}
+
+/*
  * ftrace's event-fork for the tgid filter: a followed process's new child
  * processes are followed from their first instruction (the tracepoint
  * fires before the child is woken).  raw_tp because the format of
@@ -716,12 +815,13 @@ int ust_bpfu_fork(struct bpf_raw_tracepoint_args *ctx)
 
 /*
  * Every system call's exit, attached after every event program (so it
- * runs after the sys_exit events of the entry): the entries that asked
- * for it (at_exit) get their stack here.  Where a read would fault, the
- * task_work takes it, on the way to user space, as before.
+ * runs after the sys_exit events of the entry): first the cookie of this
+ * system call's own sys_exit_* event if it is in the set, then the stack
+ * of the entries that asked for it (at_exit).  Where a read would fault,
+ * the task_work takes it, on the way to user space, as before.
  */
 SEC("raw_tp/sys_exit")
-int ust_bpfu_sys_exit(struct bpf_raw_tracepoint_args *ctx __ust_unused)
+int ust_bpfu_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct task_struct *task;
@@ -731,6 +831,9 @@ int ust_bpfu_sys_exit(struct bpf_raw_tracepoint_args *ctx __ust_unused)
 	task = ust_bpfu_wanted(id);
 	if (!task)
 		return 0;
+	/* syscall_get_nr(), as ftrace's own sys_exit probe takes it. */
+	if (ust_bpfu_sc_in(ust_bpfu_sc_exit, ((struct pt_regs *)bpf_task_pt_regs(task))->orig_ax))
+		ust_bpfu_request(ctx, task, id, 0, 0, 0, 0, 0);
 	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
 	if (!st || !st->cookie || !st->at_exit)
 		return 0;

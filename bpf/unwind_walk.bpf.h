@@ -63,26 +63,35 @@ struct ust_walk_vma {
 };
 
 /*
- * A task's walk VMAs, kept from one walk to the next while they stand
+ * Each task walks in its own task storage: the record it builds (only its
+ * frames are copied to the ring, ust_walk_emit()) and the walk's state,
+ * whose VMA slots stay from one walk to the next while they stand
  * (ust_bpfu_mm_seq()): a walk in steady state calls bpf_find_vma() (the
  * mmap lock, a maple-tree walk, a callback) for no frame, where it did
  * for every file of every stack.  With the table each VMA was seen with:
  * a READY table's rows never change (user space only ever appends rows),
- * a PENDING one is looked up again.
+ * a PENDING one is looked up again.  Per task, not per CPU: the sleepable
+ * walk of the task_work may sleep, and another task would take over a
+ * per-CPU buffer meanwhile.
  */
-struct ust_walk_vcache {
-	__u64 mm;
-	__u32 seq;
-	__u32 pad;
-	struct ust_walk_vma vmas[UST_WALK_VMAS];
+struct ust_walk_task {
+	__u64 mm;		/* the slots are this mm's VMAs, at this */
+	__u32 seq;		/* mmap_lock sequence; mm 0: they are not */
+	/*
+	 * A walk of this task is using r.  Only an interrupt can start
+	 * another (a perf sample's program), and it ends before the one it
+	 * interrupted goes on: a plain flag is enough.
+	 */
+	__u32 busy;
+	struct ust_bpfu_rec_stack r;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct ust_walk_vcache);
-} ust_walk_vcache SEC(".maps");
+	__type(value, struct ust_walk_task);
+} ust_walk_tasks SEC(".maps");
 
 /*
  * The window: stack bytes read ahead.  A walk reads upward through one
@@ -98,6 +107,7 @@ struct {
 
 /* In the record's walk[] (see ust_bpfu_abi.h). */
 struct ust_walk {
+	/* Cleared when a walk starts, up to vmas. */
 	__u64 ip, sp, bp, bx;
 	/*
 	 * Where a rule saved them, rbp and rbx are read only when a rule
@@ -110,10 +120,14 @@ struct ust_walk {
 	__u32 bx_ok;		/* bx likewise (only a CFA defined by rbx needs it) */
 	__u32 ip_exact;		/* ip is not a return address: frame 0, after a signal frame */
 	__u32 tgid;
-	struct ust_walk_vma vmas[UST_WALK_VMAS];
+	/* Frames by CFI and by frame pointers: counted once per walk, not per frame. */
+	__u32 cfi_frames;
+	__u32 fp_frames;
 	__u64 win_base;		/* the user address of win[0] */
 	__u64 win_len;		/* bytes of win[] read; 0: empty */
-	__u64 win[UST_WALK_WIN_U64];	/* last: not cleared when a walk starts */
+	/* Kept from one walk of the task to the next (struct ust_walk_task). */
+	struct ust_walk_vma vmas[UST_WALK_VMAS];
+	__u64 win[UST_WALK_WIN_U64];	/* its bytes count only up to win_len */
 };
 
 static __always_inline long ust_walk_read(void *dst, __u32 size, __u64 addr, bool sleepable)
@@ -435,7 +449,7 @@ static __always_inline long ust_walk_fp(struct ust_bpfu_rec_stack *r, struct ust
 	if (!frame[1])
 		return 1;
 	r->flags |= UST_BPFU_F_FP;
-	UST_COUNT(fp_frames);
+	w->fp_frames++;
 	w->ip = frame[1];
 	w->sp = cfa;
 	w->bp = frame[0];
@@ -469,7 +483,7 @@ static __always_inline long ust_walk_signal(struct ust_bpfu_rec_stack *r, struct
 	w->bp_ok = 1;
 	w->bx_ok = 1;
 	w->ip_exact = 1;	/* the interrupted instruction itself */
-	UST_COUNT(cfi_frames);
+	w->cfi_frames++;
 	return 0;
 }
 
@@ -536,7 +550,7 @@ static __always_inline long ust_walk_cfi(struct ust_bpfu_rec_stack *r, struct us
 		w->bp_ok = 0;
 	}
 	r->flags |= UST_BPFU_F_CFI;
-	UST_COUNT(cfi_frames);
+	w->cfi_frames++;
 	if (!ra)
 		return 1;
 	w->ip = ra;
@@ -554,15 +568,16 @@ fault:
 /*
  * Frame r->nr: record w->ip (as file offset, inode, dev when a VMA holds
  * it), then step to its caller.  A bpf_loop() callback body; 1 ends the
- * walk.  The frame count lives in r->nr, in ring-buffer memory the
- * verifier does not track, so one verified round covers every frame.
+ * walk.  The frame count lives in r->nr, in map memory the verifier does
+ * not track, so one verified round covers every frame.
  */
 static __always_inline long ust_walk_one(struct ust_bpfu_rec_stack *r, bool sleepable)
 {
 	struct ust_walk *w = (struct ust_walk *)r->walk;
 	const struct ust_cfi_row *row = NULL;
+	struct ust_bpfu_frame *f;
 	struct ust_walk_vma *s;
-	__u32 nr = r->nr, i;
+	__u32 nr = r->nr;
 	__u64 pc, off;
 
 	if (nr >= UST_BPFU_MAX_FRAMES) {
@@ -570,17 +585,18 @@ static __always_inline long ust_walk_one(struct ust_bpfu_rec_stack *r, bool slee
 		UST_COUNT(truncated);
 		return 1;
 	}
-	i = nr & (UST_BPFU_SLOTS - 1);
+	f = &r->frames[nr & (UST_BPFU_SLOTS - 1)];
 	s = ust_walk_vma(r, w, w->ip);
 	if (s) {
-		r->offs[i] = w->ip - s->v.start + (s->v.pgoff << 12);
-		r->inodes[i] = s->v.ino;
-		r->devs[i] = s->v.dev;
+		f->off = w->ip - s->v.start + (s->v.pgoff << 12);
+		f->ino = s->v.ino;
+		f->dev = s->v.dev;
 	} else {
-		r->offs[i] = w->ip;
-		r->inodes[i] = 0;
-		r->devs[i] = 0;
+		f->off = w->ip;
+		f->ino = 0;
+		f->dev = 0;
 	}
+	f->pad = 0;
 	r->nr = nr + 1;
 
 	/* A return address is after the call: the call itself is at ip - 1. */
@@ -605,11 +621,9 @@ static __always_inline long ust_walk_one(struct ust_bpfu_rec_stack *r, bool slee
 	return ust_walk_cfi(r, w, row, sleepable);
 }
 
-/* Slot @i (a constant) from the task's cache, its table refreshed if PENDING. */
-static __always_inline void ust_walk_cached(struct ust_walk *w, struct ust_walk_vcache *vc,
-					    const __u32 i)
+/* Slot @i (a constant) of the task's VMAs: its table looked up again if PENDING. */
+static __always_inline void ust_walk_refresh(struct ust_walk *w, const __u32 i)
 {
-	w->vmas[i] = vc->vmas[i];
 	if (w->vmas[i].v.found && w->vmas[i].tstate == UST_BPFU_CFI_PENDING)
 		ust_walk_table(w, &w->vmas[i]);
 }
@@ -628,35 +642,54 @@ static long ust_walk_one_nofault(__u32 i __ust_unused, void *data)
 	return ust_walk_one(((struct ust_walk_ctx *)data)->r, false);
 }
 
+/*
+ * The walk's frame counts into the per-CPU counters: a locked add each
+ * per walk, not one per frame.
+ */
+static __always_inline void ust_walk_count(const struct ust_walk *w)
+{
+	__u32 k = 0;
+	struct ust_bpfu_counters *c = bpf_map_lookup_elem(&ust_bpfu_stats, &k);
+
+	if (!c)
+		return;
+	if (w->cfi_frames)
+		__sync_fetch_and_add(&c->cfi_frames, w->cfi_frames);
+	if (w->fp_frames)
+		__sync_fetch_and_add(&c->fp_frames, w->fp_frames);
+}
+
 _Static_assert(sizeof(struct ust_walk) <= sizeof(((struct ust_bpfu_rec_stack *)0)->walk),
 	       "the walk's state fits the record's walk[]");
 
 /*
  * Walk the user stack of the current task from @regs (its user registers)
- * into @r, up to UST_BPFU_MAX_FRAMES frames: r->nr, offs, inodes, devs
- * and the UST_BPFU_F_* of how it went.
+ * into @t's record, up to UST_BPFU_MAX_FRAMES frames: r.nr, r.frames and
+ * the UST_BPFU_F_* of how it went (or'ed into r.flags).
  */
-static __always_inline void ust_walk(struct ust_bpfu_rec_stack *r, struct pt_regs *regs,
+static __always_inline void ust_walk(struct ust_walk_task *t, struct pt_regs *regs,
 				     bool sleepable)
 {
+	struct ust_bpfu_rec_stack *r = &t->r;
 	struct ust_walk *w = (struct ust_walk *)r->walk;
 	struct ust_walk_ctx c = { .r = r };
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct ust_walk_vcache *vc = NULL;
 	__u64 mm = 0, mm2 = 0;
 	__u32 seq = 0, seq2 = 0;
+	bool seq_ok = ust_bpfu_mm_seq(task, &mm, &seq);
 
-	/* All but the window: its bytes count only up to win_len. */
-	__builtin_memset(r->walk, 0, __builtin_offsetof(struct ust_walk, win));
+	__builtin_memset(r->walk, 0, __builtin_offsetof(struct ust_walk, vmas));
 	w->tgid = bpf_get_current_pid_tgid() >> 32;	/* ust_walk_table() asks with it */
-	if (ust_bpfu_mm_seq(task, &mm, &seq))
-		vc = bpf_task_storage_get(&ust_walk_vcache, task, 0,
-					  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (vc && vc->mm == mm && vc->seq == seq) {
-		ust_walk_cached(w, vc, 0);
-		ust_walk_cached(w, vc, 1);
-		ust_walk_cached(w, vc, 2);
-		ust_walk_cached(w, vc, 3);
+	if (seq_ok && t->mm == mm && t->seq == seq) {
+		ust_walk_refresh(w, 0);
+		ust_walk_refresh(w, 1);
+		ust_walk_refresh(w, 2);
+		ust_walk_refresh(w, 3);
+	} else {
+		w->vmas[0].v.found = 0;
+		w->vmas[1].v.found = 0;
+		w->vmas[2].v.found = 0;
+		w->vmas[3].v.found = 0;
 	}
 	w->ip = regs->ip;
 	w->sp = regs->sp;
@@ -671,14 +704,13 @@ static __always_inline void ust_walk(struct ust_bpfu_rec_stack *r, struct pt_reg
 		bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_walk_one_sleepable, &c, 0);
 	else
 		bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_walk_one_nofault, &c, 0);
-	/* Kept only if no VMA changed while the walk looked them up. */
-	if (vc && ust_bpfu_mm_seq(task, &mm2, &seq2) && mm2 == mm && seq2 == seq) {
-		vc->mm = mm;
-		vc->seq = seq;
-		vc->vmas[0] = w->vmas[0];
-		vc->vmas[1] = w->vmas[1];
-		vc->vmas[2] = w->vmas[2];
-		vc->vmas[3] = w->vmas[3];
+	ust_walk_count(w);
+	/* The slots stand for the next walk only if no VMA changed meanwhile. */
+	if (seq_ok && ust_bpfu_mm_seq(task, &mm2, &seq2) && mm2 == mm && seq2 == seq) {
+		t->mm = mm;
+		t->seq = seq;
+	} else {
+		t->mm = 0;
 	}
 }
 

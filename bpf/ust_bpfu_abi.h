@@ -7,8 +7,9 @@
  * These records are not the ftrace records: lib/record/bpfu.c turns them
  * into the kernel's user_unwind_cookie / user_unwind_stack bytes.  They
  * carry what the ftrace records cannot (flags, tgid, the CPU of the
- * callback) and keep one fixed size per kind, because a BPF ring-buffer
- * reservation must have a constant size.
+ * callback).  A STACK record is as long as its frames (the walk builds it
+ * in task storage and copies that much); the others have one fixed size
+ * per kind.
  */
 #ifndef UST_BPFU_ABI_H
 #define UST_BPFU_ABI_H
@@ -19,6 +20,12 @@
 /* A power of two, so that "& (UST_BPFU_SLOTS - 1)" bounds an index for the verifier. */
 #define UST_BPFU_SLOTS		(UST_BPFU_MAX_FRAMES + 1)
 #define UST_BPFU_WALK_U64	176
+/*
+ * System calls whose syscalls:sys_enter_* / sys_exit_* events the raw
+ * sys_enter / sys_exit programs give cookies (ust_bpfu_sc_enter/exit, a
+ * bit per number): numbers below this only.
+ */
+#define UST_BPFU_NR_SYSCALLS	512
 
 enum ust_bpfu_rec_kind {
 	UST_BPFU_REC_COOKIE = 1,
@@ -74,21 +81,36 @@ struct ust_bpfu_rec_sample {
 	__u32 pad;
 };
 
+struct ust_bpfu_frame {
+	__u64 off;		/* file offset, or the address when no VMA */
+	__u64 ino;		/* 0: no VMA or anonymous */
+	__u32 dev;		/* kernel dev_t, 0 likewise */
+	__u32 pad;
+};
+
+/*
+ * What the ring carries is the part up to frames[nr]
+ * (UST_BPFU_STACK_REC_SIZE): a dozen frames are some 330 bytes, where the
+ * whole struct, written into the ring, was 4 KiB of memory fresh to the
+ * CPU's cache for every stack.
+ */
 struct ust_bpfu_rec_stack {
 	struct ust_bpfu_rec_hdr h;
 	__u32 flags;		/* UST_BPFU_F_* */
 	__u32 nr;		/* frames, <= UST_BPFU_MAX_FRAMES */
-	__u64 offs[UST_BPFU_SLOTS];	/* file offset, or the address when no VMA */
-	__u64 inodes[UST_BPFU_SLOTS];	/* 0: no VMA or anonymous */
-	__u32 devs[UST_BPFU_SLOTS];	/* kernel dev_t, 0 likewise */
+	struct ust_bpfu_frame frames[UST_BPFU_SLOTS];
 	/*
-	 * The walk's own state (bpf/unwind_walk.bpf.h), of no use to user
-	 * space.  Here because ring-buffer memory is memory the verifier
-	 * does not track: on the BPF stack, every frame's registers and
-	 * VMAs would be new states to it, and the walk would not verify.
+	 * The walk's own state (bpf/unwind_walk.bpf.h), never sent.  Here
+	 * because map memory is memory the verifier does not track: on the
+	 * BPF stack, every frame's registers and VMAs would be new states to
+	 * it, and the walk would not verify.
 	 */
 	__u64 walk[UST_BPFU_WALK_U64];
 };
+
+#define UST_BPFU_STACK_REC_SIZE(nr)						\
+	(__builtin_offsetof(struct ust_bpfu_rec_stack, frames) +		\
+	 (nr) * sizeof(struct ust_bpfu_frame))
 
 /*
  * The walk met an executable file mapping whose (dev, inode) has no entry

@@ -15,6 +15,7 @@
 #include "ustitch/af_bpf.h"
 #include "ustitch/bpfu.h"
 #include "ustitch/encode.h"
+#include "ustitch/kbits.h"
 #include "ustitch/probe.h"
 
 bool ust_bpfu_native_available(void)
@@ -82,6 +83,11 @@ struct ust_bpfu {
 	struct ust_bpfu_cfi *cfi;	/* NULL: frame pointers only */
 	bool deferred;
 	bool af_only;		/* opts.af_only */
+	bool no_exit_stacks;	/* opts.no_exit_stacks */
+	bool sc_enter_on;	/* ust_bpfu_sys_enter is attached */
+	/* sys_exit_* events left to ust_bpfu_sys_exit, attached by ust_bpfu_arm_exit() */
+	char **sc_exits;
+	size_t nr_sc_exits;
 	char note[256];		/* why not deferred */
 	uint16_t cookie_type;
 	uint16_t stack_type;
@@ -106,20 +112,30 @@ static size_t ust_bpfu_make_cookie(struct ust_bpfu *u, const struct ust_bpfu_rec
 					     (int)h->tid, h->cookie);
 }
 
-/* trace_user_unwind_callback() of patch 9, byte for byte (layout: ust_enc). */
+/*
+ * trace_user_unwind_callback() of patch 9, byte for byte (layout: ust_enc),
+ * into u->out; @rec's arrays point at the record's.
+ */
 static size_t ust_bpfu_make_stack(struct ust_bpfu *u, const struct ust_bpfu_rec_stack *s,
-				  unsigned int nr)
+				  unsigned int nr, struct ust_bpfu_rec *rec)
 {
 	struct ust_enc_stack_arrays a;
 	int len = ust_enc_unwind_stack(u->out, sizeof(u->out), u->stack_type, (int)s->h.tid,
 				       s->h.cookie, nr, &a);
+	unsigned int i;
 
 	/* u->out holds UST_BPFU_MAX_FRAMES frames, and nr is capped there. */
 	if (len < 0)
 		return 0;
-	memcpy(a.offs, s->offs, (size_t)nr * 8);
-	memcpy(a.inodes, s->inodes, (size_t)nr * 8);
-	memcpy(a.devs, s->devs, (size_t)nr * 4);
+	/* The arrays are 8-byte aligned: u->out is, and so are their offsets. */
+	rec->offs = (const uint64_t *)(void *)a.offs;
+	rec->inodes = (const uint64_t *)(void *)a.inodes;
+	rec->devs = (const uint32_t *)(void *)a.devs;
+	for (i = 0; i < nr; i++) {
+		((uint64_t *)(void *)a.offs)[i] = s->frames[i].off;
+		((uint64_t *)(void *)a.inodes)[i] = s->frames[i].ino;
+		((uint32_t *)(void *)a.devs)[i] = s->frames[i].dev;
+	}
 	return (size_t)len;
 }
 
@@ -162,16 +178,16 @@ static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 		if (u->cfi)
 			ust_bpfu_cfi_exec(u->cfi, (pid_t)h->tgid);
 		return 0;
-	} else if (h->kind == UST_BPFU_REC_STACK && size >= sizeof(struct ust_bpfu_rec_stack)) {
+	} else if (h->kind == UST_BPFU_REC_STACK && size >= UST_BPFU_STACK_REC_SIZE(0) &&
+		   ((const struct ust_bpfu_rec_stack *)data)->nr <= UST_BPFU_MAX_FRAMES &&
+		   size >= UST_BPFU_STACK_REC_SIZE(((const struct ust_bpfu_rec_stack *)data)->nr)) {
+		/* As long as its frames: see UST_BPFU_STACK_REC_SIZE. */
 		const struct ust_bpfu_rec_stack *s = data;
 
 		rec.kind = UST_BPFU_STACK;
 		rec.flags = s->flags;
-		rec.nr = s->nr > UST_BPFU_MAX_FRAMES ? UST_BPFU_MAX_FRAMES : s->nr;
-		rec.size = ust_bpfu_make_stack(u, s, rec.nr);
-		rec.offs = (const uint64_t *)s->offs;
-		rec.inodes = (const uint64_t *)s->inodes;
-		rec.devs = (const uint32_t *)s->devs;
+		rec.nr = s->nr;
+		rec.size = ust_bpfu_make_stack(u, s, rec.nr, &rec);
 		u->stack_records++;
 	} else {
 		u->bad_records++;
@@ -260,6 +276,7 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_
 	bpf_program__set_autoload(skel->progs.ust_bpfu_exit, !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_exec, ust_bpfu_want_cfi(o));
 	bpf_program__set_autoload(skel->progs.ust_bpfu_sys_exit, deferred && !o->af_only);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_sys_enter, deferred && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf, o->perf && deferred && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf_af, o->perf && o->af_only);
 	skel->rodata->ust_leaf_ret = !o->kernel_frames;
@@ -268,7 +285,8 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_
 	bpf_map__set_max_entries(skel->maps.ust_bpfu_cfi_rows, !ust_bpfu_want_cfi(o) ? 1 :
 				 o->cfi_rows ? o->cfi_rows : UST_BPFU_CFI_ROWS);
 	ust_bpfu_set_af(skel, o->perf ? o->af : NULL);
-	bpf_map__set_max_entries(skel->maps.ust_bpfu_events, (__u32)ust_bpfu_rb_size(o->ringbuf_bytes));
+	skel->rodata->ust_rb_size = ust_bpfu_rb_size(o->ringbuf_bytes);
+	bpf_map__set_max_entries(skel->maps.ust_bpfu_events, (__u32)skel->rodata->ust_rb_size);
 	ret = ust_bpfu_skel__load(skel);
 	if (ret) {
 		snprintf(err, errlen, "loading the %s BPF programs: %s",
@@ -325,6 +343,7 @@ struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size
 	u->cookie_type = o->cookie_type;
 	u->stack_type = o->stack_type;
 	u->af_only = o->af_only;
+	u->no_exit_stacks = o->no_exit_stacks;
 	if (o->af_only)
 		snprintf(u->note, sizeof(u->note), "no stacks: the address filter only");
 	else if (o->immediate)
@@ -399,11 +418,64 @@ fail:
 	return NULL;
 }
 
+static void ust_bpfu_sc_set(volatile __u64 *set, int nr)
+{
+	set[nr / 64] |= 1ULL << (nr % 64);
+}
+
+/*
+ * A syscalls:sys_enter_NAME / sys_exit_NAME event, given its cookies by
+ * the raw sys_enter / sys_exit program and the set of numbers (see
+ * unwind.bpf.c): 0, or -ENOENT when it is not such an event, or its
+ * number is not known (kernel-bits/syscalls/x86_64), and the event needs
+ * a tracepoint program of its own.
+ */
+static int ust_bpfu_attach_syscall(struct ust_bpfu *u, const char *system, const char *event)
+{
+	bool enter = !strncmp(event, "sys_enter_", 10);
+	char **n;
+	int nr;
+
+	if (!u->deferred || u->af_only || strcmp(system, "syscalls") ||
+	    (!enter && strncmp(event, "sys_exit_", 9)))
+		return -ENOENT;
+	nr = ust_kbits_syscall_nr(event + (enter ? 10 : 9));
+	if (nr < 0 || nr >= UST_BPFU_NR_SYSCALLS)
+		return -ENOENT;
+	if (enter) {
+		/* Now, as the tracepoint programs are: after ftrace's probe. */
+		if (!u->sc_enter_on) {
+			int ret = ust_bpfu_keep_link(u, bpf_program__attach_raw_tracepoint(
+						     u->skel->progs.ust_bpfu_sys_enter, "sys_enter"));
+
+			if (ret)
+				return ret;
+			u->sc_enter_on = true;
+		}
+		ust_bpfu_sc_set(u->skel->bss->ust_bpfu_sc_enter, nr);
+		return 0;
+	}
+	/* Kept for a tracepoint program, if the sys_exit one cannot be attached. */
+	n = realloc(u->sc_exits, (u->nr_sc_exits + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	u->sc_exits = n;
+	n[u->nr_sc_exits] = strdup(event);
+	if (!n[u->nr_sc_exits])
+		return -ENOMEM;
+	u->nr_sc_exits++;
+	ust_bpfu_sc_set(u->skel->bss->ust_bpfu_sc_exit, nr);
+	return 0;
+}
+
 int ust_bpfu_attach(struct ust_bpfu *u, const char *system, const char *event)
 {
 	struct bpf_program *p = u->deferred ? u->skel->progs.ust_bpfu_event :
 					      u->skel->progs.ust_bpfu_event_imm;
+	int ret = ust_bpfu_attach_syscall(u, system, event);
 
+	if (ret != -ENOENT)
+		return ret;
 	return ust_bpfu_keep_link(u, bpf_program__attach_tracepoint(p, system, event));
 }
 
@@ -481,10 +553,18 @@ int ust_bpfu_arm_exit(struct ust_bpfu *u)
 		return 0;
 	l = bpf_program__attach_raw_tracepoint(u->skel->progs.ust_bpfu_sys_exit, "sys_exit");
 	ret = ust_bpfu_keep_link(u, l);
-	if (ret)
+	if (ret) {
+		size_t i;
+
+		/* Its sys_exit_* events still get cookies, each by its own program. */
+		for (i = 0; i < u->nr_sc_exits; i++)
+			if (ust_bpfu_keep_link(u, bpf_program__attach_tracepoint(
+						u->skel->progs.ust_bpfu_event, "syscalls", u->sc_exits[i])))
+				break;
 		return ret;
+	}
 	/* After the attach: no entry waits for an exit program not yet there. */
-	u->skel->bss->ust_exit_armed = 1;
+	u->skel->bss->ust_exit_armed = !u->no_exit_stacks;
 	return 0;
 }
 
@@ -573,6 +653,9 @@ void ust_bpfu_close(struct ust_bpfu *u)
 	for (i = u->nr_links; i > 0; i--)
 		bpf_link__destroy(u->links[i - 1]);
 	free(u->links);
+	for (i = 0; i < u->nr_sc_exits; i++)
+		free(u->sc_exits[i]);
+	free(u->sc_exits);
 	ring_buffer__free(u->rb);
 	ust_bpfu_cfi_free(u->cfi);
 	ust_bpfu_skel__destroy(u->skel);

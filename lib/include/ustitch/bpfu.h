@@ -34,6 +34,8 @@ struct ust_bpfu_opts {
 	uint16_t stack_type;	/* ftrace type id for user_unwind_stack records */
 	size_t ringbuf_bytes;	/* 0: 8 MiB; rounded up to a power of two */
 	bool immediate;		/* use the fallback even with task_work (tests) */
+	/* ust_bpfu_arm_exit() takes no stacks: every one by task_work (tests). */
+	bool no_exit_stacks;
 	/*
 	 * The kernel's unwinder (seed 004) walks frame pointers only, and
 	 * never guesses: set to get its exact frames.  By default the walk
@@ -221,12 +223,15 @@ int ust_bpfu_fd(const struct ust_bpfu *u);
  */
 int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name);
 /*
- * Take the stacks of events inside a system call at its exit (a
- * sys_exit program), where the user stack is the same, instead of by
- * task_work: no irq_work, no self-IPI.  Call it after every program that
- * gives cookies is attached (ust_bpfu_attach, lock_held() filters): it
- * must run after them at the system call's exit.  Deferred only (0 and
- * nothing done otherwise).  0 or -errno.
+ * Attach the system calls' exit program: it gives the sys_exit_* events
+ * attached (ust_bpfu_attach) their cookies, which they get from nothing
+ * else, and takes the stacks of events inside a system call at its exit,
+ * where the user stack is the same, instead of by task_work: no irq_work,
+ * no self-IPI.  Call it after every program that gives cookies is
+ * attached (ust_bpfu_attach, lock_held() filters), before the traced
+ * code runs: it must run after them at the system call's exit.  Deferred
+ * only (0 and nothing done otherwise).  0 or -errno; on failure, the
+ * sys_exit_* events get their cookies from tracepoint programs instead.
  */
 int ust_bpfu_arm_exit(struct ust_bpfu *u);
 

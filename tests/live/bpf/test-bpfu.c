@@ -332,7 +332,7 @@ struct mode {
 	const char *const *chain_thread;
 	const char *const *chain_forked;
 	int depth;
-	bool arm_exit;			/* ust_bpfu_arm_exit(): stacks at the system call's exit */
+	bool arm_exit;			/* stacks taken at the system call's exit (not no_exit_stacks) */
 };
 
 static void check_run(const struct run *run, const struct mode *md, const char *prog_base,
@@ -507,10 +507,9 @@ static void run_mode(const struct mode *md, const char *prog, const char *prog_b
 	CHECK(ret == 0, "attach sys_enter_getppid: %s", strerror(-ret));
 	ret = ust_bpfu_attach(u, "syscalls", "sys_exit_getppid");
 	CHECK(ret == 0, "attach sys_exit_getppid: %s", strerror(-ret));
-	if (md->arm_exit) {
-		ret = ust_bpfu_arm_exit(u);
-		CHECK(ret == 0, "arm exit: %s", strerror(-ret));
-	}
+	/* Always: the sys_exit_* events get their cookies from it. */
+	ret = ust_bpfu_arm_exit(u);
+	CHECK(ret == 0, "arm exit: %s", strerror(-ret));
 	CHECK(write(go, "g", 1) == 1, "go");
 	close(go);
 	while (w != run.child) {
@@ -544,11 +543,12 @@ int main(int argc, char **argv)
 	static const char *const kthread_chain[] = { "getppid", "ust_live_b", "ust_live_a",
 						     "ust_live_thread" };
 	const struct mode modes[] = {
-		{ "task_work", { 0 }, true, main_chain, thread_chain, forked_chain, 5, false },
-		{ "task_work kernel_frames", { .kernel_frames = true }, false, kmain_chain,
-		  kthread_chain, NULL, 4, false },
-		{ "task_work no_children", { .no_children = true }, true, main_chain, thread_chain,
-		  NULL, 5, false },
+		{ "task_work", { .no_exit_stacks = true }, true, main_chain, thread_chain,
+		  forked_chain, 5, false },
+		{ "task_work kernel_frames", { .kernel_frames = true, .no_exit_stacks = true }, false,
+		  kmain_chain, kthread_chain, NULL, 4, false },
+		{ "task_work no_children", { .no_children = true, .no_exit_stacks = true }, true,
+		  main_chain, thread_chain, NULL, 5, false },
 		{ "immediate", { .immediate = true }, true, main_chain, thread_chain, forked_chain, 5,
 		  false },
 		{ "task_work sys_exit", { 0 }, true, main_chain, thread_chain, forked_chain, 5, true },
