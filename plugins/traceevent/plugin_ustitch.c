@@ -32,6 +32,7 @@
 #include "ustitch/report.h"
 #include "ustitch/resolve.h"
 #include "ustitch/scan.h"
+#include "ustitch/stack_text.h"
 #include "ustitch/stitch.h"
 #include "ustitch/strbuf.h"
 #include "ustitch/sym.h"
@@ -57,7 +58,7 @@ struct pstate {
 	char mode_why[256];
 	struct ust_scan *scan;		/* owned, MODE_STITCHED */
 	int page_size;			/* the trace.dat's, bounds each record; 0: unknown */
-	size_t rendered_bytes;		/* stacks' text cached in scan */
+	struct ust_stack_text text;	/* stacks' text kept in scan */
 	struct ust_res *res;
 	struct ust_sym_cache *sym;
 	struct ust_render rnd;
@@ -166,11 +167,27 @@ static void state_free(struct pstate *p)
 	ust_sym_cache_free(p->sym);
 	ust_af_free(&p->mark);
 	ust_sb_fini(&p->sb);
+	ust_stack_text_fini(&p->text);
 	ust_hmap_fini(&p->seen);
 	free(p->seen_reqs);
 	free(p->dirs_buf[0]);
 	free(p->dirs_buf[1]);
 	free(p);
+}
+
+/*
+ * Rendered text kept per distinct stack, up to this much in all (the
+ * stacks printed lately stay: lib/report/stack_text.c).  The tests set a
+ * budget of a few stacks (USTITCH_RENDERED_BUDGET, bytes) to print through
+ * the evictions.
+ */
+#define RENDERED_BUDGET	(64UL << 20)
+
+static size_t rendered_budget(void)
+{
+	const char *v = getenv("USTITCH_RENDERED_BUDGET");
+
+	return v && v[0] ? strtoul(v, NULL, 0) : RENDERED_BUDGET;
 }
 
 /* Options are read when the first record needs them: trace-cmd applies
@@ -399,33 +416,12 @@ static void put_header(struct pstate *p, struct trace_seq *s, unsigned int nr, u
 			 ust_sb_str(&p->sb), tail);
 }
 
-/* Rendered text kept per distinct stack, up to this much in all: beyond
- * it, stacks are rendered each time they are printed. */
-#define RENDERED_BUDGET	(64UL << 20)
-
 static void put_frames(struct pstate *p, struct trace_seq *s, struct ust_stitch_stack *st)
 {
-	struct ust_stitch_frames *c;
-
-	if (!st->nr) {
+	if (!st->nr)
 		trace_seq_puts(s, "\n=> (no user frames)");
-		return;
-	}
-	c = &p->scan->st.contents[st->content];
-	if (!c->rendered) {
-		size_t len;
-
-		ust_sb_reset(&p->sb);
-		ust_render_frames(&p->rnd, c->frames, c->nr, c->has_files, &p->sb);
-		len = strlen(ust_sb_str(&p->sb));
-		if (p->rendered_bytes + len > RENDERED_BUDGET ||
-		    !(c->rendered = strdup(ust_sb_str(&p->sb)))) {
-			trace_seq_puts(s, ust_sb_str(&p->sb));
-			return;
-		}
-		p->rendered_bytes += len + 1;
-	}
-	trace_seq_puts(s, c->rendered);
+	else
+		trace_seq_puts(s, ust_stack_text_get(&p->text, &p->scan->st, st->content, &p->rnd));
 }
 
 static int cookie_handler(struct trace_seq *s, struct tep_record *rec,
@@ -636,6 +632,7 @@ int TEP_PLUGIN_LOADER(struct tep_handle *tep)
 		return -1;
 	p->tep = tep;
 	ust_sb_init(&p->sb);
+	ust_stack_text_init(&p->text, rendered_budget());
 	ust_hmap_init(&p->seen);
 	if (options_users++ == 0)
 		tep_plugin_add_options("ustitch", TEP_PLUGIN_OPTIONS);
@@ -692,7 +689,8 @@ static void debug_at_end(const struct pstate *p)
 	fprintf(stderr, "ustitch: distinct stacks: %lu, %lu frames, %zu bytes\n", st->nr_contents,
 		st->nr_frames, st->nr_frames * sizeof(struct ust_dec_frame) +
 		st->cap_contents * sizeof(*st->contents) +
-		st->content_by_hash.cap * (sizeof(uint64_t) * 2 + 1) + p->rendered_bytes);
+		st->content_by_hash.cap * (sizeof(uint64_t) * 2 + 1) +
+		ust_stack_text_peak_bytes(&p->text));
 }
 
 int TEP_PLUGIN_UNLOADER(struct tep_handle *tep)

@@ -55,7 +55,8 @@ struct ust_stitch_frames {
 	struct ust_dec_frame *frames;
 	unsigned int nr;
 	bool has_files;
-	char *rendered;		/* cached text, owned (see the plugin) */
+	bool rendered_used;	/* printed since ust_stack_text last looked */
+	char *rendered;		/* its text, kept by ust_stack_text; owned */
 };
 
 /* A user_unwind_stack record. */

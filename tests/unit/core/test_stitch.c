@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1
-/* Unit tests of ust_stitch and ust_hmap. */
+/* Unit tests of ust_stitch, ust_hmap and ust_stack_text. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "ustitch/abi.h"
 #include "ustitch/hmap.h"
+#include "ustitch/stack_text.h"
 #include "ustitch/stitch.h"
 
 static void test_hmap(void **state)
@@ -203,6 +205,84 @@ static void test_reused_cookie(void **state)
 	ust_stitch_fini(&st);
 }
 
+/* @n contents of one raw frame each, 0x100000 + i: "\n=> 0x1000XX", 13 bytes kept. */
+#define TEXT_LEN	13
+
+static void mkcontents(struct ust_stitch *st, unsigned int n)
+{
+	unsigned int i;
+
+	ust_stitch_init(st);
+	st->contents = calloc(n, sizeof(*st->contents));
+	assert_non_null(st->contents);
+	st->nr_contents = st->cap_contents = n;
+	for (i = 0; i < n; i++) {
+		st->contents[i].frames = calloc(1, sizeof(struct ust_dec_frame));
+		assert_non_null(st->contents[i].frames);
+		st->contents[i].frames[0].off = 0x100000 + i;
+		st->contents[i].nr = 1;
+	}
+}
+
+static void get_text(struct ust_stack_text *t, struct ust_stitch *st, struct ust_render *r,
+		     uint32_t i)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "\n=> 0x%x", 0x100000 + i);
+	assert_string_equal(ust_stack_text_get(t, st, i, r), want);
+}
+
+static void test_stack_text(void **state)
+{
+	struct ust_render r = { 0 };
+	struct ust_stack_text t;
+	struct ust_stitch st;
+	uint32_t i;
+
+	(void)state;
+	mkcontents(&st, 400);
+	/* 256 texts fill the budget and the ring, not wrapped */
+	ust_stack_text_init(&t, 256 * TEXT_LEN);
+	for (i = 0; i < 256; i++)
+		get_text(&t, &st, &r, i);
+	assert_int_equal(t.bytes, 256 * TEXT_LEN);
+	assert_int_equal(t.ring_nr, 256);
+	/* all printed since: a round of second chances, then the oldest goes */
+	get_text(&t, &st, &r, 256);
+	assert_null(st.contents[0].rendered);
+	assert_non_null(st.contents[1].rendered);
+	assert_int_equal(t.bytes, 256 * TEXT_LEN);
+	/* 1 printed again stays; 2, not, goes */
+	get_text(&t, &st, &r, 1);
+	get_text(&t, &st, &r, 257);
+	assert_non_null(st.contents[1].rendered);
+	assert_null(st.contents[2].rendered);
+	assert_non_null(st.contents[3].rendered);
+	/* a full ring, wrapped, grows in order: 3..256, 1, 257, then 258 */
+	assert_int_equal(t.ring_nr, t.ring_cap);
+	assert_int_not_equal(t.ring_head, 0);
+	t.budget = 300 * TEXT_LEN;
+	get_text(&t, &st, &r, 258);
+	assert_int_equal(t.ring_head, 0);
+	assert_int_equal(t.ring_nr, 257);
+	for (i = 0; i < 254; i++)
+		assert_int_equal(t.ring[i], 3 + i);
+	assert_int_equal(t.ring[254], 1);
+	assert_int_equal(t.ring[255], 257);
+	assert_int_equal(t.ring[256], 258);
+	/* a text over the budget is printed, not kept; one freed, rendered again */
+	t.budget = TEXT_LEN - 1;
+	get_text(&t, &st, &r, 399);
+	assert_null(st.contents[399].rendered);
+	get_text(&t, &st, &r, 0);
+	assert_null(st.contents[0].rendered);
+	assert_int_equal(t.peak, 257 * TEXT_LEN);
+	assert_int_equal(ust_stack_text_peak_bytes(&t), 257 * TEXT_LEN + t.ring_cap * sizeof(uint32_t));
+	ust_stack_text_fini(&t);
+	ust_stitch_fini(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -210,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_one_stack_many_events),
 		cmocka_unit_test(test_buffers_and_duplicates),
 		cmocka_unit_test(test_reused_cookie),
+		cmocka_unit_test(test_stack_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
