@@ -42,7 +42,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Set before load by lib/record/bpfu.c. */
 const volatile bool ust_leaf_ret = true;
 const volatile __u32 ust_ignore_tgid;	/* while ust_filter_on == 0 */
-const volatile __u64 ust_rb_size;	/* ust_bpfu_events' size in bytes */
+const volatile __u64 ust_rb_wake_bytes;	/* see ust_bpfu_rb_flags() */
 /* Set at run time: nonzero once a tgid is in ust_bpfu_tgids. */
 volatile __u32 ust_filter_on;
 /* Set at run time, once ust_bpfu_sys_exit runs after every event program. */
@@ -55,35 +55,6 @@ volatile __u32 ust_exit_armed;
 volatile __u64 ust_bpfu_sc_enter[UST_BPFU_SC_WORDS];
 volatile __u64 ust_bpfu_sc_exit[UST_BPFU_SC_WORDS];
 
-struct ust_bpfu_task {
-	__u64 cookie;		/* 0: no cookie in this entry yet */
-	__u64 sp;		/* user sp and ip of the entry that got it */
-	__u64 ip;
-	__u64 sysnr;		/* and its system call number (orig_ax) */
-	__u32 pending;		/* a work is scheduled and has not run yet */
-	__u32 in_work;		/* the work runs: events now are of its entry */
-	__u32 at_exit;		/* the system call's exit takes this entry's stack */
-	__u32 pad;
-};
-
-#define UST_NR_EXECVE	59	/* x86-64 */
-#define UST_NR_EXECVEAT	322
-
-/*
- * Is @regs still the entry that took @st's cookie?  Its user registers
- * tell, except in execve(), which replaces them within the entry (from
- * start_thread() on) and leaves orig_ax alone.
- */
-static __always_inline bool ust_bpfu_same_entry(const struct ust_bpfu_task *st,
-						struct pt_regs *regs)
-{
-	__u64 nr = regs->orig_ax;
-
-	if (st->sp == regs->sp && st->ip == regs->ip)
-		return true;
-	return nr == st->sysnr && (nr == UST_NR_EXECVE || nr == UST_NR_EXECVEAT);
-}
-
 struct ust_bpfu_work {
 	struct bpf_task_work tw;
 };
@@ -94,39 +65,37 @@ struct {
 } ust_bpfu_events SEC(".maps");
 
 /*
- * Wake the reader once per eighth of the ring filled: only the record
- * whose bytes cross a multiple of an eighth wakes it.  Every wakeup is an
+ * Bytes this CPU wrote to the ring since it last woke the reader (a
+ * record's submit wakes it when they pass ust_rb_wake_bytes, set by user
+ * space to an eighth of the ring over the CPUs).  Every wakeup is an
  * irq_work, a self-IPI and so a VM exit here, which costs more than the
- * whole record.  (Waking every record while more than an eighth was
- * pending, as before, woke nearly every record whenever the reader fell
- * behind: 7.5 % of a syscall-heavy workload's time went to the IPIs.)
- * The reader polls with a short timeout anyway.  @before, @after: the
- * bytes waiting without and with this record.
+ * whole record; the reader polls with a short timeout anyway.  Counted
+ * per CPU and not by the ring's fill level: asking the ring for that is a
+ * helper call per record, and a reader that fell behind kept the level
+ * above every threshold (waking at every record, as once happened: 7.5 %
+ * of a syscall-heavy workload's time went to the IPIs).
  */
-static __always_inline __u64 ust_bpfu_rb_wake(__u64 before, __u64 after)
-{
-	__u64 step = ust_rb_size / 8;
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} ust_bpfu_unwoken SEC(".maps");
 
-	if (!step)
-		return BPF_RB_FORCE_WAKEUP;
-	return after / step != before / step ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-}
-
-/* For a record reserved (so already waiting) of @size bytes. */
+/* The flags of a record of @size bytes: a wakeup or none. */
 static __always_inline __u64 ust_bpfu_rb_flags(__u64 size)
 {
-	__u64 avail = bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_AVAIL_DATA);
+	__u32 k = 0;
+	__u64 *n = bpf_map_lookup_elem(&ust_bpfu_unwoken, &k);
 
-	return ust_bpfu_rb_wake(avail > size ? avail - size : 0, avail);
+	if (!n)
+		return BPF_RB_FORCE_WAKEUP;
+	*n += size;
+	if (*n < ust_rb_wake_bytes)
+		return BPF_RB_NO_WAKEUP;
+	*n = 0;
+	return BPF_RB_FORCE_WAKEUP;
 }
-
-/* The cookie lives with the task, like current->unwind_info.cookie. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct ust_bpfu_task);
-} ust_bpfu_tasks SEC(".maps");
 
 /*
  * The task_work slot.  Not in task storage: the kernel accepts struct
@@ -183,19 +152,34 @@ extern int bpf_task_work_schedule_resume_impl(struct task_struct *task,
 			__sync_fetch_and_add(&__c->field, 1);		\
 	} while (0)
 
+/* Whether @task's events are ones to give a cookie to. */
+static __always_inline bool ust_bpfu_follows(struct task_struct *task, __u32 tgid)
+{
+	if (ust_filter_on ? !bpf_map_lookup_elem(&ust_bpfu_tgids, &tgid) : tgid == ust_ignore_tgid)
+		return false;
+	/* As patch 4 of the series: kernel threads have no user stack. */
+	return !(task->flags & PF_KTHREAD) && task->mm;
+}
+
 /* Returns current if the event is one to give a cookie to, else NULL. */
 static __always_inline struct task_struct *ust_bpfu_wanted(__u64 id)
 {
-	struct task_struct *task;
-	__u32 tgid = id >> 32;
+	struct task_struct *task = bpf_get_current_task_btf();
 
-	if (ust_filter_on ? !bpf_map_lookup_elem(&ust_bpfu_tgids, &tgid) : tgid == ust_ignore_tgid)
-		return NULL;
-	task = bpf_get_current_task_btf();
-	/* As patch 4 of the series: kernel threads have no user stack. */
-	if ((task->flags & PF_KTHREAD) || !task->mm)
-		return NULL;
-	return task;
+	return ust_bpfu_follows(task, id >> 32) ? task : NULL;
+}
+
+/*
+ * ust_bpfu_wanted() with *@id (bpf_get_current_pid_tgid()'s value) read
+ * from the task: a helper call less.  Every call and return counts on
+ * this x86 hardware (retpolines, the return thunk of "safe RET").
+ */
+static __always_inline struct task_struct *ust_bpfu_current(__u64 *id)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	*id = (__u64)(__u32)task->tgid << 32 | (__u32)task->pid;
+	return ust_bpfu_follows(task, task->tgid) ? task : NULL;
 }
 
 /* get_cookie(): CPU in the top 16 bits, the counter << 1, lowest bit 1. */
@@ -212,22 +196,20 @@ static __always_inline __u64 ust_bpfu_new_cookie(__u32 cpu)
 	return ((n << 1) & ((1ULL << 48) - 1)) | ((__u64)cpu << 48) | 1;
 }
 
+/* Built on the stack and copied: one helper call, not reserve and submit. */
 static __always_inline void ust_bpfu_emit_cookie(__u64 ts, __u32 cpu, __u64 id, __u64 cookie)
 {
-	struct ust_bpfu_rec_cookie *r;
+	struct ust_bpfu_rec_cookie r = {
+		.h.kind = UST_BPFU_REC_COOKIE,
+		.h.cpu = cpu,
+		.h.ts = ts,
+		.h.tid = (__u32)id,
+		.h.tgid = id >> 32,
+		.h.cookie = cookie,
+	};
 
-	r = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*r), 0);
-	if (!r) {
+	if (bpf_ringbuf_output(&ust_bpfu_events, &r, sizeof(r), ust_bpfu_rb_flags(sizeof(r))))
 		UST_COUNT(drops);
-		return;
-	}
-	r->h.kind = UST_BPFU_REC_COOKIE;
-	r->h.cpu = cpu;
-	r->h.ts = ts;
-	r->h.tid = (__u32)id;
-	r->h.tgid = id >> 32;
-	r->h.cookie = cookie;
-	bpf_ringbuf_submit(r, ust_bpfu_rb_flags(sizeof(*r)));
 }
 
 /*
@@ -353,6 +335,48 @@ static __always_inline bool ust_bpfu_mm_seq(struct task_struct *task, __u64 *mmp
 /* The walk: CFI tables, frame pointers where a file has none. */
 #include "unwind_walk.bpf.h"
 
+struct ust_bpfu_task {
+	__u64 cookie;		/* 0: no cookie in this entry yet */
+	__u64 sp;		/* user sp and ip of the entry that got it */
+	__u64 ip;
+	__u64 sysnr;		/* and its system call number (orig_ax) */
+	__u32 pending;		/* a work is scheduled and has not run yet */
+	__u32 in_work;		/* the work runs: events now are of its entry */
+	__u32 at_exit;		/* the system call's exit takes this entry's stack */
+	__u32 pad;
+	/* Where the task's walks build their records (unwind_walk.bpf.h). */
+	struct ust_walk_task walk;
+};
+
+#define UST_NR_EXECVE	59	/* x86-64 */
+#define UST_NR_EXECVEAT	322
+
+/*
+ * Is @regs still the entry that took @st's cookie?  Its user registers
+ * tell, except in execve(), which replaces them within the entry (from
+ * start_thread() on) and leaves orig_ax alone.
+ */
+static __always_inline bool ust_bpfu_same_entry(const struct ust_bpfu_task *st,
+						struct pt_regs *regs)
+{
+	__u64 nr = regs->orig_ax;
+
+	if (st->sp == regs->sp && st->ip == regs->ip)
+		return true;
+	return nr == st->sysnr && (nr == UST_NR_EXECVE || nr == UST_NR_EXECVEAT);
+}
+
+/*
+ * The cookie lives with the task, like current->unwind_info.cookie, and so
+ * does the walk's record: one storage lookup for both.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ust_bpfu_task);
+} ust_bpfu_tasks SEC(".maps");
+
 static __always_inline void ust_bpfu_fill_hdr(struct ust_bpfu_rec_stack *r, __u64 ts,
 					      __u64 id, __u64 cookie)
 {
@@ -365,18 +389,19 @@ static __always_inline void ust_bpfu_fill_hdr(struct ust_bpfu_rec_stack *r, __u6
 }
 
 /*
- * The task's walk storage for a walk starting now; NULL if it cannot be
- * had, or a walk of the task is under way (this is an interrupt's).
+ * The walk storage of @task (@st, or looked up) for a walk starting now;
+ * NULL if it cannot be had, or a walk of the task is under way (this is
+ * an interrupt's).
  */
-static __always_inline struct ust_walk_task *ust_bpfu_walk_begin(struct task_struct *task)
+static __always_inline struct ust_walk_task *ust_bpfu_walk_begin(struct task_struct *task,
+								struct ust_bpfu_task *st)
 {
-	struct ust_walk_task *t;
-
-	t = bpf_task_storage_get(&ust_walk_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!t || t->busy)
+	if (!st)
+		st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st || st->walk.busy)
 		return NULL;
-	t->busy = 1;
-	return t;
+	st->walk.busy = 1;
+	return &st->walk;
 }
 
 /* Send @t's record, as far as its frames go, and end the walk.  0 or -1. */
@@ -385,15 +410,14 @@ static __always_inline int ust_bpfu_walk_send(struct ust_walk_task *t, __u64 ts,
 {
 	struct ust_bpfu_rec_stack *r = &t->r;
 	__u32 nr = r->nr;
-	__u64 size, avail;
+	__u64 size;
 	long err;
 
 	if (nr > UST_BPFU_MAX_FRAMES)
 		nr = UST_BPFU_MAX_FRAMES;
 	size = UST_BPFU_STACK_REC_SIZE(nr);
 	ust_bpfu_fill_hdr(r, ts, id, cookie);
-	avail = bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_AVAIL_DATA);
-	err = bpf_ringbuf_output(&ust_bpfu_events, r, size, ust_bpfu_rb_wake(avail, avail + size));
+	err = bpf_ringbuf_output(&ust_bpfu_events, r, size, ust_bpfu_rb_flags(size));
 	t->busy = 0;
 	if (err) {
 		UST_COUNT(drops);
@@ -412,22 +436,22 @@ static __always_inline void ust_bpfu_emit_immediate(void *ctx __ust_unused, stru
 						    __u64 id, __u64 cookie, __u32 flags)
 {
 	__u64 ts = bpf_ktime_get_ns();
-	struct ust_walk_task *t = ust_bpfu_walk_begin(task);
+	struct ust_walk_task *t = ust_bpfu_walk_begin(task, NULL);
 
 	if (!t) {
 		UST_COUNT(drops);
 		return;
 	}
 	t->r.flags = flags | UST_BPFU_F_IMMEDIATE;
-	ust_walk(t, (struct pt_regs *)bpf_task_pt_regs(task), false);
+	ust_walk(t, task, (struct pt_regs *)bpf_task_pt_regs(task), false);
 	ust_bpfu_walk_send(t, ts, id, cookie);
 }
 
 static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u64 id,
-						   const struct ust_bpfu_task *st, __u64 cookie)
+						   struct ust_bpfu_task *st, __u64 cookie)
 {
 	__u64 ts = bpf_ktime_get_ns();
-	struct ust_walk_task *t = ust_bpfu_walk_begin(task);
+	struct ust_walk_task *t = ust_bpfu_walk_begin(task, st);
 	struct pt_regs *regs;
 
 	if (!t) {
@@ -446,7 +470,7 @@ static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u
 		t->r.flags |= UST_BPFU_F_LATE;
 		UST_COUNT(late);
 	}
-	ust_walk(t, regs, true);
+	ust_walk(t, task, regs, true);
 	ust_bpfu_walk_send(t, ts, id, cookie);
 }
 
@@ -592,15 +616,17 @@ static __always_inline __u64 ust_bpfu_take_cookie(void *ctx, struct task_struct 
  * -1: a read would have faulted (or the mmap lock was busy, or this
  * interrupts a walk of the task), nothing emitted.
  */
-static __always_inline int ust_bpfu_emit_now(struct task_struct *task, __u64 id, __u64 cookie)
+static __always_inline int ust_bpfu_emit_now(struct task_struct *task, struct ust_bpfu_task *st,
+					     struct pt_regs *regs, __u64 id, __u64 cookie,
+					     __u32 flags)
 {
 	__u64 ts = bpf_ktime_get_ns();
-	struct ust_walk_task *t = ust_bpfu_walk_begin(task);
+	struct ust_walk_task *t = ust_bpfu_walk_begin(task, st);
 
 	if (!t)
 		return -1;	/* the task_work's walk, later */
-	t->r.flags = 0;
-	ust_walk(t, (struct pt_regs *)bpf_task_pt_regs(task), false);
+	t->r.flags = flags;
+	ust_walk(t, task, regs, false);
 	/*
 	 * A VMA not found because another thread held the mmap lock for
 	 * writing (bpf_find_vma() only tries the lock) is a frame with no
@@ -616,18 +642,15 @@ static __always_inline int ust_bpfu_emit_now(struct task_struct *task, __u64 id,
 }
 
 /*
- * @st's entry's stack now; where a read would fault (or the mmap lock was
- * busy), the task_work takes it, on the way back to user space, as for any
- * other entry (and without task_work, the immediate walk).  0: walked now;
- * -1: left to the task_work.
+ * @st's entry's stack now (ust_bpfu_stack_now()); where a read would fault
+ * (or the mmap lock was busy), the task_work takes it, on the way back to
+ * user space, as for any other entry (and without task_work, the
+ * immediate walk): ust_bpfu_stack_later().  0: walked now; -1: left to the
+ * task_work.
  */
-static __always_inline int ust_bpfu_stack_now(void *ctx, struct task_struct *task,
-					      struct ust_bpfu_task *st, __u64 id, __u64 cookie)
+static __always_inline int ust_bpfu_stack_later(void *ctx, struct task_struct *task,
+						struct ust_bpfu_task *st, __u64 id, __u64 cookie)
 {
-	if (ust_bpfu_emit_now(task, id, cookie) == 0) {
-		st->cookie = 0;		/* the next entry gets a new one */
-		return 0;
-	}
 	if (st->pending)
 		return -1;
 	if (ust_bpfu_schedule(task, (__u32)id) == 0) {
@@ -638,6 +661,16 @@ static __always_inline int ust_bpfu_stack_now(void *ctx, struct task_struct *tas
 	st->cookie = 0;
 	ust_bpfu_emit_immediate(ctx, task, id, cookie, UST_BPFU_F_SCHED_FAIL);
 	return -1;
+}
+
+static __always_inline int ust_bpfu_stack_now(void *ctx, struct task_struct *task,
+					      struct ust_bpfu_task *st, __u64 id, __u64 cookie)
+{
+	if (ust_bpfu_emit_now(task, st, (struct pt_regs *)bpf_task_pt_regs(task), id, cookie, 0) == 0) {
+		st->cookie = 0;		/* the next entry gets a new one */
+		return 0;
+	}
+	return ust_bpfu_stack_later(ctx, task, st, id, cookie);
 }
 
 /* The stack of a sample that interrupted user code (ust_bpfu_take_cookie()). */
@@ -763,15 +796,15 @@ struct task_struct___ust {
 
 static __always_inline bool ust_bpfu_sc_in(volatile __u64 *set, __u64 nr)
 {
-	struct task_struct___ust *task;
+	return nr < UST_BPFU_NR_SYSCALLS && ((set[nr >> 6] >> (nr & 63)) & 1);
+}
 
-	if (nr >= UST_BPFU_NR_SYSCALLS || !((set[nr >> 6] >> (nr & 63)) & 1))
-		return false;
-	task = (void *)bpf_get_current_task_btf();
-	if (bpf_core_field_exists(task->thread_info.status) &&
-	    (task->thread_info.status & UST_TS_COMPAT))
-		return false;
-	return true;
+static __always_inline bool ust_bpfu_compat(struct task_struct *t)
+{
+	struct task_struct___ust *task = (void *)t;
+
+	return bpf_core_field_exists(task->thread_info.status) &&
+	       (task->thread_info.status & UST_TS_COMPAT);
 }
 
 /*
@@ -783,8 +816,14 @@ static __always_inline bool ust_bpfu_sc_in(volatile __u64 *set, __u64 nr)
 SEC("raw_tp/sys_enter")
 int ust_bpfu_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 {
-	if (ust_bpfu_sc_in(ust_bpfu_sc_enter, ctx->args[1]))
-		ust_bpfu_event_body(ctx, 0, 0, 0, 0, 0);
+	struct task_struct *task;
+	__u64 id;
+
+	if (!ust_bpfu_sc_in(ust_bpfu_sc_enter, ctx->args[1]))
+		return 0;
+	task = ust_bpfu_current(&id);
+	if (task && !ust_bpfu_compat(task))
+		ust_bpfu_request(ctx, task, id, 0, 0, 0, 0, 0);
 	return 0;
 }
 
@@ -823,18 +862,45 @@ int ust_bpfu_fork(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sys_exit")
 int ust_bpfu_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	struct task_struct *task;
 	struct ust_bpfu_task *st;
-	__u64 cookie;
+	struct pt_regs *regs;
+	__u64 cookie, id;
+	bool event;
 
-	task = ust_bpfu_wanted(id);
+	task = ust_bpfu_current(&id);
 	if (!task)
 		return 0;
-	/* syscall_get_nr(), as ftrace's own sys_exit probe takes it. */
-	if (ust_bpfu_sc_in(ust_bpfu_sc_exit, ((struct pt_regs *)bpf_task_pt_regs(task))->orig_ax))
-		ust_bpfu_request(ctx, task, id, 0, 0, 0, 0, 0);
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
+	/* syscall_get_nr(), as ftrace's own sys_exit probe takes it. */
+	event = ust_bpfu_sc_in(ust_bpfu_sc_exit, regs->orig_ax) && !ust_bpfu_compat(task);
+	/*
+	 * This system call's sys_exit_* event, and its entry's stack due
+	 * here: one record says both, the cookie record and the stack record
+	 * the kernel writes one after the other (UST_BPFU_F_REQUEST).
+	 */
+	if (event && st && st->cookie && st->at_exit && !st->in_work &&
+	    ust_bpfu_same_entry(st, regs)) {
+		cookie = st->cookie;
+		st->at_exit = 0;
+		UST_COUNT(events);
+		if (ust_bpfu_emit_now(task, st, regs, id, cookie, UST_BPFU_F_REQUEST) == 0) {
+			st->cookie = 0;
+			UST_COUNT(exit_walks);
+			return 0;
+		}
+		/* The request alone now, the stack by task_work later. */
+		ust_bpfu_emit_cookie(bpf_ktime_get_ns(), bpf_get_smp_processor_id(), id, cookie);
+		ust_bpfu_stack_later(ctx, task, st, id, cookie);
+		UST_COUNT(exit_faults);
+		return 0;
+	}
+	if (event) {
+		ust_bpfu_request(ctx, task, id, 0, 0, 0, 0, 0);
+		if (!st)	/* the request may have made it */
+			st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
+	}
 	if (!st || !st->cookie || !st->at_exit)
 		return 0;
 	cookie = st->cookie;

@@ -63,7 +63,8 @@ struct ust_walk_vma {
 };
 
 /*
- * Each task walks in its own task storage: the record it builds (only its
+ * Each task walks in its own task storage (in unwind.bpf.c's
+ * ust_bpfu_tasks, with its cookie): the record it builds (only its
  * frames are copied to the ring, ust_walk_emit()) and the walk's state,
  * whose VMA slots stay from one walk to the next while they stand
  * (ust_bpfu_mm_seq()): a walk in steady state calls bpf_find_vma() (the
@@ -85,13 +86,6 @@ struct ust_walk_task {
 	__u32 busy;
 	struct ust_bpfu_rec_stack r;
 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct ust_walk_task);
-} ust_walk_tasks SEC(".maps");
 
 /*
  * The window: stack bytes read ahead.  A walk reads upward through one
@@ -245,8 +239,8 @@ static __always_inline void ust_walk_table(struct ust_walk *w, struct ust_walk_v
 static __always_inline struct ust_walk_vma *ust_walk_vma(struct ust_bpfu_rec_stack *r,
 							 struct ust_walk *w, __u64 addr)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct ust_bpfu_vma v = {};	/* bpf_find_vma()'s context must be on the stack */
+	struct task_struct *task;
+	struct ust_bpfu_vma v;	/* bpf_find_vma()'s context must be on the stack */
 	struct ust_walk_vma *s;
 	__u32 i;
 	long err;
@@ -256,6 +250,9 @@ static __always_inline struct ust_walk_vma *ust_walk_vma(struct ust_bpfu_rec_sta
 		if (s->v.found && addr >= s->v.start && addr < s->v.end)
 			return s;
 	}
+	/* Only here: every helper call and return costs (retpolines, safe RET). */
+	task = bpf_get_current_task_btf();
+	__builtin_memset(&v, 0, sizeof(v));
 	for (i = UST_WALK_VMAS - 1; i > 0; i--)
 		w->vmas[i] = w->vmas[i - 1];
 	s = &w->vmas[0];
@@ -632,6 +629,11 @@ struct ust_walk_ctx {
 	struct ust_bpfu_rec_stack *r;
 };
 
+/*
+ * A frame per round.  (Two per round saved a call and a return per two
+ * frames, but doubled the time the verifier takes over every program
+ * that walks: loading went from 0.8 to 1.8 s.)
+ */
 static long ust_walk_one_sleepable(__u32 i __ust_unused, void *data)
 {
 	return ust_walk_one(((struct ust_walk_ctx *)data)->r, true);
@@ -663,23 +665,22 @@ _Static_assert(sizeof(struct ust_walk) <= sizeof(((struct ust_bpfu_rec_stack *)0
 	       "the walk's state fits the record's walk[]");
 
 /*
- * Walk the user stack of the current task from @regs (its user registers)
+ * Walk the user stack of the current task @task from @regs (its user registers)
  * into @t's record, up to UST_BPFU_MAX_FRAMES frames: r.nr, r.frames and
  * the UST_BPFU_F_* of how it went (or'ed into r.flags).
  */
-static __always_inline void ust_walk(struct ust_walk_task *t, struct pt_regs *regs,
-				     bool sleepable)
+static __always_inline void ust_walk(struct ust_walk_task *t, struct task_struct *task,
+				     struct pt_regs *regs, bool sleepable)
 {
 	struct ust_bpfu_rec_stack *r = &t->r;
 	struct ust_walk *w = (struct ust_walk *)r->walk;
 	struct ust_walk_ctx c = { .r = r };
-	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 mm = 0, mm2 = 0;
 	__u32 seq = 0, seq2 = 0;
 	bool seq_ok = ust_bpfu_mm_seq(task, &mm, &seq);
 
 	__builtin_memset(r->walk, 0, __builtin_offsetof(struct ust_walk, vmas));
-	w->tgid = bpf_get_current_pid_tgid() >> 32;	/* ust_walk_table() asks with it */
+	w->tgid = task->tgid;	/* ust_walk_table() asks with it */
 	if (seq_ok && t->mm == mm && t->seq == seq) {
 		ust_walk_refresh(w, 0);
 		ust_walk_refresh(w, 1);

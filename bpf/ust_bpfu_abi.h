@@ -51,6 +51,12 @@ enum ust_bpfu_rec_kind {
 #define UST_BPFU_F_BAD_CFA	(1U << 11)	/* cut: a CFA below the stack pointer, or a rule unusable */
 #define UST_BPFU_F_FAULT	(1U << 12)	/* cut: a stack read failed */
 #define UST_BPFU_F_NO_UNWIND	(1U << 13)	/* cut: a frame with no CFI and no frame pointer */
+/*
+ * Not a stack flag: the record is also the request of an event of its
+ * task that ran just before (the sys_exit_* event of the system call whose
+ * exit took the stack): a COOKIE record with the same header comes first.
+ */
+#define UST_BPFU_F_REQUEST	(1U << 14)
 
 struct ust_bpfu_rec_hdr {
 	__u32 kind;		/* enum ust_bpfu_rec_kind */

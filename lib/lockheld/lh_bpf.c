@@ -234,7 +234,8 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 		}
 	}
 	/* The unwinder's ring, when shared: its size paces the reader's wakeups. */
-	b->skel->rodata->ust_rb_size = bpf_map__max_entries(b->skel->maps.ust_bpfu_events);
+	b->skel->rodata->ust_rb_wake_bytes =
+		ust_bpfu_wake_bytes(bpf_map__max_entries(b->skel->maps.ust_bpfu_events));
 	ret = ust_lh_skel__load(b->skel);
 	if (ret) {
 		snprintf(err, errsz, "loading the lock_held() BPF programs: %s", strerror(-ret));

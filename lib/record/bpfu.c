@@ -184,8 +184,21 @@ static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 		/* As long as its frames: see UST_BPFU_STACK_REC_SIZE. */
 		const struct ust_bpfu_rec_stack *s = data;
 
+		if (s->flags & UST_BPFU_F_REQUEST) {
+			/* First the request it carries: the cookie record of its event. */
+			struct ust_bpfu_rec ck = rec;
+			int ret;
+
+			ck.kind = UST_BPFU_COOKIE;
+			ck.size = ust_bpfu_make_cookie(u, h);
+			u->cookie_records++;
+			u->records++;
+			ret = u->fn ? u->fn(&ck, u->fn_ctx) : 0;
+			if (ret)
+				return ret;
+		}
 		rec.kind = UST_BPFU_STACK;
-		rec.flags = s->flags;
+		rec.flags = s->flags & ~UST_BPFU_F_REQUEST;
 		rec.nr = s->nr;
 		rec.size = ust_bpfu_make_stack(u, s, rec.nr, &rec);
 		u->stack_records++;
@@ -206,6 +219,14 @@ static size_t ust_bpfu_rb_size(size_t want)
 	while (sz < want && sz < ((size_t)1 << 30))
 		sz <<= 1;
 	return sz;
+}
+
+uint64_t ust_bpfu_wake_bytes(size_t ring_bytes)
+{
+	int ncpu = libbpf_num_possible_cpus();
+
+	/* The ring an eighth full at most when no CPU has woken the reader. */
+	return ring_bytes / 8 / (uint64_t)(ncpu > 0 ? ncpu : 1);
 }
 
 /* Every CPU's counter of ust_bpfu_ctr starts at @base. */
@@ -263,6 +284,7 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_
 					   char *err, size_t errlen)
 {
 	struct ust_bpfu_skel *skel = ust_bpfu_skel__open();
+	size_t rb;
 	int ret;
 
 	if (!skel) {
@@ -285,8 +307,9 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_
 	bpf_map__set_max_entries(skel->maps.ust_bpfu_cfi_rows, !ust_bpfu_want_cfi(o) ? 1 :
 				 o->cfi_rows ? o->cfi_rows : UST_BPFU_CFI_ROWS);
 	ust_bpfu_set_af(skel, o->perf ? o->af : NULL);
-	skel->rodata->ust_rb_size = ust_bpfu_rb_size(o->ringbuf_bytes);
-	bpf_map__set_max_entries(skel->maps.ust_bpfu_events, (__u32)skel->rodata->ust_rb_size);
+	rb = ust_bpfu_rb_size(o->ringbuf_bytes);
+	skel->rodata->ust_rb_wake_bytes = ust_bpfu_wake_bytes(rb);
+	bpf_map__set_max_entries(skel->maps.ust_bpfu_events, (__u32)rb);
 	ret = ust_bpfu_skel__load(skel);
 	if (ret) {
 		snprintf(err, errlen, "loading the %s BPF programs: %s",

@@ -192,6 +192,13 @@ struct ust_bpfu_stats {
 	} cfi;
 };
 
+/*
+ * For every BPF object writing the unwinder's ring (rodata
+ * ust_rb_wake_bytes): how many bytes a CPU writes before it wakes the
+ * reader.
+ */
+uint64_t ust_bpfu_wake_bytes(size_t ring_bytes);
+
 /* Load the programs.  NULL with @err set when BPF is unusable. */
 struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size_t errlen);
 /* Attach to one more tracepoint, e.g. ("syscalls", "sys_enter_getppid"). */
