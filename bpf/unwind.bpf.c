@@ -443,7 +443,7 @@ static __always_inline void ust_bpfu_emit_immediate(void *ctx __ust_unused, stru
 		return;
 	}
 	t->r.flags = flags | UST_BPFU_F_IMMEDIATE;
-	ust_walk(t, task, (struct pt_regs *)bpf_task_pt_regs(task), false);
+	ust_walk(t, task, (struct pt_regs *)bpf_task_pt_regs(task), false, false);
 	ust_bpfu_walk_send(t, ts, id, cookie);
 }
 
@@ -470,7 +470,7 @@ static __always_inline void ust_bpfu_emit_deferred(struct task_struct *task, __u
 		t->r.flags |= UST_BPFU_F_LATE;
 		UST_COUNT(late);
 	}
-	ust_walk(t, task, regs, true);
+	ust_walk(t, task, regs, true, false);
 	ust_bpfu_walk_send(t, ts, id, cookie);
 }
 
@@ -626,7 +626,7 @@ static __always_inline int ust_bpfu_emit_now(struct task_struct *task, struct us
 	if (!t)
 		return -1;	/* the task_work's walk, later */
 	t->r.flags = flags;
-	ust_walk(t, task, regs, false);
+	ust_walk(t, task, regs, false, true);
 	/*
 	 * A VMA not found because another thread held the mmap lock for
 	 * writing (bpf_find_vma() only tries the lock) is a frame with no

@@ -99,6 +99,31 @@ struct ust_walk_task {
  */
 #define UST_WALK_WIN_U64	128
 
+/*
+ * The last walk of the task, as a function of what it read: the registers
+ * it started from and every stack word it read, in order (VMAs and tables
+ * stand while the mm's sequence does: ust_walk()).  A walk from the same
+ * registers that reads the same words again makes the same frames, which
+ * are still in the task's record: a system call made in a loop is walked
+ * once, then only checked, a read per word (a few per frame) instead of a
+ * VMA, a row and a rule per frame.
+ */
+#define UST_WALK_MEMO_WORDS	64
+
+struct ust_walk_memo {
+	__u64 ip, sp, bp, bx;
+	__u32 bp_used, bx_used;	/* whether its result depends on bp, bx */
+	__u32 ok;		/* the record's frames are this walk's */
+	__u32 nr;		/* its frames */
+	__u32 flags;		/* its UST_BPFU_F_* of the walk */
+	__u32 nr_words;
+	__u32 cfi_frames;
+	__u32 fp_frames;
+	__u32 pad;
+	__u64 addr[UST_WALK_MEMO_WORDS];
+	__u64 val[UST_WALK_MEMO_WORDS];
+};
+
 /* In the record's walk[] (see ust_bpfu_abi.h). */
 struct ust_walk {
 	/* Cleared when a walk starts, up to vmas. */
@@ -119,8 +144,18 @@ struct ust_walk {
 	__u32 fp_frames;
 	__u64 win_base;		/* the user address of win[0] */
 	__u64 win_len;		/* bytes of win[] read; 0: empty */
+	__u32 nr_words;		/* stack words read so far (memo.addr/val) */
+	__u32 no_memo;		/* the walk read something else: code bytes */
+	/*
+	 * bp (bx) still holds the starting register's value, and whether the
+	 * walk used that value: only then does the memo compare it.  (rbx is
+	 * often a loop's counter, and the walk rarely needs it.)
+	 */
+	__u32 bp_reg, bx_reg;
+	__u32 bp_used, bx_used;
 	/* Kept from one walk of the task to the next (struct ust_walk_task). */
 	struct ust_walk_vma vmas[UST_WALK_VMAS];
+	struct ust_walk_memo memo;
 	__u64 win[UST_WALK_WIN_U64];	/* its bytes count only up to win_len */
 };
 
@@ -131,9 +166,25 @@ static __always_inline long ust_walk_read(void *dst, __u32 size, __u64 addr, boo
 	return bpf_probe_read_user(dst, size, (void *)addr);
 }
 
+/* A word the walk read, for the memo (past UST_WALK_MEMO_WORDS: none kept). */
+static __always_inline long ust_walk_logged(struct ust_walk *w, __u64 addr, __u64 val)
+{
+	__u32 n = w->nr_words, k = n;
+
+	/* Masked where the verifier sees it: the test below would let clang drop the mask. */
+	barrier_var(k);
+	k &= UST_WALK_MEMO_WORDS - 1;
+	if (n < UST_WALK_MEMO_WORDS) {
+		w->memo.addr[k] = addr;
+		w->memo.val[k] = val;
+	}
+	w->nr_words = n + 1;
+	return 0;
+}
+
 /* The 8 bytes at @addr of the stack, through the window. */
-static __always_inline long ust_walk_u64(struct ust_walk *w, __u64 *val, __u64 addr,
-					 bool sleepable)
+static __always_inline long ust_walk_word(struct ust_walk *w, __u64 *val, __u64 addr,
+					  bool sleepable)
 {
 	__u64 d = addr - w->win_base, len;
 
@@ -154,6 +205,15 @@ static __always_inline long ust_walk_u64(struct ust_walk *w, __u64 *val, __u64 a
 	w->win_len = len;
 	*val = w->win[0];
 	return 0;
+}
+
+/* ust_walk_word() for the walk: every word it reads is logged for the memo. */
+static __always_inline long ust_walk_u64(struct ust_walk *w, __u64 *val, __u64 addr,
+					 bool sleepable)
+{
+	if (ust_walk_word(w, val, addr, sleepable))
+		return -14;	/* -EFAULT */
+	return ust_walk_logged(w, addr, *val);
 }
 
 /*
@@ -365,9 +425,11 @@ static __always_inline const struct ust_cfi_row *ust_walk_row(__u32 first, __u32
  * Only for a frame 0 without a table.  The unwinder of the kernel series
  * does neither (kernel_frames option).
  */
-static __always_inline bool ust_walk_ra_at_sp(__u64 ip, bool sleepable)
+static __always_inline bool ust_walk_ra_at_sp(struct ust_walk *w, __u64 ip, bool sleepable)
 {
 	__u8 b[9] = {};
+
+	w->no_memo = 1;		/* code, not stack words: the memo cannot tell */
 
 	if (ust_walk_read(b, sizeof(b), ip, sleepable)) {
 		/* A ret at the very end of the mapping. */
@@ -390,6 +452,8 @@ static __always_inline bool ust_walk_bp(struct ust_walk *w, bool sleepable)
 		w->bp_ok = !ust_walk_u64(w, &w->bp, w->bp_at, sleepable);
 		w->bp_at = 0;
 	}
+	if (w->bp_reg)
+		w->bp_used = 1;
 	return w->bp_ok;
 }
 
@@ -399,6 +463,8 @@ static __always_inline bool ust_walk_bx(struct ust_walk *w, bool sleepable)
 		w->bx_ok = !ust_walk_u64(w, &w->bx, w->bx_at, sleepable);
 		w->bx_at = 0;
 	}
+	if (w->bx_reg)
+		w->bx_used = 1;
 	return w->bx_ok;
 }
 
@@ -412,7 +478,7 @@ static __always_inline long ust_walk_fp(struct ust_bpfu_rec_stack *r, struct ust
 {
 	__u64 cfa, frame[2];
 
-	if (nr == 0 && ust_leaf_ret && ust_walk_ra_at_sp(w->ip, sleepable)) {
+	if (nr == 0 && ust_leaf_ret && ust_walk_ra_at_sp(w, w->ip, sleepable)) {
 		__u64 ra = 0;
 
 		if (!ust_walk_u64(w, &ra, w->sp, sleepable) && ra) {
@@ -451,7 +517,9 @@ static __always_inline long ust_walk_fp(struct ust_bpfu_rec_stack *r, struct ust
 	w->sp = cfa;
 	w->bp = frame[0];
 	w->bp_at = 0;
+	w->bp_reg = 0;
 	w->bx_ok = 0;		/* whatever the callee did with it, nothing tells */
+	w->bx_reg = 0;
 	w->ip_exact = 0;
 	return 0;
 }
@@ -477,6 +545,8 @@ static __always_inline long ust_walk_signal(struct ust_bpfu_rec_stack *r, struct
 	w->bx = bx;
 	w->bp_at = 0;
 	w->bx_at = 0;
+	w->bp_reg = 0;
+	w->bx_reg = 0;
 	w->bp_ok = 1;
 	w->bx_ok = 1;
 	w->ip_exact = 1;	/* the interrupted instruction itself */
@@ -529,22 +599,28 @@ static __always_inline long ust_walk_cfi(struct ust_bpfu_rec_stack *r, struct us
 	if (row->rbx_type == UST_CFI_RBP_CFA) {
 		w->bx_at = cfa + row->rbx_off;
 		w->bx_ok = 1;
+		w->bx_reg = 0;
 	} else if (row->rbx_type == UST_CFI_RBP_DEREF_RBP) {
 		if (ust_walk_bp(w, sleepable))
 			w->bx_at = w->bp + row->rbx_off;
 		else
 			w->bx_ok = 0;
+		w->bx_reg = 0;
 	} else if (row->rbx_type != UST_CFI_RBP_SAME) {
 		w->bx_ok = 0;
+		w->bx_reg = 0;
 	}
 	if (row->rbp_type == UST_CFI_RBP_CFA) {
 		w->bp_at = cfa + row->rbp_off;
 		w->bp_ok = 1;
+		w->bp_reg = 0;
 	} else if (row->rbp_type == UST_CFI_RBP_DEREF_RBP) {
 		if (ust_walk_bp(w, sleepable))
 			w->bp_at = w->bp + row->rbp_off;
+		w->bp_reg = 0;
 	} else if (row->rbp_type != UST_CFI_RBP_SAME) {
 		w->bp_ok = 0;
+		w->bp_reg = 0;
 	}
 	r->flags |= UST_BPFU_F_CFI;
 	w->cfi_frames++;
@@ -644,6 +720,46 @@ static long ust_walk_one_nofault(__u32 i __ust_unused, void *data)
 	return ust_walk_one(((struct ust_walk_ctx *)data)->r, false);
 }
 
+/* Word @k of the memo's walk, read again: 1 if it changed (or cannot be read). */
+static __always_inline long ust_walk_recheck_word(struct ust_walk *w, __u32 k)
+{
+	__u64 v = 0;
+
+	if (k >= w->memo.nr_words)
+		return 0;
+	k &= UST_WALK_MEMO_WORDS - 1;
+	if (ust_walk_word(w, &v, w->memo.addr[k], false) || v != w->memo.val[k]) {
+		w->memo.ok = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Four words per round: a round costs a call and a return, more than a
+ * word; a plain loop instead made the verifier's work over every program
+ * that walks twice as long.
+ */
+static long ust_walk_recheck(__u32 i, void *data)
+{
+	struct ust_walk *w = (struct ust_walk *)((struct ust_walk_ctx *)data)->r->walk;
+
+	return ust_walk_recheck_word(w, i * 4) || ust_walk_recheck_word(w, i * 4 + 1) ||
+	       ust_walk_recheck_word(w, i * 4 + 2) || ust_walk_recheck_word(w, i * 4 + 3);
+}
+
+/* Was the memo's walk made from these registers, and do the words it read stand? */
+static __always_inline bool ust_walk_memo_holds(struct ust_walk *w, struct ust_walk_ctx *c)
+{
+	struct ust_walk_memo *m = &w->memo;
+
+	if (!m->ok || m->ip != w->ip || m->sp != w->sp || (m->bp_used && m->bp != w->bp) ||
+	    (m->bx_used && m->bx != w->bx))
+		return false;
+	bpf_loop((m->nr_words + 3) / 4, ust_walk_recheck, c, 0);
+	return m->ok;
+}
+
 /*
  * The walk's frame counts into the per-CPU counters: a locked add each
  * per walk, not one per frame.
@@ -667,16 +783,18 @@ _Static_assert(sizeof(struct ust_walk) <= sizeof(((struct ust_bpfu_rec_stack *)0
 /*
  * Walk the user stack of the current task @task from @regs (its user registers)
  * into @t's record, up to UST_BPFU_MAX_FRAMES frames: r.nr, r.frames and
- * the UST_BPFU_F_* of how it went (or'ed into r.flags).
+ * the UST_BPFU_F_* of how it went (or'ed into r.flags).  @memo: the last
+ * walk's frames may serve (ust_walk_memo_holds()); only the walks of the
+ * hot paths ask, as each asking place is more for the verifier.
  */
 static __always_inline void ust_walk(struct ust_walk_task *t, struct task_struct *task,
-				     struct pt_regs *regs, bool sleepable)
+				     struct pt_regs *regs, bool sleepable, bool memo)
 {
 	struct ust_bpfu_rec_stack *r = &t->r;
 	struct ust_walk *w = (struct ust_walk *)r->walk;
 	struct ust_walk_ctx c = { .r = r };
 	__u64 mm = 0, mm2 = 0;
-	__u32 seq = 0, seq2 = 0;
+	__u32 seq = 0, seq2 = 0, flags0 = r->flags;	/* the caller's, not the walk's */
 	bool seq_ok = ust_bpfu_mm_seq(task, &mm, &seq);
 
 	__builtin_memset(r->walk, 0, __builtin_offsetof(struct ust_walk, vmas));
@@ -698,7 +816,24 @@ static __always_inline void ust_walk(struct ust_walk_task *t, struct task_struct
 	w->bx = regs->bx;
 	w->bp_ok = 1;
 	w->bx_ok = 1;
+	w->bp_reg = 1;
+	w->bx_reg = 1;
 	w->ip_exact = 1;
+	/* The slots stand, and so do the memo's VMAs and tables. */
+	if (memo && !sleepable && seq_ok && t->mm == mm && t->seq == seq &&
+	    ust_walk_memo_holds(w, &c)) {
+		r->nr = w->memo.nr;
+		r->flags |= w->memo.flags;
+		w->cfi_frames = w->memo.cfi_frames;
+		w->fp_frames = w->memo.fp_frames;
+		if (w->memo.flags & UST_BPFU_F_TRUNCATED)
+			UST_COUNT(truncated);
+		UST_COUNT(memo_walks);
+		ust_walk_count(w);
+		return;
+	}
+	w->memo.ok = 0;
+	w->nr_words = 0;
 	r->nr = 0;
 	/* One more round than frames, to see whether the stack was cut. */
 	if (sleepable)
@@ -707,12 +842,28 @@ static __always_inline void ust_walk(struct ust_walk_task *t, struct task_struct
 		bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_walk_one_nofault, &c, 0);
 	ust_walk_count(w);
 	/* The slots stand for the next walk only if no VMA changed meanwhile. */
-	if (seq_ok && ust_bpfu_mm_seq(task, &mm2, &seq2) && mm2 == mm && seq2 == seq) {
-		t->mm = mm;
-		t->seq = seq;
-	} else {
+	if (!seq_ok || !ust_bpfu_mm_seq(task, &mm2, &seq2) || mm2 != mm || seq2 != seq) {
 		t->mm = 0;
+		return;
 	}
+	t->mm = mm;
+	t->seq = seq;
+	/* A walk that only read stack words, all of them logged, and ended by itself. */
+	if (w->no_memo || w->nr_words > UST_WALK_MEMO_WORDS ||
+	    (r->flags & (UST_BPFU_F_FAULT | UST_BPFU_F_RAW | UST_BPFU_F_NO_TABLE)))
+		return;
+	w->memo.ip = regs->ip;
+	w->memo.sp = regs->sp;
+	w->memo.bp = regs->bp;
+	w->memo.bx = regs->bx;
+	w->memo.bp_used = w->bp_used;
+	w->memo.bx_used = w->bx_used;
+	w->memo.nr = r->nr;
+	w->memo.flags = r->flags & ~flags0;
+	w->memo.nr_words = w->nr_words;
+	w->memo.cfi_frames = w->cfi_frames;
+	w->memo.fp_frames = w->fp_frames;
+	w->memo.ok = 1;
 }
 
 #endif /* UST_UNWIND_WALK_BPF_H */

@@ -19,7 +19,7 @@
 #define UST_BPFU_MAX_FRAMES	127
 /* A power of two, so that "& (UST_BPFU_SLOTS - 1)" bounds an index for the verifier. */
 #define UST_BPFU_SLOTS		(UST_BPFU_MAX_FRAMES + 1)
-#define UST_BPFU_WALK_U64	176
+#define UST_BPFU_WALK_U64	320
 /*
  * System calls whose syscalls:sys_enter_* / sys_exit_* events the raw
  * sys_enter / sys_exit programs give cookies (ust_bpfu_sc_enter/exit, a
@@ -186,6 +186,7 @@ struct ust_bpfu_counters {
 	__u64 exit_faults;	/* ... that would have faulted: task_work instead */
 	__u64 sample_walks;	/* stacks of samples in user code, taken at the sample */
 	__u64 sample_faults;	/* ... that would have faulted: task_work instead */
+	__u64 memo_walks;	/* stacks that were the task's last walk, its words unchanged */
 };
 
 #endif /* UST_BPFU_ABI_H */

@@ -659,6 +659,7 @@ int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
 		st->exit_faults += v[i].exit_faults;
 		st->sample_walks += v[i].sample_walks;
 		st->sample_faults += v[i].sample_faults;
+		st->memo_walks += v[i].memo_walks;
 	}
 	if (u->cfi)
 		ust_bpfu_cfi_get_stats(u->cfi, &st->cfi);

@@ -126,6 +126,9 @@ void rec_tables_summary(struct ust_bpfu *u, const struct rec_stack_counts *n, FI
 		fprintf(out, PFX "user stacks taken at the system call's exit: %llu (%llu by task_work, "
 			"as a read would have faulted or the mmap lock was busy)\n",
 			(unsigned long long)st.exit_walks, (unsigned long long)st.exit_faults);
+	if (st.memo_walks)
+		fprintf(out, PFX "user stacks that were their task's last walk, every stack word it "
+			"read unchanged: %llu\n", (unsigned long long)st.memo_walks);
 	if (st.sample_walks || st.sample_faults)
 		fprintf(out, PFX "user stacks of samples in user code, taken at the sample: %llu "
 			"(%llu by task_work, as a read would have faulted or the mmap lock was busy)\n",

@@ -177,6 +177,7 @@ struct ust_bpfu_stats {
 	uint64_t exit_faults;	/* ... that would have faulted: task_work instead */
 	uint64_t sample_walks;	/* stacks of samples in user code, taken at the sample */
 	uint64_t sample_faults;	/* ... that would have faulted: task_work instead */
+	uint64_t memo_walks;	/* stacks that were their task's last walk (words unchanged) */
 	struct ust_bpfu_cfi_stats {
 		uint32_t asked;		/* files the walk asked for, seen by user space */
 		uint32_t files;		/* tables in the BPF maps */

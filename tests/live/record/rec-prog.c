@@ -8,10 +8,17 @@
  *   main -> fork -> child_x -> child_y -> getppid(); the child exits while
  *        the recording goes on (its frames must still be symbolized)
  * usage: rec-prog [rounds]
+ *
+ * rec-prog twins ROUNDS: main -> twin_a or twin_b -> twin_mid -> twin_leaf
+ * -> getppid(), a, a, b, b, a, a, ...: both twins call from the same stack
+ * depth, so every getppid() starts from the same registers, and only a
+ * return address two frames up tells a from b.  A walk that reuses the
+ * last one (the BPF walk's memo) must see that word change.
  */
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,11 +79,44 @@ __attribute__((noinline)) void child_x(void)
 	rec_sink++;
 }
 
+__attribute__((noinline)) void twin_leaf(void)
+{
+	rec_sink += getppid();
+}
+
+__attribute__((noinline)) void twin_mid(void)
+{
+	twin_leaf();
+	rec_sink++;
+}
+
+__attribute__((noinline)) void twin_a(void)
+{
+	twin_mid();
+	rec_sink++;
+}
+
+__attribute__((noinline)) void twin_b(void)
+{
+	twin_mid();
+	rec_sink++;
+}
+
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 2, i;
 	pthread_t t;
 	pid_t pid;
+
+	if (argc > 2 && !strcmp(argv[1], "twins")) {
+		/* One call site: main's return address is the same for all. */
+		for (i = 0; i < 2 * atoi(argv[2]); i++) {
+			void (*twin)(void) = i & 2 ? twin_b : twin_a;
+
+			twin();
+		}
+		return 0;
+	}
 
 	pid = fork();
 	if (pid == 0) {

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Live tests of `ustitch record` on this kernel (root, tracefs, BPF).
-# usage: test-record.sh chain|signals|badcmd
+# usage: test-record.sh chain|twins|fallback|signals|badcmd
 set -u
 . "$(dirname "$0")/../lib.sh" rec
 
@@ -44,6 +44,36 @@ chain() {
 	expect_eq "stacks shown at 2 events each" "$(grep -c 'user_unwind_stack: .*shown at 2 events' "$work/report")" "$distinct"
 	expect_eq "no events without a stack" "$(awk '$5 == "-"' "$work/stacks" | wc -l)" 0
 	[ $fails -eq 0 ] || { echo "--- stacks:"; cat "$work/stacks"; }
+}
+
+# A walk that reuses the task's last one when it starts from the same
+# registers and every stack word it read is unchanged: twins a and b call
+# getppid() from the same depth, a, a, b, b, ...; only a return address two
+# frames up differs.  Every second walk of a pair is the last one again.
+twins() {
+	local prog=$UST_REC_PROG base rounds=4 seq want=""
+	base=$(basename "$prog")
+	"$UST_USTITCH" record -o "$work/t.dat" -e syscalls:sys_enter_getppid \
+		-O userstacktrace_delay -- "$prog" twins $rounds 2>"$work/err" ||
+		{ bad "ustitch record failed"; cat "$work/err"; return; }
+	report "$work/t.dat" >"$work/report"
+	awk -f "$here/stacks.awk" "$work/report" >"$work/stacks"
+	for i in $(seq 0 $((rounds - 1))); do
+		if [ $((i & 1)) = 1 ]; then want="${want}bb"; else want="${want}aa"; fi
+	done
+	# the chain of each event in order: which twin
+	seq=$(awk '{ print $5 }' "$work/stacks" | sed -n "s/^getppid(libc.so.6);twin_leaf($base);twin_mid($base);twin_\([ab]\)($base);main($base);.*/\1/p" | tr -d '\n')
+	expect_eq "twins in order, each stack exact" "$seq" "$want"
+	expect_eq "events" "$(wc -l <"$work/stacks")" $((rounds * 2))
+	# the exact frames, offsets included: main's is one call site
+	expect_eq "distinct frame lists" "$(awk '/user_unwind_cookie:/ { s = 1; k = ""; next }
+		s && /^=>/ { k = k $2 " "; next } s { print k; s = 0 } END { if (s) print k }' \
+		"$work/report" | sort -u | wc -l)" 2
+	# the second walk of each pair: every word the first read is the same
+	expect_eq "walks that were the last one again" \
+		"$(sed -n 's/.*their task.s last walk, every stack word it read unchanged: \([0-9]*\)$/\1/p' "$work/err")" \
+		"$rounds"
+	[ $fails -eq 0 ] || { echo "--- stacks:"; cat "$work/stacks"; cat "$work/err"; }
 }
 
 # The fallback of kernels without BPF task_work (forced here): the same
