@@ -108,7 +108,7 @@ struct ust_walk_task {
  * once, then only checked, a read per word (a few per frame) instead of a
  * VMA, a row and a rule per frame.
  */
-#define UST_WALK_MEMO_WORDS	64
+#define UST_WALK_MEMO_WORDS	128
 
 struct ust_walk_memo {
 	__u64 ip, sp, bp, bx;

@@ -19,7 +19,7 @@
 #define UST_BPFU_MAX_FRAMES	127
 /* A power of two, so that "& (UST_BPFU_SLOTS - 1)" bounds an index for the verifier. */
 #define UST_BPFU_SLOTS		(UST_BPFU_MAX_FRAMES + 1)
-#define UST_BPFU_WALK_U64	320
+#define UST_BPFU_WALK_U64	448
 /*
  * System calls whose syscalls:sys_enter_* / sys_exit_* events the raw
  * sys_enter / sys_exit programs give cookies (ust_bpfu_sc_enter/exit, a
