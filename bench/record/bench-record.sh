@@ -4,7 +4,9 @@
 # bottom) run bare and under `ustitch record` with (a) no stacks, (b)
 # ftrace's userstacktrace (at most 8 frames, never faulting), (c) deferred
 # stacks walked by CFI tables (the default), (d) deferred stacks walked by
-# frame pointers only (--unwind fp).  Per-event cost = (traced loop time -
+# frame pointers only (--unwind fp), (e) as (c) with no two stacks in a
+# row alike (every other call by syscall(2)), so that no walk can reuse the
+# task's last one: the cost of the walk itself.  Per-event cost = (traced loop time -
 # bare loop time) / events, in the loop's CPU time (what tracing costs the
 # traced task, whatever else the machine runs: the ratios hold on a busy
 # machine) and in its wall time; best of three runs each.  events/unwinds
@@ -25,22 +27,28 @@ ev="-b 65536 -e syscalls:sys_enter_getppid -e syscalls:sys_exit_getppid"
 
 # best: of lines "cpu_ns wall_ns [rest]", the one with the least CPU time
 best() { sort -n | head -1; }
-bare() {	# bare EXTRA: "cpu_ns wall_ns"
+bare() {	# bare "EXTRA [alt]": "cpu_ns wall_ns"
 	local i
 	for i in $(seq "$runs"); do
-		"$UST_WORKLOAD" "$calls" "$1" | awk '{ print $3, $1 }'
+		# shellcheck disable=SC2086
+		"$UST_WORKLOAD" "$calls" $1 | awk '{ print $3, $1 }'
 	done | best
 }
-traced() {	# traced NAME EXTRA OPTIONS...: "cpu_ns wall_ns recorder_cpu_ms"
+traced() {	# traced NAME "EXTRA [alt]" OPTIONS...: "cpu_ns wall_ns recorder_cpu_ms"
 	local name=$1 extra=$2 i; shift 2
 	for i in $(seq "$runs"); do
 		# shellcheck disable=SC2086
 		/usr/bin/time -f '%U %S' -o "$work/$name.time" "$UST_USTITCH" record -o "$work/$name.dat" \
-			$ev "$@" -- "$UST_WORKLOAD" "$calls" "$extra" >"$work/$name.out" 2>"$work/$name.err"
+			$ev "$@" -- "$UST_WORKLOAD" "$calls" $extra >"$work/$name.out" 2>"$work/$name.err"
 		# user + system of the recorder and its command, less the loop's
 		awk -v t="$(tail -1 "$work/$name.time")" '{ split(t, a, " ");
 			printf "%d %d %d\n", $3, $1, (a[1] + a[2]) * 1000 - $3 / 1e6 }' "$work/$name.out"
 	done | best
+}
+reused() {	# reused NAME: stacks the recorder says were the last walk again
+	local n
+	n=$(sed -n 's/.*last walk, every stack word it read unchanged: //p' "$work/$1.err")
+	echo "${n:-0}"
 }
 count() { trace-cmd report "$work/$1.dat" 2>/dev/null | grep -c "$2"; }
 frames() {	# frames NAME: frames of the first stack
@@ -58,6 +66,8 @@ for depth in 12 40; do
 	read -r b_c b_w b_r < <(traced "userstack$depth" "$extra" -O userstacktrace)
 	read -r c_c c_w c_r < <(traced "cfi$depth" "$extra" -O userstacktrace_delay)
 	read -r d_c d_w d_r < <(traced "fp$depth" "$extra" -O userstacktrace_delay --unwind fp)
+	read -r alt_c alt_w < <(bare "$extra alt")
+	read -r e_c e_w e_r < <(traced "alt$depth" "$extra alt" -O userstacktrace_delay)
 	b_unw=$(count "userstack$depth" 'user_stack:')
 	c_unw=$(count "cfi$depth" 'user_unwind_stack:')
 	d_unw=$(count "fp$depth" 'user_unwind_stack:')
@@ -76,9 +86,16 @@ for depth in 12 40; do
 	printf '%-40s %12s %13s %12d %9d  %s\n' "(d) ustitch deferred, frame pointers" \
 		"$(per "$d_c" "$base_c" "$events")" "$(per "$d_w" "$base_w" "$events")" "$d_r" "$d_unw" \
 		"$(frames "fp$depth")"
-	printf 'ratios at %d frames, per event over (b), CPU: CFI %.2f, frame pointers %.2f; wall: CFI %.2f, frame pointers %.2f\n' \
+	printf '%-40s %12s %13s %12d %9s  %s\n' "(e) deferred, CFI, no two stacks alike" \
+		"$(per "$e_c" "$alt_c" "$events")" "$(per "$e_w" "$alt_w" "$events")" "$e_r" "-" \
+		"$(frames "alt$depth")"
+	printf 'ratios at %d frames, per event over (b), CPU: CFI %.2f, frame pointers %.2f, CFI without reuse %.2f; wall: %.2f, %.2f, %.2f\n' \
 		"$depth" "$(ratio "$c_c" "$b_c" "$base_c")" "$(ratio "$d_c" "$b_c" "$base_c")" \
-		"$(ratio "$c_w" "$b_w" "$base_w")" "$(ratio "$d_w" "$b_w" "$base_w")"
+		"$(echo "($e_c - $alt_c) / ($b_c - $base_c)" | bc -l)" \
+		"$(ratio "$c_w" "$b_w" "$base_w")" "$(ratio "$d_w" "$b_w" "$base_w")" \
+		"$(echo "($e_w - $alt_w) / ($b_w - $base_w)" | bc -l)"
+	printf 'stacks that were their task'"'"'s last walk again: (c) %d, (e) %d\n' \
+		"$(reused "cfi$depth")" "$(reused "alt$depth")"
 	printf 'events/unwinds: (b) %.2f, (c) %.2f, (d) %.2f\n' "$(echo "$events/$b_unw" | bc -l)" \
 		"$(echo "$events/$c_unw" | bc -l)" "$(echo "$events/$d_unw" | bc -l)"
 	lost=$(grep -ho '[0-9]* records lost' "$work/cfi$depth.err" "$work/fp$depth.err" | head -1)
