@@ -21,7 +21,7 @@
  * program on a system-call event runs inside perf's probe, which first
  * builds the perf record of the event (its fields, a copy of the
  * arguments) only to hand it to the program, and each event is its own
- * program run.  That was more than a third of the cost of an entry.
+ * program run: with the programs themselves, 30 % of an entry's time.
  *
  * ust_bpfu_event_imm is the fallback for kernels without the task_work
  * kfuncs: a cookie and an immediate (non-faulting) stack for every event.
@@ -161,18 +161,11 @@ static __always_inline bool ust_bpfu_follows(struct task_struct *task, __u32 tgi
 	return !(task->flags & PF_KTHREAD) && task->mm;
 }
 
-/* Returns current if the event is one to give a cookie to, else NULL. */
-static __always_inline struct task_struct *ust_bpfu_wanted(__u64 id)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-
-	return ust_bpfu_follows(task, id >> 32) ? task : NULL;
-}
-
 /*
- * ust_bpfu_wanted() with *@id (bpf_get_current_pid_tgid()'s value) read
- * from the task: a helper call less.  Every call and return counts on
- * this x86 hardware (retpolines, the return thunk of "safe RET").
+ * Returns current if the event is one to give a cookie to, else NULL, and
+ * *@id, bpf_get_current_pid_tgid()'s value, read from the task: a helper
+ * call less.  Every call and return counts on this x86 hardware
+ * (retpolines, the return thunk of "safe RET").
  */
 static __always_inline struct task_struct *ust_bpfu_current(__u64 *id)
 {
@@ -726,9 +719,10 @@ static __always_inline int ust_bpfu_request(void *ctx, struct task_struct *task,
 static __attribute__((noinline)) int ust_bpfu_event_body(void *ctx, __u32 sample, __u64 ip,
 							 __u64 period, __u32 imm, __u32 user)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct task_struct *task = ust_bpfu_wanted(id);
+	struct task_struct *task;
+	__u64 id;
 
+	task = ust_bpfu_current(&id);
 	return task ? ust_bpfu_request(ctx, task, id, sample, ip, period, imm, user) : 0;
 }
 
@@ -866,7 +860,7 @@ int ust_bpfu_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	struct ust_bpfu_task *st;
 	struct pt_regs *regs;
 	__u64 cookie, id;
-	bool event;
+	bool event, both;
 
 	task = ust_bpfu_current(&id);
 	if (!task)
@@ -879,24 +873,11 @@ int ust_bpfu_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	 * This system call's sys_exit_* event, and its entry's stack due
 	 * here: one record says both, the cookie record and the stack record
 	 * the kernel writes one after the other (UST_BPFU_F_REQUEST).
+	 * Otherwise the event's request first, then the stack.
 	 */
-	if (event && st && st->cookie && st->at_exit && !st->in_work &&
-	    ust_bpfu_same_entry(st, regs)) {
-		cookie = st->cookie;
-		st->at_exit = 0;
-		UST_COUNT(events);
-		if (ust_bpfu_emit_now(task, st, regs, id, cookie, UST_BPFU_F_REQUEST) == 0) {
-			st->cookie = 0;
-			UST_COUNT(exit_walks);
-			return 0;
-		}
-		/* The request alone now, the stack by task_work later. */
-		ust_bpfu_emit_cookie(bpf_ktime_get_ns(), bpf_get_smp_processor_id(), id, cookie);
-		ust_bpfu_stack_later(ctx, task, st, id, cookie);
-		UST_COUNT(exit_faults);
-		return 0;
-	}
-	if (event) {
+	both = event && st && st->cookie && st->at_exit && !st->in_work &&
+	       ust_bpfu_same_entry(st, regs);
+	if (event && !both) {
 		ust_bpfu_request(ctx, task, id, 0, 0, 0, 0, 0);
 		if (!st)	/* the request may have made it */
 			st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
@@ -905,10 +886,18 @@ int ust_bpfu_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	cookie = st->cookie;
 	st->at_exit = 0;
-	if (ust_bpfu_stack_now(ctx, task, st, id, cookie) == 0)
+	if (both)
+		UST_COUNT(events);
+	if (ust_bpfu_emit_now(task, st, regs, id, cookie, both ? UST_BPFU_F_REQUEST : 0) == 0) {
+		st->cookie = 0;		/* the next entry gets a new one */
 		UST_COUNT(exit_walks);
-	else
-		UST_COUNT(exit_faults);
+		return 0;
+	}
+	/* Not now: the request alone, the stack by task_work later. */
+	if (both)
+		ust_bpfu_emit_cookie(bpf_ktime_get_ns(), bpf_get_smp_processor_id(), id, cookie);
+	ust_bpfu_stack_later(ctx, task, st, id, cookie);
+	UST_COUNT(exit_faults);
 	return 0;
 }
 
@@ -921,10 +910,10 @@ int ust_bpfu_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 SEC("tracepoint/sched/sched_process_exec")
 int ust_bpfu_exec(void *ctx __ust_unused)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	struct ust_bpfu_rec_hdr *r;
+	__u64 id;
 
-	if (!ust_cfi_on || !ust_bpfu_wanted(id))
+	if (!ust_cfi_on || !ust_bpfu_current(&id))
 		return 0;
 	r = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*r), 0);
 	if (!r) {

@@ -65,7 +65,7 @@ struct ust_walk_vma {
 /*
  * Each task walks in its own task storage (in unwind.bpf.c's
  * ust_bpfu_tasks, with its cookie): the record it builds (only its
- * frames are copied to the ring, ust_walk_emit()) and the walk's state,
+ * frames are copied to the ring, ust_bpfu_walk_send()) and the walk's state,
  * whose VMA slots stay from one walk to the next while they stand
  * (ust_bpfu_mm_seq()): a walk in steady state calls bpf_find_vma() (the
  * mmap lock, a maple-tree walk, a callback) for no frame, where it did
@@ -796,10 +796,12 @@ static __always_inline void ust_walk(struct ust_walk_task *t, struct task_struct
 	__u64 mm = 0, mm2 = 0;
 	__u32 seq = 0, seq2 = 0, flags0 = r->flags;	/* the caller's, not the walk's */
 	bool seq_ok = ust_bpfu_mm_seq(task, &mm, &seq);
+	/* The slots stand, and so do the memo's VMAs and tables. */
+	bool kept = seq_ok && t->mm == mm && t->seq == seq;
 
 	__builtin_memset(r->walk, 0, __builtin_offsetof(struct ust_walk, vmas));
 	w->tgid = task->tgid;	/* ust_walk_table() asks with it */
-	if (seq_ok && t->mm == mm && t->seq == seq) {
+	if (kept) {
 		ust_walk_refresh(w, 0);
 		ust_walk_refresh(w, 1);
 		ust_walk_refresh(w, 2);
@@ -819,9 +821,7 @@ static __always_inline void ust_walk(struct ust_walk_task *t, struct task_struct
 	w->bp_reg = 1;
 	w->bx_reg = 1;
 	w->ip_exact = 1;
-	/* The slots stand, and so do the memo's VMAs and tables. */
-	if (memo && !sleepable && seq_ok && t->mm == mm && t->seq == seq &&
-	    ust_walk_memo_holds(w, &c)) {
+	if (memo && !sleepable && kept && ust_walk_memo_holds(w, &c)) {
 		r->nr = w->memo.nr;
 		r->flags |= w->memo.flags;
 		w->cfi_frames = w->memo.cfi_frames;

@@ -122,21 +122,35 @@ static size_t ust_bpfu_make_stack(struct ust_bpfu *u, const struct ust_bpfu_rec_
 	struct ust_enc_stack_arrays a;
 	int len = ust_enc_unwind_stack(u->out, sizeof(u->out), u->stack_type, (int)s->h.tid,
 				       s->h.cookie, nr, &a);
+	uint64_t *offs, *inodes;
+	uint32_t *devs;
 	unsigned int i;
 
 	/* u->out holds UST_BPFU_MAX_FRAMES frames, and nr is capped there. */
 	if (len < 0)
 		return 0;
 	/* The arrays are 8-byte aligned: u->out is, and so are their offsets. */
-	rec->offs = (const uint64_t *)(void *)a.offs;
-	rec->inodes = (const uint64_t *)(void *)a.inodes;
-	rec->devs = (const uint32_t *)(void *)a.devs;
+	offs = (void *)a.offs;
+	inodes = (void *)a.inodes;
+	devs = (void *)a.devs;
 	for (i = 0; i < nr; i++) {
-		((uint64_t *)(void *)a.offs)[i] = s->frames[i].off;
-		((uint64_t *)(void *)a.inodes)[i] = s->frames[i].ino;
-		((uint32_t *)(void *)a.devs)[i] = s->frames[i].dev;
+		offs[i] = s->frames[i].off;
+		inodes[i] = s->frames[i].ino;
+		devs[i] = s->frames[i].dev;
 	}
+	rec->offs = offs;
+	rec->inodes = inodes;
+	rec->devs = devs;
 	return (size_t)len;
+}
+
+/* A STACK record is as long as its frames (UST_BPFU_STACK_REC_SIZE). */
+static bool ust_bpfu_stack_fits(const void *data, size_t size)
+{
+	const struct ust_bpfu_rec_stack *s = data;
+
+	return size >= UST_BPFU_STACK_REC_SIZE(0) && s->nr <= UST_BPFU_MAX_FRAMES &&
+	       size >= UST_BPFU_STACK_REC_SIZE(s->nr);
 }
 
 static int ust_bpfu_sample(void *ctx, void *data, size_t size)
@@ -178,10 +192,7 @@ static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 		if (u->cfi)
 			ust_bpfu_cfi_exec(u->cfi, (pid_t)h->tgid);
 		return 0;
-	} else if (h->kind == UST_BPFU_REC_STACK && size >= UST_BPFU_STACK_REC_SIZE(0) &&
-		   ((const struct ust_bpfu_rec_stack *)data)->nr <= UST_BPFU_MAX_FRAMES &&
-		   size >= UST_BPFU_STACK_REC_SIZE(((const struct ust_bpfu_rec_stack *)data)->nr)) {
-		/* As long as its frames: see UST_BPFU_STACK_REC_SIZE. */
+	} else if (h->kind == UST_BPFU_REC_STACK && ust_bpfu_stack_fits(data, size)) {
 		const struct ust_bpfu_rec_stack *s = data;
 
 		if (s->flags & UST_BPFU_F_REQUEST) {
