@@ -3,8 +3,8 @@
  * --addr-filter in BPF: perf's address-filter language (seed
  * 001_a69da2a8da120d5b.txt) applied in software, to tracepoint events
  * (lockheld.bpf.c: the UST_LH_OP_AF_* nodes of an event's decision graph)
- * and to perf samples (unwind.bpf.c: ust_af_keep_sample() in front of the
- * perf_event programs).  Included by unwind.bpf.c, after ust_bpfu_vma_cb().
+ * and to perf samples (bpfu.bpf.c: ust_af_keep_sample() in front of the
+ * perf_event programs).
  *
  * A file range holds an instruction pointer when the VMA that maps it is
  * that file (dev, inode) at that file offset: the test works in every
@@ -19,6 +19,7 @@
 #define UST_ADDRFILTER_BPF_H
 
 #include "addrfilter_abi.h"
+#include "bpfu_vma.bpf.h"
 
 /* Set before load by lib/record/bpfu.c, for perf samples only. */
 const volatile __u32 ust_af_nr;			/* ranges in ust_af_ranges */

@@ -20,16 +20,25 @@
  *  - tracked locks: ust_lh_held, filled by lockheld_track.bpf.c (fentry /
  *    fexit on the lock functions) where the kernel allows tracing programs.
  *
- * The unwinder is included whole: its cookie path (ust_bpfu_take_cookie)
- * runs only for kept events, and its maps are the running unwinder's
- * (user space reuses their fds), so cookies and stacks are one sequence.
+ * User stacks of kept events: the cookie rules are the unwinder's
+ * (bpfu_cookie.bpf.h), and so are its maps (user space reuses their fds),
+ * so cookies and stacks are one sequence; the unwinder's own program takes
+ * the stack, at the system call's exit or, through a tail call into its
+ * ust_bpfu_later, on the way back to user space.  The unwinder itself is
+ * not in this object: a filter that needs no stacks loads no walk.
  */
-#include "unwind.bpf.c"
+#include "ust_bpfu_kern.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "bpfu_cookie.bpf.h"
+#include "addrfilter.bpf.h"
 #include "lockheld_abi.h"
 #include "lockheld_kern.h"
 
-/* 0: no user stacks; 1: deferred (task_work); 2: immediate fallback. */
-const volatile __u32 ust_lh_stacks;
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Kept events get user stacks (the unwinder is loaded, ust_lh_stack set). */
+const volatile bool ust_lh_stacks;
 /* The mmap_lock read trackers are attached. */
 const volatile bool ust_lh_mmap_track;
 /*
@@ -93,19 +102,41 @@ struct {
 			__sync_fetch_and_add(&__c->field, 1);		\
 	} while (0)
 
-struct ust_lh_run {
-	void *ctx;
-	struct ust_lh_prog *p;
+/*
+ * What a node's test reads, numbers only: ust_lh_eval() is a global
+ * function, and the verifier forgets any pointer kept in memory passed to
+ * one.
+ */
+struct ust_lh_env {
+	__u64 ctx;		/* the raw record (the program's context) */
 	__u64 me;		/* current, as a number */
 	__u32 tid;
-	__u32 pc;
-	__u32 mask;
-	__u32 verdict;		/* 0: running, else UST_LH_ACCEPT or UST_LH_REJECT */
+	__u32 pad;
 	struct ust_bpfu_vma af;	/* address filters: the user IP's VMA (af.found) */
 	__u64 af_off;		/* its file offset */
 };
 
-/* --- address filters (addrfilter.bpf.h, via unwind.bpf.c) -------------- */
+struct ust_lh_run {
+	struct ust_lh_prog *p;
+	__u32 pc;
+	__u32 mask;
+	__u32 verdict;		/* 0: running, else UST_LH_ACCEPT or UST_LH_REJECT */
+	__u32 pad;
+	struct ust_lh_env e;
+};
+
+/*
+ * The unwinder's ust_bpfu_later, put here by user space: the stack of a
+ * kept event's entry, on the way back to user space.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} ust_lh_stack SEC(".maps");
+
+/* --- address filters (addrfilter.bpf.h) --------------------------------- */
 
 /*
  * The user IP saved at kernel entry, as (dev, inode, file offset): looked
@@ -113,7 +144,7 @@ struct ust_lh_run {
  * callback and the walk is one already.  A kernel thread has no user IP:
  * no file range holds it.
  */
-static __always_inline void ust_af_user_ip(struct ust_lh_run *r)
+static __always_inline void ust_af_user_ip(struct ust_lh_env *r)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 ip = ust_af_entry_ip(task);
@@ -122,7 +153,7 @@ static __always_inline void ust_af_user_ip(struct ust_lh_run *r)
 		ust_af_locate(task, ip, &r->af, &r->af_off);
 }
 
-static __always_inline bool ust_af_file(struct ust_lh_run *r, __u64 idx)
+static __always_inline bool ust_af_file(struct ust_lh_env *r, __u64 idx)
 {
 	__u32 k = (__u32)idx;
 	struct ust_af_krange *g = bpf_map_lookup_elem(&ust_af_ranges, &k);
@@ -173,7 +204,7 @@ static __always_inline bool ust_lh_owned(__u64 addr, __u64 me)
 	return false;
 }
 
-static __always_inline bool ust_lh_mmap_held(struct ust_lh_run *r, __u8 mode)
+static __always_inline bool ust_lh_mmap_held(struct ust_lh_env *r, __u8 mode)
 {
 	struct task_struct___lh *t = (void *)r->me;
 	struct ust_lh_mmap_state *st;
@@ -226,7 +257,7 @@ static __always_inline bool ust_lh_spin_held(__u64 what)
 	return false;
 }
 
-static __always_inline bool ust_lh_tracked(struct ust_lh_run *r, __u64 what, __u8 mode)
+static __always_inline bool ust_lh_tracked(struct ust_lh_env *r, __u64 what, __u8 mode)
 {
 	struct ust_lh_held_key k = { .tid = r->tid, .what = what };
 	struct ust_lh_held_val *v;
@@ -268,7 +299,7 @@ static __always_inline bool ust_lh_cmp(__u64 v, const struct ust_lh_insn *in)
  * 8 bytes, the common fields, hold the pt_regs pointer while the program
  * runs), read through a helper because the offset is data.
  */
-static __always_inline bool ust_lh_field(struct ust_lh_run *r, const struct ust_lh_insn *in)
+static __always_inline bool ust_lh_field(struct ust_lh_env *r, const struct ust_lh_insn *in)
 {
 	__u64 v = 0;
 	__u8 sz = in->size;
@@ -287,7 +318,7 @@ static __always_inline bool ust_lh_field(struct ust_lh_run *r, const struct ust_
 	return ust_lh_cmp(v, in);
 }
 
-static __always_inline bool ust_lh_eval(struct ust_lh_run *r, const struct ust_lh_insn *in)
+static __always_inline bool ust_lh_test(struct ust_lh_env *r, const struct ust_lh_insn *in)
 {
 	struct task_struct___lh *t = (void *)r->me;
 	__u8 mode = in->flags & UST_LH_M_ANY;
@@ -329,6 +360,18 @@ static __always_inline bool ust_lh_eval(struct ust_lh_run *r, const struct ust_l
 	return false;
 }
 
+/*
+ * One node's test.  A global function, verified once on its own: as a
+ * static one, inlined into the bpf_loop() callback, its branches were
+ * explored anew with the callback's states (18k instructions on 6.18).
+ */
+__noinline int ust_lh_eval(struct ust_lh_env *r, const struct ust_lh_insn *in)
+{
+	if (!r || !in)
+		return 0;
+	return ust_lh_test(r, in);
+}
+
 /* One node; a bpf_loop() callback, so the verifier sees it once. */
 static long ust_lh_step(__u32 i __ust_unused, void *data)
 {
@@ -343,7 +386,7 @@ static long ust_lh_step(__u32 i __ust_unused, void *data)
 		return 1;
 	}
 	in = &r->p->insn[pc];
-	res = ust_lh_eval(r, in);
+	res = ust_lh_eval(&r->e, in);
 	if (in->op < UST_LH_OP_FIELD &&	/* lock leaves only */
 	    res == !(in->flags & UST_LH_F_NEGATED))
 		r->mask |= 1U << (in->leaf & (UST_LH_MAX_LEAVES - 1));
@@ -363,36 +406,43 @@ static long ust_lh_step(__u32 i __ust_unused, void *data)
 
 static __always_inline bool ust_lh_followed(__u64 id)
 {
+	struct ust_bpfu_run *run = ust_bpfu_run_state();
 	__u32 tgid = id >> 32;
 
-	return !ust_filter_on || bpf_map_lookup_elem(&ust_bpfu_tgids, &tgid);
+	return run && (!run->filter_on || bpf_map_lookup_elem(&ust_bpfu_tgids, &tgid));
 }
 
-/* The user stack of a kept event, as the unwinder gives one. */
-static __always_inline __u64 ust_lh_cookie(void *ctx, __u64 id, __u32 cpu)
+/*
+ * The cookie of a kept event's entry, by the unwinder's rules; *@later:
+ * the stack is to be arranged by ust_bpfu_later (the caller tail-calls it).
+ */
+static __always_inline __u64 ust_lh_cookie(__u32 cpu, bool *later)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 now = 0;		/* events: never "a sample in user code" */
+	struct ust_bpfu_task *st;
+	__u32 act = UST_BPFU_ACT_NONE;	/* events: never "a sample in user code" */
 	__u64 cookie;
 
 	if (!ust_lh_stacks || (task->flags & PF_KTHREAD) || !task->mm)
 		return 0;
-	if (ust_lh_stacks == 1)
-		return ust_bpfu_take_cookie(ctx, task, id, cpu, &now);
-	cookie = ust_bpfu_new_cookie(cpu);
-	if (cookie)
-		ust_bpfu_emit_immediate(ctx, task, id, cookie, 0);
+	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		return 0;
+	cookie = ust_bpfu_take_cookie(task, st, cpu, 0, &act);
+	*later = act == UST_BPFU_ACT_LATER;
 	return cookie;
 }
 
+/* 0: drop the sample; 1: keep it; 2: keep it, and tail-call ust_bpfu_later. */
 static __attribute__((noinline)) int ust_lh_filter_body(void *ctx)
 {
-	struct ust_lh_run r = { .ctx = ctx };
+	struct ust_lh_run r = { .e.ctx = (__u64)ctx };
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 slot = (__u32)bpf_get_attach_cookie(ctx);
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u64 ts = bpf_ktime_get_ns();
 	struct ust_lh_hit *hit;
+	bool later = false;
 
 	UST_LH_COUNT(runs);
 	if (!ust_lh_followed(id))
@@ -402,10 +452,10 @@ static __attribute__((noinline)) int ust_lh_filter_body(void *ctx)
 		UST_LH_COUNT(bad_prog);
 		return 0;
 	}
-	r.me = (__u64)bpf_get_current_task();
-	r.tid = (__u32)id;
+	r.e.me = (__u64)bpf_get_current_task();
+	r.e.tid = (__u32)id;
 	if (r.p->flags & UST_LH_P_AF_FILE)
-		ust_af_user_ip(&r);
+		ust_af_user_ip(&r.e);
 	if (r.p->nr)
 		bpf_loop(UST_LH_MAX_INSNS, ust_lh_step, &r, 0);
 	else
@@ -421,19 +471,49 @@ static __attribute__((noinline)) int ust_lh_filter_body(void *ctx)
 	}
 	hit->ts = ts;
 	hit->cpu = cpu;
-	hit->tid = r.tid;
+	hit->tid = r.e.tid;
 	hit->mask = r.mask;
 	hit->slot = slot;
 	bpf_get_current_comm(hit->comm, sizeof(hit->comm));
-	hit->cookie = (r.p->flags & UST_LH_P_STACKS) ? ust_lh_cookie(ctx, id, cpu) : 0;
+	hit->cookie = (r.p->flags & UST_LH_P_STACKS) ? ust_lh_cookie(cpu, &later) : 0;
 	bpf_ringbuf_submit(hit, 0);
-	return 1;
+	return later ? 2 : 1;
 }
 
 SEC("tracepoint")
 int ust_lh_filter(void *ctx)
 {
-	return ust_lh_filter_body(ctx);
+	int ret = ust_lh_filter_body(ctx);
+
+	/* The hit is out, its cookie in it: the unwinder arranges the stack. */
+	if (ret == 2)
+		bpf_tail_call(ctx, &ust_lh_stack, 0);
+	return ret != 0;
+}
+
+/*
+ * The process followers of a recording without the unwinder (no stacks):
+ * its children followed, its tgid forgotten when it dies, as the
+ * unwinder's ust_bpfu_fork and ust_bpfu_exit do.
+ */
+SEC("raw_tp/sched_process_fork")
+int ust_lh_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct ust_bpfu_run *run = ust_bpfu_run_state();
+
+	if (run && run->filter_on)
+		ust_bpfu_follow_child((struct task_struct *)ctx->args[1]);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int ust_lh_exit(void *ctx __ust_unused)
+{
+	struct ust_bpfu_run *run = ust_bpfu_run_state();
+
+	if (run && run->filter_on)
+		ust_bpfu_unfollow_exiting(bpf_get_current_task_btf());
+	return 0;
 }
 
 /*

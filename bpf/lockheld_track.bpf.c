@@ -33,7 +33,14 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* BPF_PROG() passes ctx to every body; most do not need it. */
 #pragma clang diagnostic ignored "-Wunused-parameter"
 
-struct kmem_cache;
+/*
+ * Defined, if empty, not only declared: libbpf matches a kfunc's prototype
+ * against the kernel's, and a forward declaration is another kind of type
+ * than the kernel's struct (the object then did not load at all).
+ */
+struct kmem_cache {
+	int unused___ust;
+} __attribute__((preserve_access_index));
 
 /* Count slab caches too (a slab spec is in the filter). */
 const volatile bool ust_lh_track_slab;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The recorder's tgids to follow (lib/record/bpfu.c ust_bpfu_follow()).
- * unwind.bpf.c owns it; lockheld_track.bpf.c shares it by fd (libbpf
- * bpf_map__reuse_fd() wants the same definition on both sides).
+ * The unwinder (bpfu.bpf.c) owns it; the lock_held() objects share it by
+ * fd (libbpf's bpf_map__reuse_fd() wants the same definition on all sides).
  */
 #ifndef UST_TGIDS_BPF_H
 #define UST_TGIDS_BPF_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What unwind.bpf.c sends to user space (lib/record/bpfu.c) through its ring
+ * What bpfu.bpf.c sends to user space (lib/record/bpfu.c) through its ring
  * buffer.  Included by both sides: the includer provides __u32/__u64 (BPF:
  * ust_bpfu_kern.h, user space: <linux/types.h>).
  *
@@ -19,7 +19,7 @@
 #define UST_BPFU_MAX_FRAMES	127
 /* A power of two, so that "& (UST_BPFU_SLOTS - 1)" bounds an index for the verifier. */
 #define UST_BPFU_SLOTS		(UST_BPFU_MAX_FRAMES + 1)
-#define UST_BPFU_WALK_U64	448
+#define UST_BPFU_WALK_U64	512
 /*
  * System calls whose syscalls:sys_enter_* / sys_exit_* events the raw
  * sys_enter / sys_exit programs give cookies (ust_bpfu_sc_enter/exit, a
@@ -43,7 +43,7 @@ enum ust_bpfu_rec_kind {
 #define UST_BPFU_F_RAW		(1U << 4)	/* some address left unresolved (mmap lock busy) */
 #define UST_BPFU_F_LEAF_RET	(1U << 5)	/* frame 1 read at [sp]: frame 0 on a ret/entry */
 #define UST_BPFU_F_LATE		(1U << 6)	/* work ran in a later entry: maybe not this stack */
-/* How the walk went (bpf/unwind_walk.bpf.h); the same bits as UST_ABI_STACK_F_*. */
+/* How the walk went (bpf/bpfu_walk.bpf.h); the same bits as UST_ABI_STACK_F_*. */
 #define UST_BPFU_F_CFI		(1U << 7)	/* some frames unwound by CFI tables */
 #define UST_BPFU_F_FP		(1U << 8)	/* some frames unwound by frame pointers */
 #define UST_BPFU_F_BOTTOM	(1U << 9)	/* reached the outermost frame (return address undefined) */
@@ -106,7 +106,7 @@ struct ust_bpfu_rec_stack {
 	__u32 nr;		/* frames, <= UST_BPFU_MAX_FRAMES */
 	struct ust_bpfu_frame frames[UST_BPFU_SLOTS];
 	/*
-	 * The walk's own state (bpf/unwind_walk.bpf.h), never sent.  Here
+	 * The walk's own state (bpf/bpfu_walk.bpf.h), never sent.  Here
 	 * because map memory is memory the verifier does not track: on the
 	 * BPF stack, every frame's registers and VMAs would be new states to
 	 * it, and the walk would not verify.
@@ -160,6 +160,15 @@ struct ust_bpfu_cfi_file {
 	__u32 first;
 	__u32 nr;
 	__u32 pad;
+};
+
+/*
+ * The recorder's switches, set at run time by user space (map ust_bpfu_run,
+ * one entry, shared by fd between the unwinder and the lock_held filter).
+ */
+struct ust_bpfu_run {
+	__u32 filter_on;	/* only the tgids of ust_bpfu_tgids are followed */
+	__u32 exit_armed;	/* ust_bpfu_sys_exit runs after every event program */
 };
 
 /* Per-CPU counters (map ust_bpfu_stats), summed by user space. */

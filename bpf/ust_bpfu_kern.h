@@ -34,6 +34,7 @@ typedef _Bool bool;
 /* UAPI (include/uapi/linux/bpf.h): stable numbers. */
 #define BPF_MAP_TYPE_HASH		1
 #define BPF_MAP_TYPE_ARRAY		2
+#define BPF_MAP_TYPE_PROG_ARRAY		3
 #define BPF_MAP_TYPE_PERCPU_ARRAY	6
 #define BPF_MAP_TYPE_RINGBUF		27
 #define BPF_MAP_TYPE_TASK_STORAGE	29

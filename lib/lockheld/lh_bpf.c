@@ -2,12 +2,15 @@
 /*
  * ust_lh_bpf: the lock_held() filter object, loaded beside the unwinder.
  *
- * lockheld.bpf.c includes unwind.bpf.c, so its object has its own copy of
- * the unwinder's maps.  With an unwinder running, every one of those maps
- * is replaced by the unwinder's (bpf_map__reuse_fd) before loading: kept
- * events take cookies from the same per-CPU counters and task storage, and
- * their stacks come out of the same ring buffer, which the recorder
- * already reads.  Only the filter's own programs are loaded.
+ * lockheld.bpf.c gives kept events cookies by the unwinder's rules
+ * (bpf/bpfu_cookie.bpf.h), and so declares the unwinder's maps.  With an
+ * unwinder running, every one of those maps is replaced by the unwinder's
+ * (bpf_map__reuse_fd) before loading: kept events take cookies from the
+ * same per-CPU counters and task storage, and their stacks, taken by the
+ * unwinder's programs (its sys_exit program, or its ust_bpfu_later,
+ * tail-called), come out of the same ring buffer, which the recorder
+ * already reads.  Without the unwinder there are no stacks, and the
+ * object's own copies only follow the traced processes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,6 +23,7 @@
 #include <tracefs/tracefs.h>
 
 #include "ustitch/af_bpf.h"
+#include "ustitch/bpfload.h"
 #include "ustitch/bpfu.h"
 #include "ustitch/lh.h"
 #include "ustitch/lh_bpf.h"
@@ -38,6 +42,7 @@ typedef __u64 u64;
 #include "ust_lh_skel.h"
 #include "ust_lh_track_skel.h"
 #include "lockheld_abi.h"
+#include "ust_bpfu_abi.h"
 
 _Static_assert(sizeof(struct ust_lh_hit_u) == sizeof(struct ust_lh_hit), "one hit layout");
 _Static_assert(sizeof(struct ust_lh_bpf_stats) == sizeof(struct ust_lh_counters), "one stats layout");
@@ -51,6 +56,7 @@ struct ust_lh_bpf {
 	struct bpf_link *links[MAX_LINKS];
 	int nr_links;
 	bool mmap_read;
+	bool own_run;		/* ust_bpfu_run is ours, not the unwinder's */
 	void (*fn)(const struct ust_lh_hit_u *h, void *ctx);
 	void *fn_ctx;
 };
@@ -153,11 +159,21 @@ static int open_track(struct ust_lh_bpf *b, const struct ust_lh_bpf_opts *o, cha
 	if (!ret)
 		ret = bpf_map__reuse_fd(b->track->maps.ust_bpfu_tgids,
 					bpf_map__fd(b->skel->maps.ust_bpfu_tgids));
-	if (!ret)
-		ret = ust_lh_track_skel__load(b->track);
+	if (!ret) {
+		struct ust_bpfload l;
+		char e[512];
+
+		ret = ust_bpfload_begin(&l, b->track->obj, false);
+		if (!ret)
+			ret = ust_lh_track_skel__load(b->track);
+		ret = ust_bpfload_end(&l, ret, "held-lock tracking (fentry/fexit)", NULL, e, sizeof(e));
+		if (ret) {
+			snprintf(err, errsz, "held-lock tracking: %s", e);
+			return ret;
+		}
+	}
 	if (ret) {
-		snprintf(err, errsz, "held-lock tracking: loading the fentry/fexit programs: %s",
-			 strerror(-ret));
+		snprintf(err, errsz, "held-lock tracking: sharing the filter's maps: %s", strerror(-ret));
 		return ret;
 	}
 	bpf_object__for_each_program(p, b->track->obj) {
@@ -176,7 +192,6 @@ static int open_track(struct ust_lh_bpf *b, const struct ust_lh_bpf_opts *o, cha
 struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, size_t errsz)
 {
 	struct ust_lh_bpf *b = calloc(1, sizeof(*b));
-	struct bpf_program *p;
 	struct bpf_map *m;
 	int ret;
 
@@ -192,24 +207,13 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 		snprintf(err, errsz, "opening the lock_held() BPF object: %s", strerror(-ret));
 		goto fail;
 	}
-	/* The unwinder's programs came with its code: they stay unloaded. */
-	bpf_object__for_each_program(p, b->skel->obj)
-		bpf_program__set_autoload(p, false);
-	bpf_program__set_autoload(b->skel->progs.ust_lh_filter, true);
-	bpf_program__set_autoload(b->skel->progs.ust_lh_calib, true);
-	/* --addr-filter start/stop (lib/addrfilter/af_bpf.c attaches them if asked). */
-	bpf_program__set_autoload(b->skel->progs.ust_af_start, true);
-	bpf_program__set_autoload(b->skel->progs.ust_af_stop, true);
 	bpf_program__set_autoload(b->skel->progs.ust_lh_mmap_acquired, o->mmap_read);
 	bpf_program__set_autoload(b->skel->progs.ust_lh_mmap_released, o->mmap_read);
-	if (o->follow && !o->bpfu) {
-		/* No unwinder to follow children and clean up: our copies do. */
-		bpf_program__set_autoload(b->skel->progs.ust_bpfu_fork, true);
-		bpf_program__set_autoload(b->skel->progs.ust_bpfu_exit, true);
-	}
-	b->skel->rodata->ust_lh_stacks = !o->bpfu ? 0 : ust_bpfu_deferred(o->bpfu) ? 1 : 2;
-	/* The unwinder's tables are shared by fd below: walk by them if it does. */
-	b->skel->rodata->ust_cfi_on = o->bpfu && ust_bpfu_cfi_enabled(o->bpfu);
+	/* No unwinder to follow children and clean up: our own followers do. */
+	bpf_program__set_autoload(b->skel->progs.ust_lh_fork, o->follow && !o->bpfu);
+	bpf_program__set_autoload(b->skel->progs.ust_lh_exit, o->follow && !o->bpfu);
+	b->skel->rodata->ust_lh_stacks = o->bpfu && ust_bpfu_deferred(o->bpfu) &&
+					 ust_bpfu_later_fd(o->bpfu) >= 0;
 	b->skel->rodata->ust_lh_mmap_track = o->mmap_read;
 	b->skel->rodata->ust_lh_mmap_argoff = o->mmap_read ? mmap_tp_argoff() : 0;
 	b->skel->rodata->ust_lh_tracking = o->families != 0;
@@ -236,10 +240,27 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 	/* The unwinder's ring, when shared: its size paces the reader's wakeups. */
 	b->skel->rodata->ust_rb_wake_bytes =
 		ust_bpfu_wake_bytes(bpf_map__max_entries(b->skel->maps.ust_bpfu_events));
-	ret = ust_lh_skel__load(b->skel);
-	if (ret) {
-		snprintf(err, errsz, "loading the lock_held() BPF programs: %s", strerror(-ret));
-		goto fail;
+	b->own_run = !o->bpfu;
+	{
+		struct ust_bpfload l;
+
+		ret = ust_bpfload_begin(&l, b->skel->obj, false);
+		if (!ret)
+			ret = ust_lh_skel__load(b->skel);
+		ret = ust_bpfload_end(&l, ret, "the lock_held() filter", NULL, err, errsz);
+		if (ret)
+			goto fail;
+	}
+	if (b->skel->rodata->ust_lh_stacks) {
+		__u32 k = 0;
+		int fd = ust_bpfu_later_fd(o->bpfu);
+
+		ret = bpf_map__update_elem(b->skel->maps.ust_lh_stack, &k, sizeof(k), &fd, sizeof(fd),
+					   BPF_ANY);
+		if (ret) {
+			snprintf(err, errsz, "handing kept events to the unwinder: %s", strerror(-ret));
+			goto fail;
+		}
 	}
 	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.ust_lh_hits), on_hit, b, NULL);
 	if (!b->rb) {
@@ -256,10 +277,10 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 		}
 	}
 	if (o->follow && !o->bpfu) {
-		ret = add_link(b, bpf_program__attach_raw_tracepoint(b->skel->progs.ust_bpfu_fork,
+		ret = add_link(b, bpf_program__attach_raw_tracepoint(b->skel->progs.ust_lh_fork,
 								     "sched_process_fork"));
 		if (!ret)
-			ret = add_link(b, bpf_program__attach_tracepoint(b->skel->progs.ust_bpfu_exit,
+			ret = add_link(b, bpf_program__attach_tracepoint(b->skel->progs.ust_lh_exit,
 									 "sched", "sched_process_exit"));
 		if (ret) {
 			snprintf(err, errsz, "attaching the process followers: %s", strerror(-ret));
@@ -365,11 +386,16 @@ int ust_lh_bpf_follow(struct ust_lh_bpf *b, pid_t tgid)
 
 	ret = bpf_map__update_elem(b->skel->maps.ust_bpfu_tgids, &key, sizeof(key), &one,
 				   sizeof(one), BPF_ANY);
-	if (!ret) {
-		b->skel->bss->ust_filter_on = 1;
-		if (b->track)
-			b->track->bss->ust_lh_track_follow = 1;
+	if (!ret && b->own_run) {
+		/* With an unwinder, its ust_bpfu_follow() sets the shared switch. */
+		struct ust_bpfu_run run = { .filter_on = 1 };
+		__u32 k = 0;
+
+		ret = bpf_map__update_elem(b->skel->maps.ust_bpfu_run, &k, sizeof(k), &run,
+					   sizeof(run), BPF_ANY);
 	}
+	if (!ret && b->track)
+		b->track->bss->ust_lh_track_follow = 1;
 	return ret;
 }
 

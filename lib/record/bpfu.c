@@ -1,11 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * ust_bpfu: load bpf/unwind.bpf.c, attach it, and turn what its ring buffer
+ * ust_bpfu: load the BPF unwinder (bpf/bpfu.bpf.c, in the variant the
+ * kernel takes: bpfu_variant.c), attach it, and turn what its ring buffer
  * carries into the kernel's own ftrace records (seed 004 patch 9 layout),
  * so that a trace recorded this way reads exactly like one recorded on a
  * kernel with userstacktrace_delay.
+ *
+ * What the kernel refuses is degraded, never fatal while something smaller
+ * still works: task_work refused (or absent) -> the variant without it
+ * (stacks outside system calls taken at the event); the CFI walk refused ->
+ * the frame-pointer walk.  Each step is said in one line
+ * (ust_bpfu_notes()), the verifier's log in a file that line names.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +21,7 @@
 #include "ustitch/abi.h"
 #include "ustitch/addrfilter.h"
 #include "ustitch/af_bpf.h"
+#include "ustitch/bpfload.h"
 #include "ustitch/bpfu.h"
 #include "ustitch/encode.h"
 #include "ustitch/kbits.h"
@@ -35,6 +44,7 @@ typedef __u64 u64;
 #include "ust_bpfu.skel.h"
 #include "ust_bpfu_abi.h"
 #include "bpfu_cfi.h"
+#include "bpfu_variant.h"
 
 _Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_BPFU_F_IMMEDIATE &&
 	       UST_BPFU_STACK_SCHED_FAIL == UST_BPFU_F_SCHED_FAIL &&
@@ -81,14 +91,19 @@ struct ust_bpfu {
 	struct bpf_link **links;
 	size_t nr_links;
 	struct ust_bpfu_cfi *cfi;	/* NULL: frame pointers only */
-	bool deferred;
+	bool deferred;		/* cookies per kernel entry (not opts.immediate) */
+	bool task_work;		/* the variant with task_work loaded */
+	bool walk_cfi;		/* the variant with the CFI walk loaded */
+	struct ust_bpfu_run run;	/* what ust_bpfu_run holds */
 	bool af_only;		/* opts.af_only */
 	bool no_exit_stacks;	/* opts.no_exit_stacks */
 	bool sc_enter_on;	/* ust_bpfu_sys_enter is attached */
 	/* sys_exit_* events left to ust_bpfu_sys_exit, attached by ust_bpfu_arm_exit() */
 	char **sc_exits;
 	size_t nr_sc_exits;
-	char note[256];		/* why not deferred */
+	char note[256];		/* why immediate (opts.immediate, af_only) */
+	char notes[768];	/* what the kernel refused, and what instead */
+	struct ust_bpfload_report load;	/* the loaded variant's */
 	uint16_t cookie_type;
 	uint16_t stack_type;
 	ust_bpfu_rec_fn fn;
@@ -291,10 +306,18 @@ static bool ust_bpfu_want_cfi(const struct ust_bpfu_opts *o)
 	return !o->no_cfi && !o->kernel_frames && !o->af_only;
 }
 
-static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_opts *o,
-					   char *err, size_t errlen)
+/*
+ * Open and load the variant (@cfi, @tw) with what @o asks for; @stats:
+ * measure each program's verification (ust_bpfu_verify()).  @rep: the
+ * load's report.  NULL with @err set (one line) when the kernel refuses.
+ */
+static struct ust_bpfu_skel *ust_bpfu_load(bool cfi, enum ust_bpfu_tw tw, bool imm,
+					   const struct ust_bpfu_opts *o, bool stats,
+					   struct ust_bpfload_report *rep, char *err, size_t errlen)
 {
-	struct ust_bpfu_skel *skel = ust_bpfu_skel__open();
+	struct ust_bpfu_skel *skel = ust_bpfu_variant_open(cfi, tw);
+	struct ust_bpfload l;
+	char what[96];
 	size_t rb;
 	int ret;
 
@@ -303,28 +326,37 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_
 		return NULL;
 	}
 	/* One event program of the two, or only the sample filter. */
-	bpf_program__set_autoload(skel->progs.ust_bpfu_event, deferred && !o->af_only);
-	bpf_program__set_autoload(skel->progs.ust_bpfu_event_imm, !deferred && !o->af_only);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_event, !imm && !o->af_only);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_event_imm, imm && !o->af_only);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_later, !imm && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_fork, !o->no_children && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_exit, !o->af_only);
-	bpf_program__set_autoload(skel->progs.ust_bpfu_exec, ust_bpfu_want_cfi(o));
-	bpf_program__set_autoload(skel->progs.ust_bpfu_sys_exit, deferred && !o->af_only);
-	bpf_program__set_autoload(skel->progs.ust_bpfu_sys_enter, deferred && !o->af_only);
-	bpf_program__set_autoload(skel->progs.ust_bpfu_perf, o->perf && deferred && !o->af_only);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_exec, cfi && ust_bpfu_want_cfi(o));
+	bpf_program__set_autoload(skel->progs.ust_bpfu_sys_exit, !imm && !o->af_only);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_sys_enter, !imm && !o->af_only);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_perf, o->perf && !imm && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf_af, o->perf && o->af_only);
+	/* Attached by lib/addrfilter/af_bpf.c for start/stop ranges. */
+	bpf_program__set_autoload(skel->progs.ust_af_start, o->af && o->af->nr);
+	bpf_program__set_autoload(skel->progs.ust_af_stop, o->af && o->af->nr);
 	skel->rodata->ust_leaf_ret = !o->kernel_frames;
 	skel->rodata->ust_ignore_tgid = o->ignore_tgid;
-	skel->rodata->ust_cfi_on = ust_bpfu_want_cfi(o);
-	bpf_map__set_max_entries(skel->maps.ust_bpfu_cfi_rows, !ust_bpfu_want_cfi(o) ? 1 :
+	skel->rodata->ust_cfi_on = cfi && ust_bpfu_want_cfi(o);
+	bpf_map__set_max_entries(skel->maps.ust_bpfu_cfi_rows, !skel->rodata->ust_cfi_on ? 1 :
 				 o->cfi_rows ? o->cfi_rows : UST_BPFU_CFI_ROWS);
+	/* Task_work slots only where a variant schedules them. */
+	if (tw == UST_BPFU_TW_NONE)
+		bpf_map__set_max_entries(skel->maps.ust_bpfu_works, 1);
 	ust_bpfu_set_af(skel, o->perf ? o->af : NULL);
 	rb = ust_bpfu_rb_size(o->ringbuf_bytes);
 	skel->rodata->ust_rb_wake_bytes = ust_bpfu_wake_bytes(rb);
 	bpf_map__set_max_entries(skel->maps.ust_bpfu_events, (__u32)rb);
-	ret = ust_bpfu_skel__load(skel);
+	snprintf(what, sizeof(what), "the unwinder (%s)", ust_bpfu_variant_name(cfi, tw));
+	ret = ust_bpfload_begin(&l, skel->obj, stats);
+	if (!ret)
+		ret = ust_bpfu_skel__load(skel);
+	ret = ust_bpfload_end(&l, ret, what, rep, err, errlen);
 	if (ret) {
-		snprintf(err, errlen, "loading the %s BPF programs: %s",
-			 deferred ? "task_work" : "immediate", strerror(-ret));
 		ust_bpfu_skel__destroy(skel);
 		errno = -ret;
 		return NULL;
@@ -335,6 +367,64 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool deferred, const struct ust_bpfu_
 		return NULL;
 	}
 	return skel;
+}
+
+/* Appends a line to u->notes. */
+__attribute__((format(printf, 2, 3)))
+static void ust_bpfu_note(struct ust_bpfu *u, const char *fmt, ...)
+{
+	size_t len = strlen(u->notes);
+	va_list ap;
+
+	if (len && len + 2 < sizeof(u->notes))
+		u->notes[len++] = ';', u->notes[len++] = ' ', u->notes[len] = '\0';
+	va_start(ap, fmt);
+	vsnprintf(u->notes + len, sizeof(u->notes) - len, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The variant the kernel takes, degrading step by step: without
+ * task_work, then by frame pointers.  Sets u->skel, u->task_work,
+ * u->walk_cfi, u->notes; 0, or -1 with @err when nothing loads.
+ */
+static int ust_bpfu_load_best(struct ust_bpfu *u, const struct ust_bpfu_opts *o, char *err,
+			      size_t errlen)
+{
+	bool imm = !u->deferred;
+	bool cfi = ust_bpfu_want_cfi(o);
+	char why[512];
+	enum ust_bpfu_tw tw = imm || o->af_only ? UST_BPFU_TW_NONE : ust_bpfu_variant_tw(why, sizeof(why));
+
+	if (!imm && !o->af_only && tw == UST_BPFU_TW_NONE)
+		ust_bpfu_note(u, "no BPF task_work: %s", why);
+	for (;;) {
+		u->skel = ust_bpfu_load(cfi, tw, imm, o, false, &u->load, why, sizeof(why));
+		if (u->skel)
+			break;
+		if (tw != UST_BPFU_TW_NONE) {
+			ust_bpfu_note(u, "no BPF task_work: %s", why);
+			tw = UST_BPFU_TW_NONE;
+		} else if (cfi) {
+			ust_bpfu_note(u, "no CFI walk, frame pointers instead: %s", why);
+			cfi = false;
+		} else {
+			snprintf(err, errlen, "%s", why);
+			return -1;
+		}
+	}
+	u->task_work = tw != UST_BPFU_TW_NONE;
+	u->walk_cfi = cfi;
+	return 0;
+}
+
+/* ust_bpfu_run, from u->run. */
+static int ust_bpfu_set_run(struct ust_bpfu *u)
+{
+	__u32 key = 0;
+
+	return bpf_map__update_elem(u->skel->maps.ust_bpfu_run, &key, sizeof(key), &u->run,
+				    sizeof(u->run), BPF_ANY);
 }
 
 static int ust_bpfu_add_link(struct ust_bpfu *u, struct bpf_link *l)
@@ -367,7 +457,6 @@ struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size
 	const struct ust_bpfu_opts *o = opts ? opts : &none;
 	struct ust_bpfu *u;
 	struct bpf_link *l;
-	char first[256] = "";
 
 	u = calloc(1, sizeof(*u));
 	if (!u) {
@@ -378,34 +467,23 @@ struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size
 	u->stack_type = o->stack_type;
 	u->af_only = o->af_only;
 	u->no_exit_stacks = o->no_exit_stacks;
+	u->deferred = !o->af_only && !o->immediate;
 	if (o->af_only)
 		snprintf(u->note, sizeof(u->note), "no stacks: the address filter only");
 	else if (o->immediate)
 		snprintf(u->note, sizeof(u->note), "immediate stacks requested");
-	else if (!ust_probe_one(UST_PROBE_BPF_TASK_WORK, u->note, sizeof(u->note)))
-		u->deferred = false;
-	else
-		u->deferred = true;
-	u->skel = ust_bpfu_load(u->deferred, o, first, sizeof(first));
-	if (!u->skel && u->deferred) {
-		/* A verifier that refuses the task_work program: fall back. */
-		u->deferred = false;
-		snprintf(u->note, sizeof(u->note), "%s", first);
-		u->skel = ust_bpfu_load(false, o, err, errlen);
-	} else if (!u->skel) {
-		snprintf(err, errlen, "%s", first);
-	}
-	if (u->deferred)
-		u->note[0] = '\0';
-	if (!u->skel)
+	if (ust_bpfu_load_best(u, o, err, errlen) || ust_bpfu_set_run(u)) {
+		if (u->skel)
+			snprintf(err, errlen, "setting the unwinder's switches: %s", strerror(errno));
 		goto fail;
+	}
 	u->rb = ring_buffer__new(bpf_map__fd(u->skel->maps.ust_bpfu_events), ust_bpfu_sample, u,
 				 NULL);
 	if (!u->rb) {
 		snprintf(err, errlen, "BPF ring buffer: %s", strerror(errno));
 		goto fail;
 	}
-	if (ust_bpfu_want_cfi(o)) {
+	if (u->walk_cfi && ust_bpfu_want_cfi(o)) {
 		u->cfi = ust_bpfu_cfi_new(bpf_map__fd(u->skel->maps.ust_bpfu_cfi_rows),
 					  bpf_map__fd(u->skel->maps.ust_bpfu_cfi_files),
 					  bpf_map__max_entries(u->skel->maps.ust_bpfu_cfi_rows),
@@ -532,11 +610,11 @@ int ust_bpfu_follow(struct ust_bpfu *u, pid_t tgid)
 
 	ret = bpf_map__update_elem(u->skel->maps.ust_bpfu_tgids, &key, sizeof(key), &one,
 				   sizeof(one), BPF_ANY);
-	if (ret)
+	if (ret || u->run.filter_on)
 		return ret;
 	/* After the entry: the filter never shuts out a tgid being added. */
-	u->skel->bss->ust_filter_on = 1;
-	return 0;
+	u->run.filter_on = 1;
+	return ust_bpfu_set_run(u);
 }
 
 int ust_bpfu_unfollow(struct ust_bpfu *u, pid_t tgid)
@@ -578,12 +656,43 @@ int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name)
 	return bpf_object__find_map_fd_by_name(u->skel->obj, name);
 }
 
+int ust_bpfu_later_fd(const struct ust_bpfu *u)
+{
+	return bpf_program__fd(u->skel->progs.ust_bpfu_later);
+}
+
+int ust_bpfu_verify(const struct ust_bpfu_opts *o, bool cfi, struct ust_bpfload_report *rep,
+		    char *what, size_t whatlen, char *err, size_t errlen)
+{
+	struct ust_bpfu_skel *skel;
+	enum ust_bpfu_tw tw = ust_bpfu_variant_tw(NULL, 0);
+	char e[512];
+
+	skel = ust_bpfu_load(cfi, tw, o->immediate, o, true, rep, e, sizeof(e));
+	snprintf(what, whatlen, "the unwinder (%s)", ust_bpfu_variant_name(cfi, tw));
+	if (!skel && tw != UST_BPFU_TW_NONE) {
+		/* What the recorder then loads: the variant without task_work. */
+		struct ust_bpfload_report r2;
+
+		snprintf(what, whatlen, "the unwinder (%s; with task_work: %s)",
+			 ust_bpfu_variant_name(cfi, UST_BPFU_TW_NONE), e);
+		skel = ust_bpfu_load(cfi, UST_BPFU_TW_NONE, o->immediate, o, true, &r2, e, sizeof(e));
+		*rep = r2;
+	}
+	if (!skel) {
+		snprintf(err, errlen, "%s", e);
+		return -1;
+	}
+	ust_bpfu_skel__destroy(skel);
+	return 0;
+}
+
 int ust_bpfu_arm_exit(struct ust_bpfu *u)
 {
 	struct bpf_link *l;
 	int ret;
 
-	if (!u->deferred || u->af_only || u->skel->bss->ust_exit_armed)
+	if (!u->deferred || u->af_only || u->run.exit_armed)
 		return 0;
 	l = bpf_program__attach_raw_tracepoint(u->skel->progs.ust_bpfu_sys_exit, "sys_exit");
 	ret = ust_bpfu_keep_link(u, l);
@@ -598,8 +707,8 @@ int ust_bpfu_arm_exit(struct ust_bpfu *u)
 		return ret;
 	}
 	/* After the attach: no entry waits for an exit program not yet there. */
-	u->skel->bss->ust_exit_armed = !u->no_exit_stacks;
-	return 0;
+	u->run.exit_armed = !u->no_exit_stacks;
+	return ust_bpfu_set_run(u);
 }
 
 int ust_bpfu_cfi_program(struct ust_bpfu *u, const char *path)
@@ -622,6 +731,21 @@ bool ust_bpfu_cfi_enabled(const struct ust_bpfu *u)
 bool ust_bpfu_deferred(const struct ust_bpfu *u)
 {
 	return u->deferred;
+}
+
+bool ust_bpfu_task_work(const struct ust_bpfu *u)
+{
+	return u->task_work;
+}
+
+const char *ust_bpfu_notes(const struct ust_bpfu *u)
+{
+	return u->notes;
+}
+
+const struct ust_bpfload_report *ust_bpfu_load_report(const struct ust_bpfu *u)
+{
+	return &u->load;
 }
 
 const char *ust_bpfu_why_immediate(const struct ust_bpfu *u)
@@ -764,6 +888,21 @@ int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name)
 	return -EOPNOTSUPP;
 }
 
+int ust_bpfu_later_fd(const struct ust_bpfu *u)
+{
+	(void)u;
+	return -EOPNOTSUPP;
+}
+
+int ust_bpfu_verify(const struct ust_bpfu_opts *o, bool cfi, struct ust_bpfload_report *rep,
+		    char *what, size_t whatlen, char *err, size_t errlen)
+{
+	(void)o, (void)cfi, (void)rep;
+	snprintf(what, whatlen, "the unwinder");
+	snprintf(err, errlen, "ustitch was built without BPF support (libbpf, clang, bpftool)");
+	return -1;
+}
+
 int ust_bpfu_arm_exit(struct ust_bpfu *u)
 {
 	(void)u;
@@ -792,6 +931,24 @@ bool ust_bpfu_deferred(const struct ust_bpfu *u)
 {
 	(void)u;
 	return false;
+}
+
+bool ust_bpfu_task_work(const struct ust_bpfu *u)
+{
+	(void)u;
+	return false;
+}
+
+const char *ust_bpfu_notes(const struct ust_bpfu *u)
+{
+	(void)u;
+	return "";
+}
+
+const struct ust_bpfload_report *ust_bpfu_load_report(const struct ust_bpfu *u)
+{
+	(void)u;
+	return NULL;
 }
 
 const char *ust_bpfu_why_immediate(const struct ust_bpfu *u)

@@ -2,25 +2,31 @@
 # The vm lane: the project's live tests on a normal distribution kernel.
 #
 # This machine's kernel blocks the function tracer's files, fentry and more
-# (see the project notes), so some paths can only be tested elsewhere.  We
-# boot Debian 12's own linux-image-6.12 under QEMU (TCG: /dev/kvm here cannot
+# (see the project notes), and users run other kernels than this one, so we
+# boot Debian's own kernel packages under QEMU (TCG: /dev/kvm here cannot
 # run ordinary kernels), with a busybox initramfs made at run time.  The
 # guest sees the host's root read-only over 9p, so it runs the very binaries
 # of this build tree; results come back through a writable 9p share.
 #
-#   vm-lane.sh [--tap] SOURCE-DIR BUILD-DIR
+#   vm-lane.sh [--tap] [--kernel NAME] SOURCE-DIR BUILD-DIR
 #
-# What runs in the guest: tests/vm/guest-tests.txt (see there).  Output is
-# one line per guest test, TAP with --tap (meson then shows each guest test).
-# Skipped (exit 77, or a TAP skip plan) only when QEMU, busybox-static, jq
-# or the kernel package cannot be installed (missing packages are installed
-# when we are root).
+# NAME (default 6.12), each the newest package of its line:
+#   6.1   Debian 12's own kernel, linux-image-6.1.0-N-amd64-unsigned
+#   6.12  bookworm's linux-image-6.12.*+deb12-amd64-unsigned
+#   7.3   trixie-backports' linux-binary-7.3.*+deb13-amd64 and its
+#         linux-modules-*: fetched through an apt configuration of the
+#         lane's own (in the cache directory), the host's sources untouched
+#
+# What runs in the guest: tests/vm/guest-tests.txt (see there), the lines
+# meant for NAME.  Output is one line per guest test, TAP with --tap (meson
+# then shows each guest test).  Skipped (exit 77, or a TAP skip plan) only
+# when QEMU, busybox-static, jq or the kernel package cannot be installed
+# (missing packages are installed when we are root).
 #
 # Environment:
-#   UST_VM_CACHE       where the unpacked kernel is kept (/var/cache/ustitch-vm
+#   UST_VM_CACHE       where the unpacked kernels are kept (/var/cache/ustitch-vm
 #                      if writable, else BUILD-DIR/tests/vm/kernel-cache)
-#   UST_VM_KERNEL_PKG  a linux-image package name (default: the newest
-#                      linux-image-6.12.*-amd64-unsigned apt knows)
+#   UST_VM_KERNEL_PKG  a kernel image package name instead of the newest
 #   UST_VM_TIME_LIMIT  seconds before QEMU is killed (default 1080: under
 #                      meson's 1140, so that partial results still print)
 #   UST_VM_TESTS       the guest test list (default tests/vm/guest-tests.txt)
@@ -29,13 +35,17 @@
 #   UST_*              passed on to the guest's script tests
 set -u
 
-tap=0
-if [ "${1:-}" = --tap ]; then
-	tap=1
+tap=0 kname=6.12
+while (($#)); do
+	case $1 in
+	--tap) tap=1 ;;
+	--kernel) kname=${2:-}; shift ;;
+	*) break ;;
+	esac
 	shift
-fi
+done
 if [ $# -ne 2 ]; then
-	echo "usage: $0 [--tap] SOURCE-DIR BUILD-DIR" >&2
+	echo "usage: $0 [--tap] [--kernel 6.1|6.12|7.3] SOURCE-DIR BUILD-DIR" >&2
 	exit 2
 fi
 src=$(realpath "$1")
@@ -49,10 +59,35 @@ fi
 limit=${UST_VM_TIME_LIMIT:-1080}
 factor=${UST_VM_TIME_FACTOR:-4}
 list=${UST_VM_TESTS:-$src/tests/vm/guest-tests.txt}
-work=$build/tests/vm/lane
-# The kernel modules the guest's /init loads (their dependencies come too).
-modules=(9p 9pnet_virtio)
+work=$build/tests/vm/lane-$kname
 lane_t0=$(date +%s)
+
+# The kernel lines: the image package's name (a regex), where apt finds it
+# (the host's sources, or trixie-backports), and the modules the guest's
+# /init loads (their dependencies come too; a leading ? is for a module the
+# kernel may have built in).
+case $kname in
+6.1)
+	kre='^linux-image-6\.1\.0-[0-9]+-amd64-unsigned$'
+	ksuite=host
+	# virtio_pci is a module here: without it 9p finds no channel.
+	modules=('?virtio_pci' 9p 9pnet_virtio)
+	;;
+6.12)
+	kre='^linux-image-6\.12\.[0-9.]+\+deb12-amd64-unsigned$'
+	ksuite=host
+	modules=('?virtio_pci' 9p 9pnet_virtio)
+	;;
+7.3)
+	kre='^linux-binary-7\.3\.[0-9.]+\+deb13-amd64$'
+	ksuite=trixie-backports
+	modules=('?virtio_pci' 9p 9pnet_virtio)
+	;;
+*)
+	echo "$0: unknown kernel '$kname' (6.1, 6.12 or 7.3)" >&2
+	exit 2
+	;;
+esac
 
 # In TAP mode everything that is not a test line is a "#" comment.
 note() {
@@ -101,29 +136,72 @@ if ! [ -x "$busybox" ] || readelf -l "$busybox" 2>/dev/null | grep -q 'program i
 	skip "$busybox is not busybox-static"
 fi
 
-# ---- the kernel: Debian's own package, unpacked into the cache ----------
+# ---- the kernel: Debian's own packages, unpacked into the cache ---------
 
-# Prints the package name: UST_VM_KERNEL_PKG, else the newest 6.12 image
-# apt knows, else the newest one already in the cache (offline runs).
+# apt for the kernel's suite: the host's own configuration, or one of the
+# lane's own for trixie-backports (in the cache; the host's sources, lists
+# and archives untouched), naming the archive the host's sources name.
+aptdir=$cache/apt-$ksuite
+kapt() {	# kapt apt-get|apt-cache ARGS...
+	local tool=$1
+	shift
+	if [ "$ksuite" = host ]; then
+		"$tool" "$@"
+		return
+	fi
+	"$tool" -o Dir::Etc::SourceList="$aptdir/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::State::Lists="$aptdir/lists" -o Dir::Cache="$aptdir/cache" \
+		-o Dir::State::status=/var/lib/dpkg/status "$@"
+}
+# The lists of the lane's own suite, fetched at most once a day.
+kapt_update() {
+	[ "$ksuite" = host ] && { apt-get update -qq; return; }
+	local uri
+	mkdir -p "$aptdir/lists/partial" "$aptdir/cache/archives/partial" || return 1
+	uri=$(sed -n 's/^URIs: *\([^ ]*debian\/*\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
+	[ -n "$uri" ] || uri=$(awk '$1 == "deb" && $2 ~ /debian\/?$/ { print $2; exit }' \
+		/etc/apt/sources.list 2>/dev/null)
+	[ -n "$uri" ] || uri=http://deb.debian.org/debian
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $ksuite main" \
+		>"$aptdir/sources.list"
+	[ -n "$(find "$aptdir/lists" -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null)" ] && return 0
+	kapt apt-get update -qq
+}
+kapt_newest() {	# kapt_newest REGEX: the newest package apt knows by that name
+	kapt apt-cache search --names-only "$1" 2>/dev/null | cut -d' ' -f1 | sort -V | tail -1
+}
+
+# Prints the image package's name: UST_VM_KERNEL_PKG, else the newest
+# package of the line apt knows, else the newest one already in the cache
+# (offline runs).
 pick_kernel() {
 	if [ -n "${UST_VM_KERNEL_PKG:-}" ]; then
 		echo "$UST_VM_KERNEL_PKG"
 		return
 	fi
-	local re='^linux-image-6\.12\.[0-9.]+\+deb12-amd64-unsigned$' p
-	p=$(apt-cache search --names-only "$re" 2>/dev/null | cut -d' ' -f1 | sort -V | tail -1)
+	local p=
+	[ "$ksuite" = host ] && p=$(kapt_newest "$kre")
 	if [ -z "$p" ] && [ "$(id -u)" = 0 ]; then
-		apt-get update -qq >/dev/null 2>&1
-		p=$(apt-cache search --names-only "$re" 2>/dev/null | cut -d' ' -f1 | sort -V | tail -1)
+		kapt_update >/dev/null 2>&1
+		p=$(kapt_newest "$kre")
 	fi
 	[ -n "$p" ] || p=$(find "$cache" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null |
-		grep -E "$re" | sort -V | tail -1)
+		grep -E "$kre" | sort -V | tail -1)
 	echo "$p"
 }
 
-# Downloads and unpacks PACKAGE into $cache/PACKAGE (once; the .deb is not
-# kept).  dpkg-deb -x installs nothing: the host's /boot and bootloader are
-# untouched.  Serialized: other build trees may run the lane at once.
+# The packages of kernel PACKAGE: the image, and its modules where they
+# come apart (linux-binary-VER has them in linux-modules-VER).
+kernel_pkgs() {	# kernel_pkgs PACKAGE
+	case $1 in
+	linux-binary-*) echo "$1 linux-modules-${1#linux-binary-}" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# Downloads and unpacks PACKAGE's packages into $cache/PACKAGE (once; the
+# .debs are not kept).  dpkg-deb -x installs nothing: the host's /boot and
+# bootloader are untouched.  Serialized: other lanes may run at once.
 unpack_kernel() {	# unpack_kernel PACKAGE
 	local pkg=$1 dir=$cache/$1 dl
 	[ -e "$dir/.complete" ] && return 0
@@ -133,27 +211,39 @@ unpack_kernel() {	# unpack_kernel PACKAGE
 		[ -e "$dir/.complete" ] && exit 0
 		dl=$(mktemp -d "$cache/dl.XXXXXX") || exit 1
 		trap 'rm -rf "$dl"' EXIT
+		[ "$ksuite" = host ] || kapt_update >&2 || exit 1
 		# apt's sandbox user may not write into the cache dir.
-		( cd "$dl" && apt-get -o APT::Sandbox::User=root download "$pkg" ) >&2 || exit 1
+		# shellcheck disable=SC2046  # one word per package
+		( cd "$dl" && kapt apt-get -o APT::Sandbox::User=root download $(kernel_pkgs "$pkg") ) >&2 ||
+			exit 1
 		rm -rf "$dir"
 		mkdir -p "$dir"
-		dpkg-deb -x "$dl"/*.deb "$dir" && touch "$dir/.complete"
+		for deb in "$dl"/*.deb; do
+			dpkg-deb -x "$deb" "$dir" || exit 1
+		done
+		touch "$dir/.complete"
 	) 9>"$cache/.lock"
 }
 
 kpkg=$(pick_kernel)
-[ -n "$kpkg" ] || skip "apt knows no linux-image-6.12.*-amd64-unsigned package and none is cached in $cache"
+[ -n "$kpkg" ] || skip "apt knows no kernel package like $kre and none is cached in $cache"
 unpack_kernel "$kpkg" >"$work.kernel.log" 2>&1 ||
 	skip "cannot download or unpack $kpkg (see $work.kernel.log)"
 kroot=$cache/$kpkg
+# bookworm's images keep it in /boot, trixie's in the modules directory.
 vmlinuz=$(find "$kroot/boot" -name 'vmlinuz-*' 2>/dev/null | head -1)
-kver=${vmlinuz##*/vmlinuz-}
+if [ -n "$vmlinuz" ]; then
+	kver=${vmlinuz##*/vmlinuz-}
+else
+	vmlinuz=$(find "$kroot/usr/lib/modules" -mindepth 2 -maxdepth 2 -name vmlinuz 2>/dev/null | head -1)
+	kver=$(basename "$(dirname "$vmlinuz")")
+fi
 kmods=
 for d in "$kroot/lib/modules/$kver" "$kroot/usr/lib/modules/$kver"; do
-	[ -d "$d" ] && kmods=$d
+	[ -d "$d/kernel" ] && kmods=$d
 done
 if [ -z "$vmlinuz" ] || [ -z "$kmods" ]; then
-	bail "$kroot has no boot/vmlinuz-* or its modules"
+	bail "$kroot has no vmlinuz or no modules"
 fi
 
 # ---- the initramfs ------------------------------------------------------
@@ -179,12 +269,16 @@ done < <(find "$kmods/kernel" -name '*.ko*')
 # .modinfo "depends=": the package ships no modules.dep).  Decompressed
 # here, so that busybox insmod needs no xz support.
 declare -A added=()
-add_module() {	# add_module NAME
-	local n=${1//-/_} f dep
+add_module() {	# add_module [?]NAME
+	local n=${1#\?} f dep
+	n=${n//-/_}
 	[ -n "${added[$n]:-}" ] && return 0
 	added[$n]=1
 	f=${kofile[$n]:-}
-	[ -n "$f" ] || bail "kernel $kver has no module $n"
+	if [ -z "$f" ]; then
+		[ "${1:0:1}" = "?" ] && return 0	# built in
+		bail "kernel $kver has no module $n"
+	fi
 	case $f in
 	*.xz) xz -dc "$f" ;;
 	*.zst) zstd -dcq "$f" ;;
@@ -226,25 +320,32 @@ ninja_targets=()
 n=0
 while read -r kind name rest; do
 	[ -z "$kind" ] || [ "${kind:0:1}" = "#" ] && continue
-	n=$((n + 1))
-	id=$(printf '%02d' "$n")
-	job=$work/scratch/job/$id.sh
-	proto=exitcode tmo=
+	proto=exitcode tmo= on=
 	extra=()
 	read -ra toks <<<"${rest%%#*}"
 	for tok in "${toks[@]}"; do
 		case $tok in
 		timeout=*) tmo=${tok#timeout=} ;;
+		on=*) on=${tok#on=} ;;
 		*=*) extra+=("$(printf 'export %s=%q' "${tok%%=*}" "${tok#*=}")") ;;
-		*) bail "$list: $name: '$tok' is not VAR=VALUE or timeout=SECONDS" ;;
+		*) bail "$list: $name: '$tok' is not VAR=VALUE, on=KERNELS or timeout=SECONDS" ;;
 		esac
 	done
+	# on=6.1,7.3: only on those kernels.
+	if [ -n "$on" ] && ! [[ ",$on," == *",$kname,"* ]]; then
+		continue
+	fi
+	n=$((n + 1))
+	id=$(printf '%02d' "$n")
+	job=$work/scratch/job/$id.sh
 	case $kind in
 	meson)
 		# The command, directory and environment `meson test` would use.
 		t=$(jq -c --arg n "$name" 'first(.[] | select(.name == $n))' "$intro")
 		if [ -z "$t" ]; then
-			echo "echo 'no meson test $name in this build (not configured here?)'; exit 77" >"$job"
+			# A name that matches nothing is a mistake in the list, or a
+			# test this build lost: either way the lane must say so.
+			echo "echo 'FAIL: no meson test $name in this build'; exit 1" >"$job"
 		else
 			proto=$(jq -r '.protocol' <<<"$t")
 			[ -n "$tmo" ] || tmo=$(( $(jq -r '.timeout' <<<"$t") * factor ))

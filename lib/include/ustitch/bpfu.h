@@ -6,14 +6,17 @@
  *
  * A tracepoint program attached to the caller's events gives each event a
  * cookie with the kernel's layout and semantics (one per task per kernel
- * entry); a BPF task_work unwinds the user stack before the task returns to
- * user space.  Each result reaches the caller as the exact bytes of the
- * kernel's ftrace/user_unwind_cookie or ftrace/user_unwind_stack record
- * (seed 004, patch 9 layout), ready to be written into a trace.
+ * entry), and the entry's user stack is walked once: at the system call's
+ * exit, at a sample of user code, else by a BPF task_work before the task
+ * returns to user space.  Each result reaches the caller as the exact bytes
+ * of the kernel's ftrace/user_unwind_cookie or ftrace/user_unwind_stack
+ * record (seed 004, patch 9 layout), ready to be written into a trace.
  *
- * Kernels without the task_work kfuncs get the fallback: every event its
- * own cookie and a stack taken immediately in the event's context
- * (non-faulting), flagged UST_BPFU_STACK_IMMEDIATE.
+ * Where the kernel has no task_work for BPF (or refuses it), an event
+ * outside a system call and a sample of user code gets its own cookie and
+ * a stack taken in the event's context (non-faulting), flagged
+ * UST_BPFU_STACK_IMMEDIATE; where it refuses the CFI walk, stacks are
+ * walked by frame pointers.  ust_bpfu_notes() says which.
  *
  * Typical use: open, follow the traced tgids, attach the events, then poll
  * until done, then close.  One ust_bpfu per process is the intended use.
@@ -254,10 +257,34 @@ int ust_bpfu_cfi_pid(struct ust_bpfu *u, pid_t pid);
 /* Stacks are walked by CFI tables (not opts.no_cfi), for objects that share the maps. */
 bool ust_bpfu_cfi_enabled(const struct ust_bpfu *u);
 
-/* true: stacks are deferred (task_work); false: the immediate fallback. */
+/* true: cookies per kernel entry, stacks deferred; false: opts.immediate. */
 bool ust_bpfu_deferred(const struct ust_bpfu *u);
-/* Why the fallback was chosen (one line), "" when deferred. */
+/* Why every event gets an immediate stack (one line), "" when deferred. */
 const char *ust_bpfu_why_immediate(const struct ust_bpfu *u);
+/* Stacks outside system calls are taken by BPF task_work (else at the event). */
+bool ust_bpfu_task_work(const struct ust_bpfu *u);
+/*
+ * What the kernel did not allow and what is used instead, "; "-separated
+ * lines ("no BPF task_work: ...", "no CFI walk, frame pointers instead:
+ * ..."), "" when the full unwinder loaded.
+ */
+const char *ust_bpfu_notes(const struct ust_bpfu *u);
+struct ust_bpfload_report;
+/* How loading went: each program, its verification (see ustitch/bpfload.h). */
+const struct ust_bpfload_report *ust_bpfu_load_report(const struct ust_bpfu *u);
+/*
+ * The fd of ust_bpfu_later, the program a lock_held() filter tail-calls
+ * for the stack of a kept event (lib/lockheld/lh_bpf.c); negative if none.
+ */
+int ust_bpfu_later_fd(const struct ust_bpfu *u);
+/*
+ * Load the programs @o asks for with their verification measured, the
+ * variant of this kernel with the CFI walk (@cfi) or frame pointers, into
+ * @rep, then unload them (`ustitch probe`).  @what: which variant.  0, or
+ * -1 with @err.
+ */
+int ust_bpfu_verify(const struct ust_bpfu_opts *o, bool cfi, struct ust_bpfload_report *rep,
+		    char *what, size_t whatlen, char *err, size_t errlen);
 int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st);
 /* Detach everything and free; NULL is fine. */
 void ust_bpfu_close(struct ust_bpfu *u);

@@ -1,0 +1,968 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The user-stack walk of bpfu.bpf.c: by CFI tables where a file has one,
+ * by frame pointers where it has none.  Included by bpfu.bpf.c after
+ * bpfu_cookie.bpf.h (the ring, the counters, the task's storage) and
+ * bpfu_vma.bpf.h.
+ *
+ * Debian builds glibc and its packages without frame pointers, so a walk
+ * by frame pointers alone stops in libc.  Every such file still carries
+ * .eh_frame; user space turns it into rows sorted by file offset
+ * (lib/cfi/, bpf/ust_cfi_abi.h) and stores them in ust_bpfu_cfi_rows.
+ * Per frame: the VMA of the ip (a few kept per task: bpf_find_vma() takes
+ * the mmap lock), its (inode, dev) -> the file's slice of rows, a bounded
+ * binary search for the row of the file offset, then the caller's rip,
+ * rsp and rbp from the row's rules.
+ *
+ * A file seen for the first time has no entry: the walk asks user space
+ * for its table (a NEED_CFI record, once per file, leaving a PENDING entry
+ * behind) and goes on by frame pointers for that frame, marking the stack
+ * UST_BPFU_F_NO_TABLE: a stack taken before its table arrived is never
+ * silently short.
+ *
+ * Verification cost, bounded by construction.  The verifier checks a
+ * static function at every place it is inlined or called, path by path,
+ * and how many paths it explores changes between kernel releases (a
+ * stable update once took the walk from 0.9 s to the 1M-instruction limit).
+ * So every part with branches is a global function
+ * (ust_bpfu_walk_frame(), _row(), _vma(), _start(), _finish(),
+ * _recheck()): the kernel verifies each once, on its own, with its
+ * arguments unknown, and a call costs one instruction at the caller.
+ * Nothing the verifier walks grows with the frames or the table sizes:
+ * the frames loop is bpf_loop() with a callback of one call; the row
+ * search a fixed number of halving steps.  (The OpenTelemetry profiler
+ * bounds its cost with a few frames per tail call instead; global
+ * functions need no program array and keep one program per hook.)
+ *
+ * Reads never fault here (bpf_probe_read_user()): global functions of a
+ * non-sleepable program may not sleep.  The task_work's walk, which may
+ * fault pages in as the kernel's deferred unwinder does, does it between
+ * frames: a step that meets a page not present is undone and asks for it
+ * (UST_BPFU_WALK_PAGE, w->page); the task_work's loop faults it in with
+ * bpf_copy_from_user() and the step runs again (bpfu.bpf.c).
+ *
+ * Compiled two ways (bpf/meson.build): UST_BPFU_CFI 1 is the CFI walk,
+ * 0 the frame-pointer walk alone (--unwind fp), which then loads no CFI
+ * code at all.
+ */
+#ifndef UST_BPFU_WALK_BPF_H
+#define UST_BPFU_WALK_BPF_H
+
+#include "ust_cfi_abi.h"
+
+#ifndef UST_BPFU_CFI
+#define UST_BPFU_CFI 1
+#endif
+
+/* Resized by user space (ust_bpfu_opts.cfi_rows), which writes it through mmap(). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ust_cfi_row);
+} ust_bpfu_cfi_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct ust_bpfu_cfi_key);
+	__type(value, struct ust_bpfu_cfi_file);
+} ust_bpfu_cfi_files SEC(".maps");
+
+/* Set before load by lib/record/bpfu.c: 0 walks by frame pointers only. */
+const volatile bool ust_cfi_on = true;
+/* Set before load: frame 0 on a ret or a function entry (ust_bpfu_walk_ra_at_sp()). */
+const volatile bool ust_leaf_ret = true;
+
+/* VMAs kept per task: a stack goes back and forth between a few files. */
+#define UST_BPFU_WALK_VMAS	4
+/* 2^25 rows: more than libLLVM's 2M. */
+#define UST_BPFU_WALK_SEARCH_STEPS	25
+/* Pages a task_work's walk faults in, at most. */
+#define UST_BPFU_WALK_MAX_PAGES	16
+
+/* ust_bpfu_walk_frame()'s answers. */
+#define UST_BPFU_WALK_NEXT	0	/* a frame recorded, go on */
+#define UST_BPFU_WALK_END	1	/* the walk ends */
+#define UST_BPFU_WALK_PAGE	2	/* fault in w->page and step again */
+
+struct ust_bpfu_walk_vma {
+	struct ust_bpfu_vma v;	/* v.found: the slot is used */
+	__u32 tstate;		/* enum ust_bpfu_cfi_state; NONE for anonymous memory */
+	__u32 tfirst;
+	__u32 tnr;
+	__u32 vdso;
+};
+
+/*
+ * What a frame step changes: a step that needs a page not present is
+ * undone by putting the copy taken before it back (faultable walks).
+ */
+struct ust_bpfu_walk_regs {
+	__u64 ip, sp, bp, bx;
+	/*
+	 * Where a rule saved them, rbp and rbx are read only when a rule
+	 * needs their value (a CFA from rbp or rbx, a frame-pointer step):
+	 * most frames need the return address alone.  *_at: the address of
+	 * the saved value, 0 when bp/bx hold it.
+	 */
+	__u64 bp_at, bx_at;
+	__u32 bp_ok;		/* bp is known (every rule so far told it) */
+	__u32 bx_ok;		/* bx likewise (only a CFA defined by rbx needs it) */
+	__u32 ip_exact;		/* ip is not a return address: frame 0, after a signal frame */
+	/*
+	 * bp (bx) still holds the starting register's value, and whether the
+	 * walk used that value: only then does the memo compare it.  (rbx is
+	 * often a loop's counter, and the walk rarely needs it.)
+	 */
+	__u32 bp_reg, bx_reg;
+	__u32 bp_used, bx_used;
+	/* Frames by CFI and by frame pointers: counted once per walk, not per frame. */
+	__u32 cfi_frames;
+	__u32 fp_frames;
+	__u32 nr_words;		/* stack words read so far (memo.addr/val) */
+	__u32 nr;		/* the record's nr and flags */
+	__u32 flags;
+};
+
+/*
+ * The last walk of the task, as a function of what it read: the registers
+ * it started from and every stack word it read, in order (VMAs and tables
+ * stand while the mm's sequence does: ust_bpfu_walk_start()).  A walk from
+ * the same registers that reads the same words again makes the same
+ * frames, which are still in the task's record: a system call made in a
+ * loop is walked once, then only checked, a read per word (a few per
+ * frame) instead of a VMA, a row and a rule per frame.
+ */
+#define UST_BPFU_WALK_MEMO_WORDS	128
+
+struct ust_bpfu_walk_memo {
+	__u64 ip, sp, bp, bx;
+	__u32 bp_used, bx_used;	/* whether its result depends on bp, bx */
+	__u32 ok;		/* the record's frames are this walk's */
+	__u32 nr;		/* its frames */
+	__u32 flags;		/* its UST_BPFU_F_* of the walk */
+	__u32 nr_words;
+	__u32 cfi_frames;
+	__u32 fp_frames;
+	__u64 addr[UST_BPFU_WALK_MEMO_WORDS];
+	__u64 val[UST_BPFU_WALK_MEMO_WORDS];
+};
+
+/*
+ * The window: stack bytes read ahead.  A walk reads upward through one
+ * stack, a return address (and now and then a saved rbp) per frame; each
+ * bpf_probe_read_user() costs far more than the 8 bytes it copies
+ * (access_ok, the hardened-usercopy check of the destination, the
+ * helper call: 30 % of a walk's time when each read was its own).  So a
+ * read outside the window refills it from the address to the end of its
+ * page (a page is mapped whole or not at all, so a refill never fails for
+ * bytes past the stack's end), up to UST_BPFU_WALK_WIN_U64 words.
+ */
+#define UST_BPFU_WALK_WIN_U64	128
+
+/* In the record's walk[] (see ust_bpfu_abi.h). */
+struct ust_bpfu_walk {
+	struct ust_bpfu_walk_regs g;
+	struct ust_bpfu_walk_regs saved;	/* g before this step (faultable walks) */
+	__u32 tgid;
+	__u32 faultable;	/* a read of a page not present asks for it */
+	__u64 page;		/* the address asked for (UST_BPFU_WALK_PAGE) */
+	__u32 no_memo;		/* the walk read something else: code bytes */
+	__u32 pad;
+	__u64 win_base;		/* the user address of win[0] */
+	__u64 win_len;		/* bytes of win[] read; 0: empty */
+	/* Kept from one walk of the task to the next (struct ust_bpfu_walk_task). */
+	struct ust_bpfu_walk_vma vmas[UST_BPFU_WALK_VMAS];
+	struct ust_bpfu_walk_memo memo;
+	__u64 win[UST_BPFU_WALK_WIN_U64];	/* its bytes count only up to win_len */
+};
+
+/*
+ * Each task walks in its own task storage (struct ust_bpfu_walk_task, in
+ * bpfu_cookie.bpf.h's ust_bpfu_tasks, with its cookie): the record it
+ * builds and the walk's state, whose VMA slots stay from one walk to the
+ * next while they stand (ust_bpfu_mm_seq()): a walk in steady state calls
+ * bpf_find_vma() (the mmap lock, a maple-tree walk, a callback) for no
+ * frame.  With the table each VMA was seen with: a READY table's rows
+ * never change (user space only ever appends rows), a PENDING one is
+ * looked up again.
+ */
+_Static_assert(sizeof(struct ust_bpfu_walk) <= sizeof(((struct ust_bpfu_rec_stack *)0)->walk),
+	       "the walk's state fits the record's walk[]");
+
+static __always_inline struct ust_bpfu_walk *ust_bpfu_walk_of(struct ust_bpfu_walk_task *t)
+{
+	return (struct ust_bpfu_walk *)t->r.walk;
+}
+
+/* The 8 bytes at @addr of the stack, through the window.  0 or -EFAULT. */
+static __always_inline long ust_bpfu_walk_peek(struct ust_bpfu_walk *w, __u64 *val, __u64 addr)
+{
+	__u64 d = addr - w->win_base, len;
+
+	if (!(d & 7) && d < w->win_len && w->win_len - d >= 8) {
+		*val = w->win[(d >> 3) & (UST_BPFU_WALK_WIN_U64 - 1)];
+		return 0;
+	}
+	len = 4096 - (addr & 4095);
+	if (len > sizeof(w->win))
+		len = sizeof(w->win);
+	if (len < 8)	/* a word across two pages */
+		return bpf_probe_read_user(val, sizeof(*val), (void *)addr) ? -14 : 0;
+	if (bpf_probe_read_user(w->win, len, (void *)addr)) {
+		w->win_len = 0;
+		return -14;	/* -EFAULT */
+	}
+	w->win_base = addr;
+	w->win_len = len;
+	*val = w->win[0];
+	return 0;
+}
+
+/*
+ * ust_bpfu_walk_peek() for the walk: logged for the memo.  -EFAULT: cannot
+ * be read; in a faultable walk w->page says where (the step is undone and
+ * asks for that page).
+ */
+static __always_inline long ust_bpfu_walk_u64(struct ust_bpfu_walk *w, __u64 *val, __u64 addr)
+{
+	__u32 n, k;
+
+	if (ust_bpfu_walk_peek(w, val, addr)) {
+		if (w->faultable)
+			w->page = addr;
+		return -14;	/* -EFAULT */
+	}
+	n = w->g.nr_words;
+	k = n;
+	/* Masked where the verifier sees it: the test below would let clang drop the mask. */
+	barrier_var(k);
+	k &= UST_BPFU_WALK_MEMO_WORDS - 1;
+	if (n < UST_BPFU_WALK_MEMO_WORDS) {
+		w->memo.addr[k] = addr;
+		w->memo.val[k] = *val;
+	}
+	w->g.nr_words = n + 1;
+	return 0;
+}
+
+/* rbp's value, read from where it was saved if it is not here yet; false: unknown. */
+static __always_inline bool ust_bpfu_walk_bp(struct ust_bpfu_walk *w)
+{
+	if (w->g.bp_ok && w->g.bp_at) {
+		w->g.bp_ok = !ust_bpfu_walk_u64(w, &w->g.bp, w->g.bp_at);
+		w->g.bp_at = 0;
+	}
+	if (w->g.bp_reg)
+		w->g.bp_used = 1;
+	return w->g.bp_ok;
+}
+
+static __always_inline bool ust_bpfu_walk_bx(struct ust_bpfu_walk *w)
+{
+	if (w->g.bx_ok && w->g.bx_at) {
+		w->g.bx_ok = !ust_bpfu_walk_u64(w, &w->g.bx, w->g.bx_at);
+		w->g.bx_at = 0;
+	}
+	if (w->g.bx_reg)
+		w->g.bx_used = 1;
+	return w->g.bx_ok;
+}
+
+/*
+ * x86: the vDSO is the mapping at mm->context.vdso.  Its table is keyed
+ * (UST_BPFU_CFI_VDSO_INO, 0): every process of a kernel maps the same
+ * image.
+ */
+struct mm_context___ust {
+	void *vdso;
+} __attribute__((preserve_access_index));
+
+struct mm_struct___walk {
+	struct mm_context___ust context;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool ust_bpfu_walk_is_vdso(struct task_struct *task, __u64 start)
+{
+	struct mm_struct___walk *mm = (void *)task->mm;
+
+	if (!bpf_core_field_exists(mm->context.vdso))
+		return false;
+	return (__u64)BPF_CORE_READ(mm, context.vdso) == start;
+}
+
+/* The file's table entry, asking user space for it the first time. */
+static __always_inline void ust_bpfu_walk_table(struct ust_bpfu_walk *w, struct ust_bpfu_walk_vma *s)
+{
+#if UST_BPFU_CFI
+	struct ust_bpfu_cfi_key key = {};
+	struct ust_bpfu_cfi_file *f, pending = { .state = UST_BPFU_CFI_PENDING };
+	struct ust_bpfu_rec_need *n;
+
+	s->tstate = UST_BPFU_CFI_NONE;
+	if (!ust_cfi_on)
+		return;
+	if (s->vdso) {
+		key.ino = UST_BPFU_CFI_VDSO_INO;
+	} else if (s->v.ino) {
+		key.ino = s->v.ino;
+		key.dev = s->v.dev;
+	} else {
+		return;		/* anonymous memory, JIT: frame pointers */
+	}
+	f = bpf_map_lookup_elem(&ust_bpfu_cfi_files, &key);
+	if (f) {
+		s->tstate = f->state;
+		s->tfirst = f->first;
+		s->tnr = f->nr;
+		return;
+	}
+	s->tstate = UST_BPFU_CFI_PENDING;
+	/* Whoever inserts the entry asks: once per file, whatever the CPUs do. */
+	if (bpf_map_update_elem(&ust_bpfu_cfi_files, &key, &pending, BPF_NOEXIST))
+		return;
+	n = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*n), 0);
+	if (!n) {
+		/* Nobody will answer: let the next walk ask again. */
+		bpf_map_delete_elem(&ust_bpfu_cfi_files, &key);
+		UST_COUNT(drops);
+		return;
+	}
+	n->h.kind = UST_BPFU_REC_NEED_CFI;
+	n->h.cpu = bpf_get_smp_processor_id();
+	n->h.ts = bpf_ktime_get_ns();
+	n->h.tid = (__u32)bpf_get_current_pid_tgid();
+	n->h.tgid = w->tgid;
+	n->h.cookie = 0;
+	n->ino = key.ino;
+	n->dev = key.dev;
+	n->pad = 0;
+	n->vm_start = s->v.start;
+	n->vm_end = s->v.end;
+	n->vm_pgoff = s->v.pgoff;
+	bpf_ringbuf_submit(n, BPF_RB_FORCE_WAKEUP);
+	UST_COUNT(cfi_need);
+#else
+	(void)w;
+	s->tstate = UST_BPFU_CFI_NONE;
+#endif
+}
+
+/*
+ * The VMA holding @addr, into slot 0 (the others move down); 0, or -1
+ * when no VMA holds it.  A global function: bpf_find_vma() and the table
+ * lookup, once per file a task's stacks meet, not once per frame.
+ */
+__noinline int ust_bpfu_walk_vma(struct ust_bpfu_walk_task *t, __u64 addr)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ust_bpfu_vma v;	/* bpf_find_vma()'s context must be on the stack */
+	struct ust_bpfu_walk *w;
+	struct ust_bpfu_walk_vma *s;
+	long err;
+	int i;
+
+	if (!t)
+		return -1;
+	w = ust_bpfu_walk_of(t);
+	__builtin_memset(&v, 0, sizeof(v));
+	for (i = UST_BPFU_WALK_VMAS - 1; i > 0; i--)
+		w->vmas[i] = w->vmas[i - 1];
+	s = &w->vmas[0];
+	err = bpf_find_vma(task, addr, ust_bpfu_vma_cb, &v, 0);
+	if (err && err != -2 /* -ENOENT: no VMA */) {
+		w->g.flags |= UST_BPFU_F_RAW;
+		UST_COUNT(vma_fail);
+	}
+	s->v = v;
+	if (!v.found)
+		return -1;
+	s->vdso = !s->v.ino && ust_bpfu_walk_is_vdso(task, s->v.start);
+	ust_bpfu_walk_table(w, s);
+	return 0;
+}
+
+/*
+ * Row hints: the row a (table, offset) was last found at, per CPU, in a
+ * small direct-mapped array.  Programs walk the same few stacks again and
+ * again (a system call in a loop); a binary search is a chain of ~15
+ * dependent loads for a libc frame, a hint two independent ones.  A hint
+ * is only a guess: it is used if the row still brackets the offset (its
+ * off <= @off < the next row's off), so a stale or torn one (a perf
+ * sample's walk interrupting this one on the same CPU) costs a search,
+ * never a wrong row.  (In the frame-pointer variant too, unused: every
+ * variant has the same maps.)
+ */
+#define UST_BPFU_WALK_HINTS	4096
+
+struct ust_bpfu_walk_hints {
+	__u32 row[UST_BPFU_WALK_HINTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ust_bpfu_walk_hints);
+} ust_bpfu_walk_hints SEC(".maps");
+
+#if UST_BPFU_CFI
+
+/* Row @k if it is the last of [first, first + nr) whose off is <= @off. */
+static __always_inline bool ust_bpfu_walk_row_is(__u32 first, __u32 nr, __u32 k, __u32 off)
+{
+	const struct ust_cfi_row *row, *next;
+	__u32 k1;
+
+	if (k - first >= nr)
+		return false;
+	row = bpf_map_lookup_elem(&ust_bpfu_cfi_rows, &k);
+	if (!row || row->off > off)
+		return false;
+	if (k + 1 - first == nr)
+		return true;
+	k1 = k + 1;
+	next = bpf_map_lookup_elem(&ust_bpfu_cfi_rows, &k1);
+	return next && next->off > off;
+}
+
+/*
+ * The index of the last row of rows [first, first + nr) whose off is <=
+ * @off, or -1: its hint, or as many halving steps as the file has rows
+ * (15 for libc's 28k), each without a branch but the map lookup's and the
+ * end test.  A global function of scalars: verified once.
+ */
+__noinline int ust_bpfu_walk_row(__u32 first, __u32 nr, __u32 off)
+{
+	const struct ust_cfi_row *row;
+	struct ust_bpfu_walk_hints *h;
+	__u64 lo = 0, hi = nr, mid, ge;
+	__u32 k, i, zero = 0, slot;
+
+	if (!nr || first > 0x7fffffff)
+		return -1;
+	slot = (((off ^ (first * 0x9e3779b1U)) * 0x9e3779b1U) >> 20) & (UST_BPFU_WALK_HINTS - 1);
+	h = bpf_map_lookup_elem(&ust_bpfu_walk_hints, &zero);
+	if (h) {
+		k = h->row[slot];
+		if (ust_bpfu_walk_row_is(first, nr, k, off))
+			return (int)(k & 0x7fffffff);
+	}
+	for (i = 0; i < UST_BPFU_WALK_SEARCH_STEPS; i++) {
+		if (hi - lo <= 1)
+			break;
+		mid = (lo + hi) >> 1;
+		k = first + (__u32)mid;
+		row = bpf_map_lookup_elem(&ust_bpfu_cfi_rows, &k);
+		if (!row)
+			return -1;
+		/* ge = row->off <= off ? 1 : 0, by the sign of the difference. */
+		ge = 1 ^ (((__u64)off - (__u64)row->off) >> 63);
+		lo += ge * (mid - lo);
+		hi -= (1 - ge) * (hi - mid);
+	}
+	k = first + (__u32)lo;
+	row = bpf_map_lookup_elem(&ust_bpfu_cfi_rows, &k);
+	if (!row || row->off > off)
+		return -1;
+	if (h)
+		h->row[slot] = k;
+	return (int)(k & 0x7fffffff);
+}
+#endif /* UST_BPFU_CFI */
+
+/*
+ * Is the return address of frame 0 at [sp], with %rbp still the caller's
+ * frame?  Then the frame-pointer walk alone would skip the caller.  True
+ * when the instruction at @ip is
+ *  - a `ret`, alone or after the error check of a syscall wrapper
+ *    ("syscall; ret", "syscall; cmp $-4095,%rax; jae err; ret"): every
+ *    glibc syscall wrapper, i.e. most syscall events;
+ *  - a function's first one, `push %rbp` (after an `endbr64` or not).
+ * Only for a frame 0 without a table.  The unwinder of the kernel series
+ * does neither (kernel_frames option).
+ */
+static __always_inline bool ust_bpfu_walk_ra_at_sp(struct ust_bpfu_walk *w, __u64 ip)
+{
+	__u8 b[9] = {};
+
+	w->no_memo = 1;		/* code, not stack words: the memo cannot tell */
+
+	if (bpf_probe_read_user(b, sizeof(b), (void *)ip)) {
+		/* A ret at the very end of the mapping. */
+		if (!bpf_probe_read_user(b, 1, (void *)ip))
+			return b[0] == 0xc3;
+		if (w->faultable)
+			w->page = ip;
+		return false;
+	}
+	if (b[0] == 0xc3 || (b[0] == 0xf3 && b[1] == 0xc3))
+		return true;
+	/* cmp $imm32,%rax; jae/ja rel8; ret */
+	if (b[0] == 0x48 && b[1] == 0x3d && (b[6] == 0x73 || b[6] == 0x77) && b[8] == 0xc3)
+		return true;
+	/* push %rbp, endbr64; push %rbp */
+	return b[0] == 0x55 ||
+	       (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa && b[4] == 0x55);
+}
+
+/*
+ * One frame-pointer step, the kernel's unwind_user walk (x86-64): CFA =
+ * rbp + 16, return address at CFA - 8, the caller's rbp at CFA - 16; stop
+ * when the CFA does not grow or is misaligned.
+ */
+static __always_inline int ust_bpfu_walk_fp(struct ust_bpfu_walk *w, __u32 nr)
+{
+	__u64 cfa, frame[2];
+
+	if (nr == 0 && ust_leaf_ret) {
+		bool at_sp = ust_bpfu_walk_ra_at_sp(w, w->g.ip);
+		__u64 ra = 0;
+
+		if (w->page)
+			return UST_BPFU_WALK_PAGE;
+		if (at_sp && !ust_bpfu_walk_u64(w, &ra, w->g.sp) && ra) {
+			w->g.flags |= UST_BPFU_F_LEAF_RET | UST_BPFU_F_FP;
+			w->g.ip = ra;
+			w->g.sp += 8;
+			w->g.ip_exact = 0;
+			return UST_BPFU_WALK_NEXT;
+		}
+		if (w->page)
+			return UST_BPFU_WALK_PAGE;
+	}
+	ust_bpfu_walk_bp(w);
+	if (w->page)
+		return UST_BPFU_WALK_PAGE;
+	cfa = w->g.bp + 16;
+	/*
+	 * rbp 0 marks the outermost frame (the x86-64 ABI; the kernel starts
+	 * a program with it, and _start clears it): ld.so's own _start has
+	 * no CFI, and this is how its stacks end.
+	 */
+	if (w->g.bp_ok && !w->g.bp) {
+		w->g.flags |= UST_BPFU_F_BOTTOM;
+		return UST_BPFU_WALK_END;
+	}
+	if (!w->g.bp_ok || cfa <= w->g.sp || (cfa & 7)) {
+		w->g.flags |= UST_BPFU_F_NO_UNWIND;	/* no frame pointer here either */
+		return UST_BPFU_WALK_END;
+	}
+	if (ust_bpfu_walk_u64(w, &frame[0], w->g.bp) ||
+	    ust_bpfu_walk_u64(w, &frame[1], w->g.bp + 8)) {
+		if (w->page)
+			return UST_BPFU_WALK_PAGE;
+		w->g.flags |= UST_BPFU_F_FAULT;
+		return UST_BPFU_WALK_END;
+	}
+	if (!frame[1])
+		return UST_BPFU_WALK_END;
+	w->g.flags |= UST_BPFU_F_FP;
+	w->g.fp_frames++;
+	w->g.ip = frame[1];
+	w->g.sp = cfa;
+	w->g.bp = frame[0];
+	w->g.bp_at = 0;
+	w->g.bp_reg = 0;
+	w->g.bx_ok = 0;		/* whatever the callee did with it, nothing tells */
+	w->g.bx_reg = 0;
+	w->g.ip_exact = 0;
+	return UST_BPFU_WALK_NEXT;
+}
+
+#if UST_BPFU_CFI
+/* The rt_sigreturn trampoline: the interrupted registers, from the ucontext. */
+static __always_inline int ust_bpfu_walk_signal(struct ust_bpfu_walk *w)
+{
+	__u64 ip = 0, sp = 0, bp = 0, bx = 0, uc = w->g.sp;
+
+	if (ust_bpfu_walk_u64(w, &ip, uc + UST_CFI_SIGFRAME_RIP) ||
+	    ust_bpfu_walk_u64(w, &sp, uc + UST_CFI_SIGFRAME_RSP) ||
+	    ust_bpfu_walk_u64(w, &bp, uc + UST_CFI_SIGFRAME_RBP) ||
+	    ust_bpfu_walk_u64(w, &bx, uc + UST_CFI_SIGFRAME_RBX)) {
+		if (w->page)
+			return UST_BPFU_WALK_PAGE;
+		w->g.flags |= UST_BPFU_F_FAULT;
+		return UST_BPFU_WALK_END;
+	}
+	if (!ip)
+		return UST_BPFU_WALK_END;
+	w->g.ip = ip;
+	w->g.sp = sp;
+	w->g.bp = bp;
+	w->g.bx = bx;
+	w->g.bp_at = 0;
+	w->g.bx_at = 0;
+	w->g.bp_reg = 0;
+	w->g.bx_reg = 0;
+	w->g.bp_ok = 1;
+	w->g.bx_ok = 1;
+	w->g.ip_exact = 1;	/* the interrupted instruction itself */
+	w->g.cfi_frames++;
+	return UST_BPFU_WALK_NEXT;
+}
+
+/* One CFI step by @row. */
+static __always_inline int ust_bpfu_walk_cfi(struct ust_bpfu_walk *w, const struct ust_cfi_row *row)
+{
+	__u64 cfa, ra = 0;
+	__s64 off = row->cfa_off;
+
+	switch (row->cfa_type) {
+	case UST_CFI_CFA_RSP:
+		cfa = w->g.sp + off;
+		break;
+	case UST_CFI_CFA_RBP:
+		if (!ust_bpfu_walk_bp(w))
+			goto bad;
+		cfa = w->g.bp + off;
+		break;
+	case UST_CFI_CFA_RBX:
+		if (!ust_bpfu_walk_bx(w))
+			goto bad;
+		cfa = w->g.bx + off;
+		break;
+	case UST_CFI_CFA_PLT:
+		cfa = w->g.sp + off + ((__s64)(w->g.ip & 15) >= row->rbp_off ? 8 : 0);
+		break;
+	case UST_CFI_CFA_DEREF_RBP:
+		if (!ust_bpfu_walk_bp(w))
+			goto bad;
+		if (ust_bpfu_walk_u64(w, &cfa, w->g.bp + off))
+			goto fault;
+		break;
+	default:
+		goto bad;
+	}
+	/* The caller's frame is above this one: anything else is garbage. */
+	if (cfa <= w->g.sp || cfa - w->g.sp > (1ULL << 30))
+		goto bad;
+	if (ust_bpfu_walk_u64(w, &ra, cfa - 8))
+		goto fault;
+	/*
+	 * The caller's rbx and rbp: where they are saved, read when needed.
+	 * rbx first: its rule may name this frame's rbp, which rbp's changes.
+	 */
+	if (row->rbx_type == UST_CFI_RBP_CFA) {
+		w->g.bx_at = cfa + row->rbx_off;
+		w->g.bx_ok = 1;
+		w->g.bx_reg = 0;
+	} else if (row->rbx_type == UST_CFI_RBP_DEREF_RBP) {
+		if (ust_bpfu_walk_bp(w))
+			w->g.bx_at = w->g.bp + row->rbx_off;
+		else
+			w->g.bx_ok = 0;
+		w->g.bx_reg = 0;
+	} else if (row->rbx_type != UST_CFI_RBP_SAME) {
+		w->g.bx_ok = 0;
+		w->g.bx_reg = 0;
+	}
+	if (row->rbp_type == UST_CFI_RBP_CFA) {
+		w->g.bp_at = cfa + row->rbp_off;
+		w->g.bp_ok = 1;
+		w->g.bp_reg = 0;
+	} else if (row->rbp_type == UST_CFI_RBP_DEREF_RBP) {
+		if (ust_bpfu_walk_bp(w))
+			w->g.bp_at = w->g.bp + row->rbp_off;
+		w->g.bp_reg = 0;
+	} else if (row->rbp_type != UST_CFI_RBP_SAME) {
+		w->g.bp_ok = 0;
+		w->g.bp_reg = 0;
+	}
+	/* A lazy read of rbp above that needs a page: the step again, with it. */
+	if (w->page)
+		return UST_BPFU_WALK_PAGE;
+	w->g.flags |= UST_BPFU_F_CFI;
+	w->g.cfi_frames++;
+	if (!ra)
+		return UST_BPFU_WALK_END;
+	w->g.ip = ra;
+	w->g.sp = cfa;
+	w->g.ip_exact = 0;
+	return UST_BPFU_WALK_NEXT;
+bad:
+	if (w->page)
+		return UST_BPFU_WALK_PAGE;
+	w->g.flags |= UST_BPFU_F_BAD_CFA;
+	return UST_BPFU_WALK_END;
+fault:
+	if (w->page)
+		return UST_BPFU_WALK_PAGE;
+	w->g.flags |= UST_BPFU_F_FAULT;
+	return UST_BPFU_WALK_END;
+}
+#endif /* UST_BPFU_CFI */
+
+/*
+ * Frame g.nr: record g.ip (as file offset, inode, dev when a VMA holds it),
+ * then step to its caller.  UST_BPFU_WALK_NEXT, _END, or (faultable walks)
+ * _PAGE with the step undone.
+ */
+__noinline int ust_bpfu_walk_frame(struct ust_bpfu_walk_task *t)
+{
+	struct ust_bpfu_walk *w;
+	struct ust_bpfu_walk_vma *s = NULL;
+	struct ust_bpfu_frame *f;
+	__u32 nr;
+	int ret, i;
+#if UST_BPFU_CFI
+	const struct ust_cfi_row *row = NULL;
+	__u64 pc, off;
+	__u32 k;
+	int ri;
+#endif
+
+	if (!t)
+		return UST_BPFU_WALK_END;
+	w = ust_bpfu_walk_of(t);
+	nr = w->g.nr;
+	if (nr >= UST_BPFU_MAX_FRAMES) {
+		w->g.flags |= UST_BPFU_F_TRUNCATED;
+		UST_COUNT(truncated);
+		return UST_BPFU_WALK_END;
+	}
+	if (w->faultable) {
+		w->saved = w->g;
+		w->page = 0;
+	}
+	for (i = 0; i < UST_BPFU_WALK_VMAS; i++) {
+		if (w->vmas[i].v.found && w->g.ip >= w->vmas[i].v.start && w->g.ip < w->vmas[i].v.end) {
+			s = &w->vmas[i];
+			break;
+		}
+	}
+	if (!s && ust_bpfu_walk_vma(t, w->g.ip) == 0)
+		s = &w->vmas[0];
+	f = &t->r.frames[nr & (UST_BPFU_SLOTS - 1)];
+	if (s) {
+		f->off = w->g.ip - s->v.start + (s->v.pgoff << 12);
+		f->ino = s->v.ino;
+		f->dev = s->v.dev;
+	} else {
+		f->off = w->g.ip;
+		f->ino = 0;
+		f->dev = 0;
+	}
+	f->pad = 0;
+	w->g.nr = nr + 1;
+
+#if UST_BPFU_CFI
+	/* A return address is after the call: the call itself is at ip - 1. */
+	pc = w->g.ip - (w->g.ip_exact ? 0 : 1);
+	if (s && s->tstate == UST_BPFU_CFI_READY && pc >= s->v.start) {
+		off = pc - s->v.start + (s->v.pgoff << 12);
+		if (off <= 0xffffffffULL) {
+			ri = ust_bpfu_walk_row(s->tfirst, s->tnr, (__u32)off);
+			if (ri >= 0) {
+				k = (__u32)ri;
+				row = bpf_map_lookup_elem(&ust_bpfu_cfi_rows, &k);
+			}
+		}
+	} else if (s && s->tstate == UST_BPFU_CFI_PENDING) {
+		w->g.flags |= UST_BPFU_F_NO_TABLE;
+	}
+	if (!row || row->cfa_type == UST_CFI_CFA_NONE || row->cfa_type == UST_CFI_CFA_UNSUPPORTED) {
+		ret = ust_bpfu_walk_fp(w, nr);
+	} else if (row->cfa_type == UST_CFI_CFA_END) {
+		w->g.flags |= UST_BPFU_F_CFI | UST_BPFU_F_BOTTOM;
+		ret = UST_BPFU_WALK_END;
+	} else if (row->cfa_type == UST_CFI_CFA_SIGNAL) {
+		w->g.flags |= UST_BPFU_F_CFI;
+		ret = ust_bpfu_walk_signal(w);
+	} else {
+		ret = ust_bpfu_walk_cfi(w, row);
+	}
+#else
+	ret = ust_bpfu_walk_fp(w, nr);
+#endif
+	if (ret == UST_BPFU_WALK_PAGE)
+		w->g = w->saved;
+	return ret;
+}
+
+/* Slot @i of the task's VMAs: its table looked up again if PENDING. */
+static __always_inline void ust_bpfu_walk_refresh(struct ust_bpfu_walk *w, struct ust_bpfu_walk_vma *s)
+{
+	if (s->v.found && s->tstate == UST_BPFU_CFI_PENDING)
+		ust_bpfu_walk_table(w, s);
+}
+
+/*
+ * Words 4i .. 4i + 3 of the memo's walk, read again: 1 if one changed (or
+ * cannot be read), the memo then no longer holds.
+ */
+__noinline int ust_bpfu_walk_recheck(struct ust_bpfu_walk_task *t, __u32 i)
+{
+	struct ust_bpfu_walk *w;
+	__u32 j, k;
+	__u64 v;
+
+	if (!t)
+		return 1;
+	w = ust_bpfu_walk_of(t);
+	for (j = 0; j < 4; j++) {
+		k = i * 4 + j;
+		if (k >= w->memo.nr_words || k >= UST_BPFU_WALK_MEMO_WORDS)
+			return 0;
+		/* Masked where the verifier sees it (clang hoists the address otherwise). */
+		barrier_var(k);
+		k &= UST_BPFU_WALK_MEMO_WORDS - 1;
+		v = 0;
+		/* Not logged: these are the memo's own words. */
+		if (ust_bpfu_walk_peek(w, &v, w->memo.addr[k]) || v != w->memo.val[k]) {
+			w->memo.ok = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+struct ust_bpfu_walk_ctx {
+	struct ust_bpfu_walk_task *t;
+};
+
+static long ust_bpfu_walk_recheck_cb(__u32 i, void *data)
+{
+	return ust_bpfu_walk_recheck(((struct ust_bpfu_walk_ctx *)data)->t, i) ? 1 : 0;
+}
+
+/*
+ * The start of a walk of the current task from @regs' user registers into
+ * @t's record: 1 when the memo serves it (@memo: asked for; the record
+ * then holds its frames), 0 to walk (ust_bpfu_walk_frame() per frame, then
+ * ust_bpfu_walk_finish()).  @flags: the record's flags so far.
+ */
+__noinline int ust_bpfu_walk_start(struct ust_bpfu_walk_task *t, __u32 flags, int memo,
+				   int faultable)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct ust_bpfu_walk_ctx c = { .t = t };
+	struct ust_bpfu_walk *w;
+	__u64 mm = 0;
+	__u32 seq = 0;
+	bool seq_ok, kept;
+	int i;
+
+	if (!t)
+		return 0;
+	w = ust_bpfu_walk_of(t);
+	seq_ok = ust_bpfu_mm_seq(task, &mm, &seq);
+	kept = seq_ok && t->mm == mm && t->seq == seq;
+	__builtin_memset(&w->g, 0, sizeof(w->g));
+	w->tgid = task->tgid;	/* ust_bpfu_walk_table() asks with it */
+	w->faultable = faultable;
+	w->page = 0;
+	w->no_memo = 0;
+	w->win_len = 0;
+	for (i = 0; i < UST_BPFU_WALK_VMAS; i++) {
+		if (!kept)
+			w->vmas[i].v.found = 0;
+		else
+			ust_bpfu_walk_refresh(w, &w->vmas[i]);
+	}
+	w->g.ip = regs->ip;
+	w->g.sp = regs->sp;
+	w->g.bp = regs->bp;
+	w->g.bx = regs->bx;
+	w->g.bp_ok = 1;
+	w->g.bx_ok = 1;
+	w->g.bp_reg = 1;
+	w->g.bx_reg = 1;
+	w->g.ip_exact = 1;
+	w->g.flags = flags;
+	if (memo && kept && w->memo.ok && w->memo.ip == w->g.ip && w->memo.sp == w->g.sp &&
+	    (!w->memo.bp_used || w->memo.bp == w->g.bp) && (!w->memo.bx_used || w->memo.bx == w->g.bx)) {
+		bpf_loop((w->memo.nr_words + 3) / 4, ust_bpfu_walk_recheck_cb, &c, 0);
+		if (w->memo.ok) {
+			t->r.nr = w->memo.nr;
+			t->r.flags = flags | w->memo.flags;
+			w->g.cfi_frames = w->memo.cfi_frames;
+			w->g.fp_frames = w->memo.fp_frames;
+			if (w->memo.flags & UST_BPFU_F_TRUNCATED)
+				UST_COUNT(truncated);
+			UST_COUNT(memo_walks);
+			ust_bpfu_walk_count(w->g.cfi_frames, w->g.fp_frames);
+			return 1;
+		}
+	}
+	w->memo.ok = 0;
+	/*
+	 * The slots are (mm, seq)'s from here on (cleared above if they were
+	 * not): ust_bpfu_walk_finish() keeps them if the sequence holds.
+	 */
+	t->mm = seq_ok ? mm : 0;
+	t->seq = seq;
+	w->memo.ip = w->g.ip;
+	w->memo.sp = w->g.sp;
+	w->memo.bp = w->g.bp;
+	w->memo.bx = w->g.bx;
+	return 0;
+}
+
+/*
+ * The end of a walk: its frames and flags into the record, the counters,
+ * and the memo kept for the next walk when it can serve one.  @flags0:
+ * the caller's flags, not the walk's.
+ */
+__noinline int ust_bpfu_walk_finish(struct ust_bpfu_walk_task *t, __u32 flags0)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ust_bpfu_walk *w;
+	__u64 mm = 0;
+	__u32 seq = 0;
+
+	if (!t)
+		return 0;
+	w = ust_bpfu_walk_of(t);
+	t->r.nr = w->g.nr;
+	t->r.flags = w->g.flags;
+	ust_bpfu_walk_count(w->g.cfi_frames, w->g.fp_frames);
+	/* The slots stand for the next walk only if no VMA changed meanwhile. */
+	if (!t->mm || !ust_bpfu_mm_seq(task, &mm, &seq) || mm != t->mm || seq != t->seq) {
+		t->mm = 0;
+		return 0;
+	}
+	/* A walk that only read stack words, all of them logged, and ended by itself. */
+	if (w->no_memo || w->g.nr_words > UST_BPFU_WALK_MEMO_WORDS ||
+	    (w->g.flags & (UST_BPFU_F_FAULT | UST_BPFU_F_RAW | UST_BPFU_F_NO_TABLE)))
+		return 0;
+	w->memo.bp_used = w->g.bp_used;
+	w->memo.bx_used = w->g.bx_used;
+	w->memo.nr = w->g.nr;
+	w->memo.flags = w->g.flags & ~flags0;
+	w->memo.nr_words = w->g.nr_words;
+	w->memo.cfi_frames = w->g.cfi_frames;
+	w->memo.fp_frames = w->g.fp_frames;
+	w->memo.ok = 1;
+	return 0;
+}
+
+/* A frame per round: a call of the global step. */
+static long ust_bpfu_walk_frame_cb(__u32 i __ust_unused, void *data)
+{
+	return ust_bpfu_walk_frame(((struct ust_bpfu_walk_ctx *)data)->t) != UST_BPFU_WALK_NEXT;
+}
+
+/*
+ * Walk the current task's user stack into @t's record, without faulting:
+ * r.nr, r.frames and the UST_BPFU_F_* of how it went, or'ed into @flags.
+ * @memo: the task's last walk may serve (only the walks of the hot paths
+ * ask: a sample's walk would replace the memo of its task's system calls).
+ */
+__noinline int ust_bpfu_walk_now(struct ust_bpfu_walk_task *t, __u32 flags, int memo)
+{
+	struct ust_bpfu_walk_ctx c = { .t = t };
+
+	if (!t)
+		return 0;
+	if (ust_bpfu_walk_start(t, flags, memo, 0))
+		return 0;
+	/* One more round than frames, to see whether the stack was cut. */
+	bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_bpfu_walk_frame_cb, &c, 0);
+	return ust_bpfu_walk_finish(t, flags);
+}
+
+#endif /* UST_BPFU_WALK_BPF_H */

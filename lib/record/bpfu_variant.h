@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * The variants of the BPF unwinder's object (bpf/bpfu.bpf.c, bpf/meson.build):
+ * which the running kernel takes, and opening one through the one
+ * skeleton.  Internal to lib/record/.
+ */
+#ifndef UST_BPFU_VARIANT_H
+#define UST_BPFU_VARIANT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The task_work kfunc of a variant (UST_BPFU_TW). */
+enum ust_bpfu_tw {
+	UST_BPFU_TW_NONE = 0,
+	UST_BPFU_TW_618 = 1,	/* bpf_task_work_schedule_resume_impl(..., void *aux__prog) */
+	UST_BPFU_TW_619 = 2,	/* bpf_task_work_schedule_resume(task, tw, map, cb) */
+};
+
+/*
+ * The task_work kfunc the running kernel's BTF has, by the prototype a
+ * variant was built for; NONE with @why (may be NULL) saying why not.
+ */
+enum ust_bpfu_tw ust_bpfu_variant_tw(char *why, size_t len);
+
+/* "cfi/tw2" and the like, for messages. */
+const char *ust_bpfu_variant_name(bool cfi, enum ust_bpfu_tw tw);
+
+struct ust_bpfu_skel;
+
+/* The skeleton, opened on the variant's object; NULL with errno. */
+struct ust_bpfu_skel *ust_bpfu_variant_open(bool cfi, enum ust_bpfu_tw tw);
+
+#endif
