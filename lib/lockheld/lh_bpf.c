@@ -477,6 +477,83 @@ void ust_lh_bpf_close(struct ust_lh_bpf *b)
 	free(b);
 }
 
+/* Every program of @obj loaded with its verification measured, then unloaded. */
+static int verify_obj(struct bpf_object *obj, int (*load)(void *skel), void *skel, const char *what,
+		      struct ust_bpfload_report *rep, char *err, size_t errsz)
+{
+	struct ust_bpfload l;
+	int ret = ust_bpfload_begin(&l, obj, true);
+
+	if (!ret)
+		ret = load(skel);
+	return ust_bpfload_end(&l, ret, what, rep, err, errsz);
+}
+
+static int load_lh(void *skel)
+{
+	return ust_lh_skel__load(skel);
+}
+
+static int load_track(void *skel)
+{
+	return ust_lh_track_skel__load(skel);
+}
+
+int ust_lh_bpf_verify(bool track, struct ust_lh_bpf_report *r, char *err, size_t errsz)
+{
+	struct ust_lh_skel *skel = ust_lh_skel__open();
+	struct ust_lh_track_skel *t;
+	struct bpf_program *p;
+	const char *names[512];
+	char buf[512][64];
+	struct btf *btf;
+	int ret, n, i;
+
+	memset(r, 0, sizeof(*r));
+	if (!skel) {
+		snprintf(err, errsz, "opening the lock_held() BPF object: %s", strerror(errno));
+		return -1;
+	}
+	/* Everything the filter may load; stacks with it: a tail call costs as much. */
+	skel->rodata->ust_lh_stacks = true;
+	skel->rodata->ust_lh_mmap_track = true;
+	skel->rodata->ust_lh_mmap_argoff = mmap_tp_argoff();
+	skel->rodata->ust_lh_tracking = skel->rodata->ust_lh_spin_tracking = true;
+	ret = verify_obj(skel->obj, load_lh, skel, "the lock_held() filter", &r->filter, err, errsz);
+	ust_lh_skel__destroy(skel);
+	if (ret)
+		return -1;
+	if (!track)
+		return 0;
+	/* The held-lock trackers of every family this kernel has. */
+	btf = btf__load_vmlinux_btf();
+	if (!btf) {
+		snprintf(err, errsz, "held-lock tracking: no vmlinux BTF");
+		return -1;
+	}
+	n = ust_lh_track_progs(UST_LH_FAM__ALL, btf_has_func, btf, names, buf, 512);
+	btf__free(btf);
+	t = ust_lh_track_skel__open();
+	if (n < 0 || !t) {
+		snprintf(err, errsz, "held-lock tracking: cannot open its BPF object");
+		ust_lh_track_skel__destroy(t);
+		return -1;
+	}
+	bpf_object__for_each_program(p, t->obj)
+		bpf_program__set_autoload(p, false);
+	for (i = 0; i < n; i++) {
+		p = bpf_object__find_program_by_name(t->obj, names[i]);
+		if (p)
+			bpf_program__set_autoload(p, true);
+	}
+	t->rodata->ust_lh_track_slab = true;
+	r->tracked = true;
+	ret = verify_obj(t->obj, load_track, t, "held-lock tracking (fentry/fexit)", &r->track, err,
+			 errsz);
+	ust_lh_track_skel__destroy(t);
+	return ret ? -1 : 0;
+}
+
 #else /* !UST_HAVE_BPF */
 
 int ust_lh_bpf_set_af(struct ust_lh_bpf *b, const struct ust_af *af, char *err, size_t errsz)
@@ -552,6 +629,14 @@ int ust_lh_bpf_stats(struct ust_lh_bpf *b, struct ust_lh_bpf_stats *st)
 void ust_lh_bpf_close(struct ust_lh_bpf *b)
 {
 	(void)b;
+}
+
+int ust_lh_bpf_verify(bool track, struct ust_lh_bpf_report *r, char *err, size_t errsz)
+{
+	(void)track;
+	memset(r, 0, sizeof(*r));
+	snprintf(err, errsz, "ustitch was built without BPF support (libbpf, clang, bpftool)");
+	return -1;
 }
 
 #endif /* UST_HAVE_BPF */

@@ -17,6 +17,7 @@
 
 typedef __u32 u32;
 typedef __u64 u64;
+#include "ustitch/bpfload.h"
 #include "ust_lh_slab_skel.h"
 #include "lockheld_abi.h"
 
@@ -38,9 +39,19 @@ int ust_lh_slab_addr(const char *name, uint64_t *addr, char *err, size_t errsz)
 		return ret;
 	}
 	memcpy((char *)skel->rodata->ust_lh_slab_want, name, strlen(name) + 1);
-	ret = ust_lh_slab_skel__load(skel);
-	if (!ret)
-		ret = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.ust_lh_slab_find), &run);
+	{
+		struct ust_bpfload l;
+
+		ret = ust_bpfload_begin(&l, skel->obj, false);
+		if (!ret)
+			ret = ust_lh_slab_skel__load(skel);
+		ret = ust_bpfload_end(&l, ret, "the slab-cache finder", NULL, err, errsz);
+		if (ret) {
+			ust_lh_slab_skel__destroy(skel);
+			return ret;
+		}
+	}
+	ret = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.ust_lh_slab_find), &run);
 	if (ret) {
 		ret = ret < 0 ? ret : -errno;
 		snprintf(err, errsz, "running the BPF walk of the kernel's slab caches: %s",

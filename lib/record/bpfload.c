@@ -158,20 +158,62 @@ static void ust_bpfload_why(const char *log, char *out, size_t outlen)
 		len = nl ? (size_t)(nl - log) : 0;
 		ust_bpfload_last_line(log, len, out, outlen);
 	}
+	/* "kfunc X failed callback verification": the line before says what failed. */
+	if (strstr(out, "failed callback verification") && len) {
+		char before[160], last[160];
+		const char *nl;
+
+		snprintf(last, sizeof(last), "%s", out);
+		while (len > 0 && log[len - 1] == '\n')
+			len--;
+		nl = memrchr(log, '\n', len);
+		ust_bpfload_last_line(log, nl ? (size_t)(nl - log) : 0, before, sizeof(before));
+		if (before[0]) {
+			size_t n = strlen(before);
+
+			/* Built by hand: the parts may well be cut, and that is fine. */
+			snprintf(out, outlen, "%s", before);
+			if (n + 3 < outlen)
+				snprintf(out + n, outlen - n, " (%.*s)", (int)(outlen - n - 4), last);
+		}
+	}
 }
 
-/* The log file: the refused program's verifier log and libbpf's messages. */
+/*
+ * The log file: the refused program's verifier log and libbpf's messages.
+ * Named by what was refused, not by run: a kernel that refuses something
+ * refuses it at every run, and the file of the last one is what to read.
+ */
 static void ust_bpfload_write(struct ust_bpfload *l, const char *what, const char *vlog,
 			      struct ust_bpfload_report *rep)
 {
 	const char *dir = getenv("TMPDIR");
-	static unsigned int seq;
+	char name[96];
+	size_t i, n = 0;
 	FILE *f;
+	int fd;
 
-	snprintf(rep->log_path, sizeof(rep->log_path), "%s/ustitch-bpf.%d.%u.log",
-		 dir && *dir ? dir : "/tmp", (int)getpid(), seq++);
-	f = fopen(rep->log_path, "w");
+	for (i = 0; what[i] && n + 1 < sizeof(name); i++) {
+		char c = what[i];
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '_' || c == '.')
+			name[n++] = c;
+		else if (n && name[n - 1] != '-')
+			name[n++] = '-';
+	}
+	while (n && name[n - 1] == '-')
+		n--;
+	name[n] = '\0';
+	snprintf(rep->log_path, sizeof(rep->log_path), "%s/ustitch-bpf-%u-%s-%s.log",
+		 dir && *dir ? dir : "/tmp", (unsigned int)getuid(), name,
+		 rep->refused[0] ? rep->refused : "load");
+	/* Not through a link someone else left in /tmp. */
+	fd = open(rep->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		rep->log_path[0] = '\0';
 		return;
 	}
@@ -241,8 +283,8 @@ int ust_bpfload_end(struct ust_bpfload *l, int ret, const char *what,
 		ust_bpfload_write(l, what, vlog, rep);
 		if (err && errlen) {
 			if (rep->refused[0])
-				snprintf(err, errlen, "the kernel refused %s's program %s: %s (%s%s)", what,
-					 rep->refused, rep->why,
+				snprintf(err, errlen, "the kernel refused %s of %s: %s (%s%s)",
+					 rep->refused, what, rep->why,
 					 rep->log_path[0] ? "verifier log: " : "no log file: ",
 					 rep->log_path[0] ? rep->log_path : strerror(errno));
 			else

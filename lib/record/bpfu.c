@@ -25,17 +25,12 @@
 #include "ustitch/bpfu.h"
 #include "ustitch/encode.h"
 #include "ustitch/kbits.h"
-#include "ustitch/probe.h"
-
-bool ust_bpfu_native_available(void)
-{
-	return ust_probe_one(UST_PROBE_FTRACE_DEFERRED, NULL, 0);
-}
 
 #ifdef UST_HAVE_BPF
 
 #include <linux/types.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 /* libbpf 1.1 skeletons may name these without defining them. */
@@ -94,6 +89,7 @@ struct ust_bpfu {
 	bool deferred;		/* cookies per kernel entry (not opts.immediate) */
 	bool task_work;		/* the variant with task_work loaded */
 	bool walk_cfi;		/* the variant with the CFI walk loaded */
+	bool keeps_vmas;	/* walks keep VMAs from one to the next (ust_bpfu_keeps_vmas()) */
 	struct ust_bpfu_run run;	/* what ust_bpfu_run holds */
 	bool af_only;		/* opts.af_only */
 	bool no_exit_stacks;	/* opts.no_exit_stacks */
@@ -418,6 +414,55 @@ static int ust_bpfu_load_best(struct ust_bpfu *u, const struct ust_bpfu_opts *o,
 	return 0;
 }
 
+/*
+ * Does the kernel's mm carry the mmap_lock write sequence (mm->mm_lock_seq
+ * a seqcount_t, 6.13+)?  Then a task's walks keep the VMAs they found
+ * while it holds (bpf/bpfu_vma.bpf.h), and samples, which may look up only
+ * one VMA each (bpf_find_vma() with interrupts off must release the mmap
+ * lock through an irq_work, busy until it has run), still resolve every
+ * frame once a task's first samples found its files.
+ */
+static bool ust_bpfu_mm_seq_btf(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_member *m;
+	bool yes = false;
+	int id, i;
+
+	if (!btf)
+		return false;
+	id = btf__find_by_name_kind(btf, "mm_struct", BTF_KIND_STRUCT);
+	t = id > 0 ? btf__type_by_id(btf, (__u32)id) : NULL;
+	/* mm_lock_seq sits in an anonymous struct: one level down too. */
+	for (i = 0; t && i < btf_vlen(t) && !yes; i++) {
+		const struct btf_type *mt;
+
+		m = btf_members(t) + i;
+		mt = btf__type_by_id(btf, m->type);
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), "mm_lock_seq")) {
+			while (mt && btf_is_typedef(mt))
+				mt = btf__type_by_id(btf, mt->type);
+			yes = mt && btf_is_struct(mt);
+		} else if (mt && btf_is_composite(mt) && !m->name_off) {
+			int j;
+
+			for (j = 0; j < btf_vlen(mt) && !yes; j++) {
+				const struct btf_member *mm = btf_members(mt) + j;
+				const struct btf_type *t2 = btf__type_by_id(btf, mm->type);
+
+				if (strcmp(btf__name_by_offset(btf, mm->name_off), "mm_lock_seq"))
+					continue;
+				while (t2 && btf_is_typedef(t2))
+					t2 = btf__type_by_id(btf, t2->type);
+				yes = t2 && btf_is_struct(t2);
+			}
+		}
+	}
+	btf__free(btf);
+	return yes;
+}
+
 /* ust_bpfu_run, from u->run. */
 static int ust_bpfu_set_run(struct ust_bpfu *u)
 {
@@ -472,6 +517,7 @@ struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size
 		snprintf(u->note, sizeof(u->note), "no stacks: the address filter only");
 	else if (o->immediate)
 		snprintf(u->note, sizeof(u->note), "immediate stacks requested");
+	u->keeps_vmas = ust_bpfu_mm_seq_btf();
 	if (ust_bpfu_load_best(u, o, err, errlen) || ust_bpfu_set_run(u)) {
 		if (u->skel)
 			snprintf(err, errlen, "setting the unwinder's switches: %s", strerror(errno));
@@ -661,6 +707,46 @@ int ust_bpfu_later_fd(const struct ust_bpfu *u)
 	return bpf_program__fd(u->skel->progs.ust_bpfu_later);
 }
 
+bool ust_bpfu_probe(bool task_work, char *why, size_t len)
+{
+	struct ust_bpfu_opts o = { 0 };
+	struct ust_bpfu_skel *skel;
+	enum ust_bpfu_tw tw = UST_BPFU_TW_NONE;
+	char e[512];
+	int i;
+
+	if (task_work) {
+		tw = ust_bpfu_variant_tw(why, len);
+		if (tw == UST_BPFU_TW_NONE)
+			return false;
+	}
+	for (i = 1; i >= 0; i--) {
+		struct ust_bpfload_report rep;
+
+		skel = ust_bpfu_load(i, tw, false, &o, false, &rep, e, sizeof(e));
+		if (!skel && task_work && rep.refused[0]) {
+			/* Said shortly: the recorder's own message has the log's path. */
+			snprintf(why, len, "%s() is there, but %s is refused: %s",
+				 tw == UST_BPFU_TW_619 ? "bpf_task_work_schedule_resume" :
+				 "bpf_task_work_schedule_resume_impl", rep.refused, rep.why);
+			return false;
+		}
+		if (!skel)
+			continue;
+		ust_bpfu_skel__destroy(skel);
+		if (task_work)
+			snprintf(why, len, "the unwinder's programs load with %s",
+				 tw == UST_BPFU_TW_619 ? "bpf_task_work_schedule_resume()" :
+				 "bpf_task_work_schedule_resume_impl()");
+		else
+			snprintf(why, len, "the unwinder's %d programs load (%s)", rep.nr,
+				 i ? "CFI walk" : "frame pointers only: the CFI walk is refused");
+		return true;
+	}
+	snprintf(why, len, "%s", e);
+	return false;
+}
+
 int ust_bpfu_verify(const struct ust_bpfu_opts *o, bool cfi, struct ust_bpfload_report *rep,
 		    char *what, size_t whatlen, char *err, size_t errlen)
 {
@@ -674,8 +760,9 @@ int ust_bpfu_verify(const struct ust_bpfu_opts *o, bool cfi, struct ust_bpfload_
 		/* What the recorder then loads: the variant without task_work. */
 		struct ust_bpfload_report r2;
 
-		snprintf(what, whatlen, "the unwinder (%s; with task_work: %s)",
-			 ust_bpfu_variant_name(cfi, UST_BPFU_TW_NONE), e);
+		snprintf(what, whatlen, "the unwinder (%s; %s refused: %s)",
+			 ust_bpfu_variant_name(cfi, UST_BPFU_TW_NONE), rep->refused[0] ? rep->refused :
+			 "task_work", rep->why);
 		skel = ust_bpfu_load(cfi, UST_BPFU_TW_NONE, o->immediate, o, true, &r2, e, sizeof(e));
 		*rep = r2;
 	}
@@ -736,6 +823,11 @@ bool ust_bpfu_deferred(const struct ust_bpfu *u)
 bool ust_bpfu_task_work(const struct ust_bpfu *u)
 {
 	return u->task_work;
+}
+
+bool ust_bpfu_keeps_vmas(const struct ust_bpfu *u)
+{
+	return u->keeps_vmas;
 }
 
 const char *ust_bpfu_notes(const struct ust_bpfu *u)
@@ -894,6 +986,13 @@ int ust_bpfu_later_fd(const struct ust_bpfu *u)
 	return -EOPNOTSUPP;
 }
 
+bool ust_bpfu_probe(bool task_work, char *why, size_t len)
+{
+	(void)task_work;
+	snprintf(why, len, "ustitch was built without BPF support (libbpf, clang, bpftool)");
+	return false;
+}
+
 int ust_bpfu_verify(const struct ust_bpfu_opts *o, bool cfi, struct ust_bpfload_report *rep,
 		    char *what, size_t whatlen, char *err, size_t errlen)
 {
@@ -934,6 +1033,12 @@ bool ust_bpfu_deferred(const struct ust_bpfu *u)
 }
 
 bool ust_bpfu_task_work(const struct ust_bpfu *u)
+{
+	(void)u;
+	return false;
+}
+
+bool ust_bpfu_keeps_vmas(const struct ust_bpfu *u)
 {
 	(void)u;
 	return false;

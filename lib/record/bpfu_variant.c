@@ -149,9 +149,8 @@ struct ust_bpfu_skel *ust_bpfu_variant_open(bool cfi, enum ust_bpfu_tw tw)
 const char *ust_bpfu_variant_name(bool cfi, enum ust_bpfu_tw tw)
 {
 	static const char *const names[2][3] = {
-		{ "frame pointers, no task_work", "frame pointers, task_work (6.18 kfunc)",
-		  "frame pointers, task_work" },
-		{ "CFI, no task_work", "CFI, task_work (6.18 kfunc)", "CFI, task_work" },
+		{ "frame pointers", "frame pointers + task_work, 6.18 kfunc", "frame pointers + task_work" },
+		{ "CFI", "CFI + task_work, 6.18 kfunc", "CFI + task_work" },
 	};
 
 	return names[cfi][tw <= UST_BPFU_TW_619 ? tw : 0];

@@ -3,7 +3,9 @@
  * ust_probe: ask the running kernel, rather than its version, which
  * user-stack unwinding facilities it has.  Sandboxed and distribution
  * kernels differ in what they allow (e.g. fentry refused with EPERM while
- * tracepoint programs load), so each answer comes from an attempt.
+ * tracepoint programs load, task_work refused from tracepoint programs by
+ * one stable update), so each answer comes from an attempt, with the
+ * programs ustitch itself loads where it has them.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -22,6 +24,7 @@
 #endif
 
 #include "ustitch/abi.h"
+#include "ustitch/bpfu.h"
 #include "ustitch/perf_attr.h"
 #include "ustitch/probe.h"
 
@@ -155,38 +158,19 @@ static bool ust_probe_kprobes(char *reason, size_t len)
 }
 
 #ifdef UST_HAVE_LIBBPF
+/*
+ * The unwinder's own programs, loaded and unloaded (not a toy program: a
+ * kernel may load a trivial one and refuse the real ones).
+ */
 static bool ust_probe_bpf_tracepoint(char *reason, size_t len)
 {
-	int ret = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACEPOINT, NULL);
-
-	if (ret > 0)
-		return ust_probe_say(reason, len, true, "a trivial tracepoint program loads");
-	if (ret == 0)
-		return ust_probe_say(reason, len, false, "tracepoint programs are refused");
-	return ust_probe_say(reason, len, false, "cannot probe: %s", strerror(-ret));
+	return ust_bpfu_probe(false, reason, len);
 }
 
+/* The task_work variant of the unwinder, as the recorder would load it. */
 static bool ust_probe_bpf_task_work(char *reason, size_t len)
 {
-	static const char *const kfuncs[] = {
-		"bpf_task_work_schedule_resume_impl",
-		"bpf_task_work_schedule_signal_impl",
-	};
-	struct btf *btf = btf__load_vmlinux_btf();
-	size_t i;
-
-	if (!btf)
-		return ust_probe_say(reason, len, false, "no vmlinux BTF to look the kfuncs up in");
-	for (i = 0; i < sizeof(kfuncs) / sizeof(kfuncs[0]); i++) {
-		if (btf__find_by_name_kind(btf, kfuncs[i], BTF_KIND_FUNC) < 0) {
-			btf__free(btf);
-			return ust_probe_say(reason, len, false, "kfunc %s not in vmlinux BTF (kernel < 6.18)",
-					     kfuncs[i]);
-		}
-	}
-	btf__free(btf);
-	return ust_probe_say(reason, len, true,
-			     "kfuncs bpf_task_work_schedule_{resume,signal}_impl in vmlinux BTF");
+	return ust_bpfu_probe(true, reason, len);
 }
 
 static bool ust_probe_bpf_find_vma(char *reason, size_t len)

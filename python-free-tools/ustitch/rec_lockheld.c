@@ -244,7 +244,7 @@ int rec_lockheld_claim(struct rec_opts *o)
 		goto fail;
 	}
 	o->clock = "mono";
-	if (stacks && ust_bpfu_native_available()) {
+	if (stacks && ust_probe_one(UST_PROBE_FTRACE_DEFERRED, NULL, 0)) {
 		say("%s with -O userstacktrace_delay on a kernel with native deferred stacks: not supported yet (record those events without userstacktrace_delay)",
 		    lh_what(s));
 		goto fail;

@@ -76,7 +76,7 @@ enum how { HOW_NONE, HOW_KERNEL, HOW_BPF, HOW_FP };
 static const char *const how_names[] = {
 	[HOW_NONE] = "none",
 	[HOW_KERNEL] = "deferred by the kernel (perf defer_callchain)",
-	[HOW_BPF] = "deferred by BPF (perf_event program, task_work)",
+	[HOW_BPF] = "deferred by BPF (perf_event program)",
 	[HOW_FP] = "immediate (perf frame-pointer callchain)",
 };
 
@@ -108,7 +108,7 @@ struct perf_src {
 	bool callchain;
 	enum cg cg;
 	enum how how;
-	char how_note[200];
+	char how_note[320];
 	/* while recording */
 	struct rec_ctx *c;
 	struct ring *rings;
@@ -351,18 +351,9 @@ int rec_perf_validate(struct rec_opts *o)
 			return 2;
 		}
 		p->how = HOW_BPF;
-		/*
-		 * Without BPF task_work nothing runs at the return to user space:
-		 * a stack taken in the interrupt is what perf's own user callchain
-		 * already is, with the mappings it needs tracked (MMAP2), where a
-		 * BPF program could resolve only the first VMA (bpf_find_vma()'s
-		 * unlock irq_work is busy after one call with interrupts off).
-		 */
-		if (getenv("USTITCH_FORCE_IMMEDIATE"))
-			snprintf(reason, sizeof(reason), "immediate stacks requested");
-		if (getenv("USTITCH_FORCE_IMMEDIATE") ||
-		    !ust_probe_one(UST_PROBE_BPF_TASK_WORK, reason, sizeof(reason))) {
-			snprintf(p->how_note, sizeof(p->how_note), "no BPF task_work: %s", reason);
+		/* Whether BPF can walk samples here is known once it is loaded (open_bpf()). */
+		if (getenv("USTITCH_FORCE_IMMEDIATE")) {
+			snprintf(p->how_note, sizeof(p->how_note), "immediate stacks requested");
 			p->how = HOW_FP;
 		}
 	}
@@ -696,14 +687,16 @@ static int open_bpf(struct perf_src *p, struct rec_ctx *c, char *err, size_t err
 	}
 	if (bo.af_only)
 		return 0;
-	if (!ust_bpfu_deferred(p->bpfu)) {
+	if (!ust_bpfu_task_work(p->bpfu) && !ust_bpfu_keeps_vmas(p->bpfu)) {
 		/*
-		 * The verifier refused the task_work program: as on kernels
-		 * without task_work (rec_perf_validate()), perf's own
-		 * immediate callchain; BPF then only filters, if asked to.
+		 * Neither task_work nor VMAs kept from one walk to the next: a
+		 * sample's walk (interrupts off) can look up one VMA only, and
+		 * a stack taken in the interrupt is what perf's own user
+		 * callchain already is, with the mappings it needs tracked
+		 * (MMAP2).  BPF then only filters, if asked to.
 		 */
-		snprintf(p->how_note, sizeof(p->how_note), "no BPF task_work: %s",
-			 ust_bpfu_why_immediate(p->bpfu));
+		snprintf(p->how_note, sizeof(p->how_note),
+			 "no BPF task_work, and this kernel keeps no VMAs between a task's walks (6.13+)");
 		ust_bpfu_close(p->bpfu);
 		p->bpfu = NULL;
 		p->how = HOW_FP;

@@ -68,6 +68,7 @@ struct run {
 	struct rec_ctx ctx;
 	struct ust_cap_buffer *cb;	/* the capture's view of o->bufs */
 	bool bpf, spooling;		/* BPF makes stacks; a "ustitch" buffer */
+	bool stacks_fallback;		/* ftrace's userstacktrace instead of BPF's */
 	pid_t child;			/* the command, or -1 */
 	int status;			/* its wait status, once it ended */
 	int exec_errno;			/* why it could not be run, or 0 */
@@ -222,10 +223,14 @@ static void summary(struct run *r, const char *out)
 	if (r->bpfu) {
 		ust_bpfu_get_stats(r->bpfu, &st);
 		fprintf(stderr, ", %lu cookies, %lu user stacks (%s), %lu files",
-			r->cookies, r->stacks, ust_bpfu_deferred(r->bpfu) ? "deferred, BPF task_work" :
-			"immediate: this kernel has no BPF task_work", rec_maps_count(r->maps));
+			r->cookies, r->stacks, !ust_bpfu_deferred(r->bpfu) ? "immediate, as asked" :
+			ust_bpfu_task_work(r->bpfu) ? "deferred: at system-call exits, else by BPF task_work" :
+			"deferred: at system-call exits, else at the event (no BPF task_work)",
+			rec_maps_count(r->maps));
 	}
 	fputc('\n', stderr);
+	if (r->stacks_fallback)
+		fprintf(stderr, PFX "user stacks: ftrace's own userstacktrace (at the event, by frame pointers): the BPF unwinder did not load\n");
 	for (b = 0; b < r->o->nr_bufs; b++) {
 		for (cpu = 0; cpu < ust_cap_nr_cpus(r->cap); cpu++) {
 			struct ust_cap_lost l;
@@ -279,11 +284,17 @@ static pid_t spawn(char **cmd, int *go_fd, int *err_fd)
 	return pid;
 }
 
-static int start_bpf(struct run *r, pid_t child)
+/*
+ * The BPF unwinder, loaded before the capture starts: where the kernel
+ * loads none of its variants, the deferred buffers fall back to ftrace's
+ * own userstacktrace (at the event, by frame pointers), and the recording
+ * goes on.  0 or -1.
+ */
+static int open_bpf(struct run *r)
 {
 	struct ust_bpfu_opts bo = { 0 };
-	char err[256];
-	int b, i;
+	char err[1024];
+	int b;
 
 	bo.cookie_type = r->cookie_id;
 	bo.stack_type = r->stack_id;
@@ -301,10 +312,41 @@ static int start_bpf(struct run *r, pid_t child)
 	if (rec_whole_machine(r->o))
 		bo.ignore_tgid = (uint32_t)getpid();
 	r->bpfu = ust_bpfu_open(&bo, err, sizeof(err));
-	if (!r->bpfu) {
-		fprintf(stderr, PFX "BPF: %s\n", err);
-		return -1;
+	if (r->bpfu) {
+		/* What the kernel refused, and what records instead: a line, not the verifier's log. */
+		if (ust_bpfu_notes(r->bpfu)[0] && !r->o->quiet)
+			fprintf(stderr, PFX "BPF: %s\n", ust_bpfu_notes(r->bpfu));
+		return 0;
 	}
+	fprintf(stderr, PFX "BPF: %s\n", err);
+	fprintf(stderr, PFX "user stacks: ftrace's own userstacktrace instead (taken at the event, by frame pointers)\n");
+	r->bpf = false;
+	r->stacks_fallback = true;
+	for (b = 0; b < r->o->nr_bufs; b++) {
+		struct rec_buffer *rb = &r->o->bufs[b];
+		char **n;
+
+		if (!rb->deferred)
+			continue;
+		n = realloc(rb->opts, (size_t)(rb->nr_opts + 1) * sizeof(char *));
+		if (!n)
+			return -1;
+		rb->opts = n;
+		rb->opts[rb->nr_opts] = strdup(UST_ABI_OPT_USERSTACKTRACE);
+		if (!rb->opts[rb->nr_opts])
+			return -1;
+		rb->nr_opts++;
+		r->cb[b].options = (const char *const *)rb->opts;
+		r->cb[b].nr_options = rb->nr_opts;
+	}
+	return 0;
+}
+
+/* The traced processes followed, the deferred buffers' events attached.  0 or -1. */
+static int start_bpf(struct run *r, pid_t child)
+{
+	int b, i;
+
 	if (child > 0 && ust_bpfu_follow(r->bpfu, child))
 		goto fail;
 	for (i = 0; i < r->o->nr_pids; i++)
@@ -464,9 +506,12 @@ static int plan_buffers(struct run *r, bool native)
 		r->cb[b].options = (const char *const *)rb->opts;
 		r->cb[b].nr_options = rb->nr_opts;
 	}
-	r->spooling = r->bpf || o->sources;
-	if (r->spooling)
+	/* The records' type ids first: the unwinder writes them. */
+	if (r->bpf || o->sources)
 		pick_ids(r);
+	if (r->bpf && open_bpf(r))
+		return -1;
+	r->spooling = r->bpf || o->sources;
 	return 0;
 }
 

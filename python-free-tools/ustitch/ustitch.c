@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ustitch/bpfload.h"
+#include "ustitch/bpfu.h"
 #include "ustitch/capture.h"
+#include "ustitch/lh_bpf.h"
 #include "ustitch/probe.h"
 #include "archive.h"
 #include "rec.h"
@@ -20,7 +23,9 @@ static void usage(FILE *out)
 	      "\n"
 	      "  record   record a trace.dat like trace-cmd record, with deferred user stacks\n"
 	      "           (-O userstacktrace_delay) on any kernel; see ustitch record --help\n"
-	      "  probe    print which mechanisms this kernel offers, with a reason each\n"
+	      "  probe    print which mechanisms this kernel offers, with a reason each,\n"
+	      "           then what verifying ustitch's BPF programs costs on it\n"
+	      "           (probe --no-verify: the mechanisms only)\n"
 	      "  archive  copy the files a trace's stacks touch (by build-id) next to it,\n"
 	      "           for reports on another machine; see ustitch archive --help\n"
 	      "  reset    remove the tracefs instances (ustitch-PID) of recorders that are\n"
@@ -29,12 +34,68 @@ static void usage(FILE *out)
 	      "Reports: trace-cmd report with plugin_ustitch.so installed.\n", out);
 }
 
-static int cmd_probe(void)
+/* One object's programs: their cost, or what the kernel refused. */
+static void probe_object(const char *what, const struct ust_bpfload_report *r, int ret,
+			 const char *err)
+{
+	unsigned long max = 0;
+	int i;
+
+	for (i = 0; i < r->nr; i++)
+		if (r->progs[i].insns > max)
+			max = r->progs[i].insns;
+	printf("%s: %s", what, ret ? "REFUSED" : "loads");
+	if (r->nr)
+		printf(", at most %lu instructions (%.1f %% of the limit), loaded in %.2f s", max,
+		       (double)max / 1e4, r->load_s);
+	putchar('\n');
+	ust_bpfload_print(r, "  ", stdout);
+	if (ret)
+		printf("  %s\n", err);
+}
+
+/*
+ * The verifier's cost of every program `ustitch record` may load here:
+ * each kernel explores programs its own way, and a stable update once
+ * took the unwinder over the 1M-instruction limit.
+ */
+static void probe_verify(bool tracing)
+{
+	struct ust_bpfu_opts o = { .perf = true };
+	struct ust_bpfload_report r;
+	struct ust_lh_bpf_report lr;
+	char what[640], err[1024];
+	int ret;
+
+	printf("\nBPF programs as ustitch record loads them, verified by this kernel "
+	       "(processed instructions of its 1,000,000 limit, peak states, time):\n");
+	ret = ust_bpfu_verify(&o, true, &r, what, sizeof(what), err, sizeof(err));
+	probe_object(what, &r, ret, err);
+	ret = ust_bpfu_verify(&o, false, &r, what, sizeof(what), err, sizeof(err));
+	probe_object(what, &r, ret, err);
+	ret = ust_lh_bpf_verify(tracing, &lr, err, sizeof(err));
+	probe_object("the lock_held() filter", &lr.filter, ret && !lr.tracked ? ret : 0, err);
+	if (lr.tracked)
+		probe_object("held-lock tracking (fentry/fexit)", &lr.track, ret, err);
+	else
+		printf("held-lock tracking (fentry/fexit): not loaded: this kernel refuses tracing programs\n");
+}
+
+static int cmd_probe(int argc, char **argv)
 {
 	struct ust_probe_report rep;
+	bool verify = !(argc > 1 && !strcmp(argv[1], "--no-verify"));
 
+	if (argc > 2 || (argc == 2 && verify)) {
+		fprintf(stderr, "usage: ustitch probe [--no-verify]\n");
+		return 2;
+	}
 	ust_probe_run(&rep);
-	return ust_probe_print(&rep, stdout) < 0 ? 1 : 0;
+	if (ust_probe_print(&rep, stdout) < 0)
+		return 1;
+	if (verify)
+		probe_verify(rep.items[UST_PROBE_BPF_TRACING].available);
+	return fflush(stdout) ? 1 : 0;
 }
 
 /* Unlike trace-cmd reset, only what ustitch left, and only of dead recorders:
@@ -72,7 +133,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "record"))
 		return cmd_record(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "probe"))
-		return cmd_probe();
+		return cmd_probe(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "reset") && argc == 2)
 		return cmd_reset();
 	if (!strcmp(argv[1], "archive"))

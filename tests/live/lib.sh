@@ -12,8 +12,9 @@ ok() { echo "ok - $*"; }
 bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
 # expect_eq NAME GOT WANT
 expect_eq() { [ "$2" = "$3" ] && ok "$1: $2" || { bad "$1: got '$2', expected '$3'"; return 1; }; }
-# at_least NAME GOT MIN
+# at_least NAME GOT MIN, at_most NAME GOT MAX
 at_least() { [ "$2" -ge "$3" ] && ok "$1: $2 (>= $3)" || bad "$1: got $2, expected at least $3"; }
+at_most() { [ "$2" -le "$3" ] && ok "$1: $2 (<= $3)" || bad "$1: got $2, expected at most $3"; }
 # report FILE [trace-cmd report options]: the report with our plugin.
 report() {
 	local f=$1; shift

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1 */
 /*
  * ust_bpfu: deferred user-stack unwinding through BPF, for kernels without
- * the ftrace userstacktrace_delay option (check ust_bpfu_native_available()
- * first: the kernel's own events are then the better source).
+ * the ftrace userstacktrace_delay option (ask ust_probe_one() for
+ * UST_PROBE_FTRACE_DEFERRED first: the kernel's own events are then the
+ * better source).
  *
  * A tracepoint program attached to the caller's events gives each event a
  * cookie with the kernel's layout and semantics (one per task per kernel
@@ -264,6 +265,12 @@ const char *ust_bpfu_why_immediate(const struct ust_bpfu *u);
 /* Stacks outside system calls are taken by BPF task_work (else at the event). */
 bool ust_bpfu_task_work(const struct ust_bpfu *u);
 /*
+ * A task's walks keep the VMAs they found while its mm's mappings stand
+ * (the kernel's mmap_lock sequence, 6.13+): samples, which can look up only
+ * one VMA each, then resolve whole stacks, task_work or not.
+ */
+bool ust_bpfu_keeps_vmas(const struct ust_bpfu *u);
+/*
  * What the kernel did not allow and what is used instead, "; "-separated
  * lines ("no BPF task_work: ...", "no CFI walk, frame pointers instead:
  * ..."), "" when the full unwinder loaded.
@@ -278,6 +285,12 @@ const struct ust_bpfload_report *ust_bpfu_load_report(const struct ust_bpfu *u);
  */
 int ust_bpfu_later_fd(const struct ust_bpfu *u);
 /*
+ * Does the unwinder load here (its real programs, loaded and unloaded),
+ * and with @task_work its variant that schedules BPF task_work?  @why: a
+ * line saying which variant, or what the kernel refused.
+ */
+bool ust_bpfu_probe(bool task_work, char *why, size_t len);
+/*
  * Load the programs @o asks for with their verification measured, the
  * variant of this kernel with the CFI walk (@cfi) or frame pointers, into
  * @rep, then unload them (`ustitch probe`).  @what: which variant.  0, or
@@ -291,10 +304,5 @@ void ust_bpfu_close(struct ust_bpfu *u);
 
 /* ustitch was built with BPF support. */
 bool ust_bpfu_built(void);
-/*
- * The running kernel has options/userstacktrace_delay (and the
- * ftrace/user_unwind_* events): record natively, not with ust_bpfu.
- */
-bool ust_bpfu_native_available(void);
 
 #endif

@@ -46,6 +46,22 @@ struct ust_lh_bpf_stats {
 	uint64_t runs, kept, hit_drops, bad_prog, read_fail;
 };
 
+#include "ustitch/bpfload.h"
+
+/* What loading the lock_held() objects costs the verifier (ustitch probe). */
+struct ust_lh_bpf_report {
+	struct ust_bpfload_report filter;	/* lockheld.bpf.c, every program */
+	bool tracked;				/* track was asked for */
+	struct ust_bpfload_report track;	/* lockheld_track.bpf.c: every family's trackers */
+};
+
+/*
+ * Load the filter's programs, and with @track the held-lock trackers of
+ * every lock family this kernel has, measuring their verification, then
+ * unload them.  0, or -1 with @err (the report says as far as it got).
+ */
+int ust_lh_bpf_verify(bool track, struct ust_lh_bpf_report *r, char *err, size_t errsz);
+
 /* NULL with errno set and the message in @err on failure. */
 struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, size_t errsz);
 /*

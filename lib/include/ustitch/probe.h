@@ -19,8 +19,8 @@ enum ust_probe_id {
 	UST_PROBE_FTRACE_DEFERRED,	/* options/userstacktrace_delay + ftrace/user_unwind_* */
 	UST_PROBE_PERF_DEFER,		/* perf_event_attr.defer_callchain */
 	UST_PROBE_BTF,			/* /sys/kernel/btf/vmlinux */
-	UST_PROBE_BPF_TRACEPOINT,	/* BPF tracepoint programs load */
-	UST_PROBE_BPF_TASK_WORK,	/* bpf_task_work_schedule_{resume,signal}_impl kfuncs */
+	UST_PROBE_BPF_TRACEPOINT,	/* the unwinder's tracepoint programs load */
+	UST_PROBE_BPF_TASK_WORK,	/* ... and its BPF task_work variant */
 	UST_PROBE_BPF_FIND_VMA,		/* bpf_find_vma helper */
 	UST_PROBE_BPF_TRACING,		/* fentry/fexit programs load */
 	UST_PROBE_KPROBES,
@@ -28,7 +28,7 @@ enum ust_probe_id {
 	UST_PROBE__COUNT
 };
 
-#define UST_PROBE_REASON_MAX	160
+#define UST_PROBE_REASON_MAX	256
 
 struct ust_probe_item {
 	const char *name;		/* stable, lower-case, no spaces */

@@ -3,9 +3,11 @@
  * Live test of ust_bpfu on this kernel: run ust-live-chain, give its
  * getppid() entries and exits cookies through BPF, and check the records
  * byte for byte against the kernel's layouts and the stacks against the
- * program's known call chains, in four modes: task_work (default), with
- * the kernel's exact frames, without following child processes, and the
- * immediate fallback.
+ * program's known call chains, in five modes: stacks on the way back to
+ * user space (no_exit_stacks: by BPF task_work where the kernel allows it,
+ * else each event its own stack taken at the event), with the kernel's
+ * exact frames, without following child processes, the immediate stacks,
+ * and stacks at the system call's exit (the default).
  *
  * usage: test-bpfu PATH-TO-ust-live-chain
  * Needs root; exits 77 (skipped) without it or without BPF support.
@@ -75,6 +77,7 @@ struct run {
 	int nr_maps;
 	pid_t child;
 	pid_t forked;	/* the child's child process, once seen */
+	bool task_work;	/* the unwinder schedules BPF task_work here */
 };
 
 static uint16_t get16(const unsigned char *b, size_t off)
@@ -341,7 +344,8 @@ static void check_run(const struct run *run, const struct mode *md, const char *
 	const bool forked = md->fork && !md->opts.no_children;
 	/* getppid() calls of the followed threads */
 	const int calls = (forked ? 3 : 2) * ROUNDS * CALLS;
-	const bool imm = md->opts.immediate;
+	/* Without task_work, an entry's stack not taken at its exit is taken at its event. */
+	const bool imm = md->opts.immediate || (md->opts.no_exit_stacks && !run->task_work);
 	size_t i, j, distinct = 0, matched = 0;
 	unsigned int shown = 0;
 
@@ -469,7 +473,8 @@ static void check_run(const struct run *run, const struct mode *md, const char *
 	      (unsigned long long)st->truncated, (unsigned long long)st->vma_fail,
 	      (unsigned long long)st->exit_stacks, (unsigned long long)st->late,
 	      (unsigned long long)st->stale);
-	printf("%s: %zu cookie records, %zu cookies, %zu stacks, %zu match the chain\n", md->name,
+	printf("%s%s: %zu cookie records, %zu cookies, %zu stacks, %zu match the chain\n", md->name,
+	       md->opts.no_exit_stacks && !run->task_work ? " (no task_work: at the event)" : "",
 	       run->nr_ck, distinct, run->nr_st, matched);
 }
 
@@ -491,6 +496,7 @@ static void run_mode(const struct mode *md, const char *prog, const char *prog_b
 		return;
 	CHECK(ust_bpfu_deferred(u) == !md->opts.immediate, "%s: deferred %d (%s)", md->name,
 	      ust_bpfu_deferred(u), ust_bpfu_why_immediate(u));
+	run.task_work = ust_bpfu_task_work(u);
 	CHECK(!strcmp(ust_bpfu_why_immediate(u),
 		      md->opts.immediate ? "immediate stacks requested" : ""),
 	      "why immediate: %s", ust_bpfu_why_immediate(u));
@@ -543,15 +549,15 @@ int main(int argc, char **argv)
 	static const char *const kthread_chain[] = { "getppid", "ust_live_b", "ust_live_a",
 						     "ust_live_thread" };
 	const struct mode modes[] = {
-		{ "task_work", { .no_exit_stacks = true }, true, main_chain, thread_chain,
+		{ "later", { .no_exit_stacks = true }, true, main_chain, thread_chain,
 		  forked_chain, 5, false },
-		{ "task_work kernel_frames", { .kernel_frames = true, .no_exit_stacks = true }, false,
+		{ "later kernel_frames", { .kernel_frames = true, .no_exit_stacks = true }, false,
 		  kmain_chain, kthread_chain, NULL, 4, false },
-		{ "task_work no_children", { .no_children = true, .no_exit_stacks = true }, true,
+		{ "later no_children", { .no_children = true, .no_exit_stacks = true }, true,
 		  main_chain, thread_chain, NULL, 5, false },
 		{ "immediate", { .immediate = true }, true, main_chain, thread_chain, forked_chain, 5,
 		  false },
-		{ "task_work sys_exit", { 0 }, true, main_chain, thread_chain, forked_chain, 5, true },
+		{ "sys_exit", { 0 }, true, main_chain, thread_chain, forked_chain, 5, true },
 	};
 	char prog[PATH_MAX];
 	const char *base;

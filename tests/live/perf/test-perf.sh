@@ -30,7 +30,12 @@ check_chains() {
 	at_least "$name: thread samples with $THR" "$(grep -c " $THR" "$s")" "$min"
 	at_least "$name: child process samples with $CHILD" "$(grep -c " $CHILD;" "$s")" "$min"
 	expect_eq "$name: samples in perf_c with another stack" \
-		"$(awk '$1 == "user" && $5 ~ /^perf_c;/' "$s" | grep -v -e " $MAIN;" -e " $THR" -e " $CHILD;" | wc -l)" 0
+		"$(awk '$1 == "user" && $5 ~ /^perf_c;/ && $8 != "unresolved"' "$s" | grep -v -e " $MAIN;" -e " $THR" -e " $CHILD;" | wc -l)" 0
+	# A sample's walk (interrupts off) finds one new VMA: a task's first
+	# samples, before its files are known, may end at one left
+	# unresolved, and say so; at most a few per task of the three.
+	at_most "$name: samples in perf_c with frames left unresolved" \
+		"$(awk '$1 == "user" && $5 ~ /^perf_c;/ && $8 == "unresolved"' "$s" | wc -l)" 9
 	local cpus
 	cpus=$(grep " $MAIN;\| $THR\| $CHILD;" "$s" | awk '{ print $3 }' | sort -u | wc -l)
 	if [ "$(nproc)" -gt 1 ]; then
