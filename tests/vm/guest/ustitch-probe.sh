@@ -1,7 +1,9 @@
 #!/bin/bash
-# vm lane, in the guest: `ustitch probe` on Debian's 6.12, a normal kernel
-# without the deferred-unwind series: what it must find there, each on its
-# own "name: yes|no — reason" line.
+# vm lane, in the guest: `ustitch probe` on a normal distribution kernel:
+# what it must find there, each on its own "name: yes|no — reason" line,
+# then the verifier's cost of every program ustitch loads, each far below
+# the kernel's limit (at most 100,000 of 1,000,000 processed instructions)
+# and none refused but what the kernel lacks.
 set -u
 "$UST_USTITCH" probe >probe.out 2>probe.err
 rc=$?
@@ -14,18 +16,51 @@ expect() {	# expect NAME yes|no
 		bad=1
 	fi
 }
-# Not in 6.12: the series' ftrace events and perf option, BPF task_work.
+kver=$(uname -r)
+# No Debian kernel has the series' ftrace events.
 expect ftrace-deferred-unwind no
-expect perf-defer-callchain no
-expect bpf-task-work no
-# A distribution kernel has the rest, fentry included (refused here on
-# the project's own machine).
+case $kver in
+6.1.* | 6.12.*)
+	# Before 6.18: no BPF task_work; before 6.19: no perf defer_callchain.
+	expect perf-defer-callchain no
+	expect bpf-task-work no
+	;;
+7.*)
+	# Seed 002's perf interface is mainline, and so is the 6.19 task_work kfunc.
+	expect perf-defer-callchain yes
+	expect bpf-task-work yes
+	grep -q '^bpf-task-work: yes — .*bpf_task_work_schedule_resume()' probe.out ||
+		{ echo "FAIL: task_work by bpf_task_work_schedule_resume()"; bad=1; }
+	;;
+*)
+	echo "FAIL: a kernel this test does not know: $kver"
+	bad=1
+	;;
+esac
+# A distribution kernel has the rest, fentry included (refused on the
+# project's own machine).
 expect btf yes
 expect bpf-tracepoint yes
 expect bpf-find-vma yes
 expect bpf-tracing-progs yes
 expect kprobes yes
 expect uprobes yes
-[ "$(grep -c . probe.out)" -eq 9 ] || { echo "FAIL: expected 9 lines"; bad=1; }
+[ "$(sed -n '1,/^$/p' probe.out | grep -c .)" -eq 9 ] || { echo "FAIL: expected 9 probe lines"; bad=1; }
+grep -q "^bpf-tracepoint: yes — the unwinder's .* programs load (CFI walk)" probe.out ||
+	{ echo "FAIL: the unwinder's programs with the CFI walk"; bad=1; }
+
+# The verifier's cost: every object loads, every program far below the limit.
+for what in "the unwinder (CFI" "the unwinder (frame pointers" "the lock_held() filter" \
+	"held-lock tracking (fentry/fexit)"; do
+	grep -qF "$what" probe.out || { echo "FAIL: no verification of $what"; bad=1; continue; }
+	grep -F "$what" probe.out | grep -q ': loads, at most' ||
+		{ echo "FAIL: $what does not load"; bad=1; }
+done
+! grep -q 'REFUSED' probe.out || { echo "FAIL: a program was refused"; bad=1; }
+over=$(awk '$3 == "insns" && $2 > 100000 { print $1 " " $2 }' probe.out)
+[ -z "$over" ] || { echo "FAIL: over 100,000 processed instructions: $over"; bad=1; }
+n=$(awk '$3 == "insns"' probe.out | wc -l)
+[ "$n" -ge 20 ] || { echo "FAIL: only $n programs measured"; bad=1; }
+echo "verified: $n programs, at most $(awk '$3 == "insns" { if ($2 > m) m = $2 } END { print m + 0 }' probe.out) instructions"
 [ -s probe.err ] && { echo "FAIL: stderr:"; cat probe.err; bad=1; }
 exit $bad
