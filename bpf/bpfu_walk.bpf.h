@@ -86,6 +86,13 @@ const volatile bool ust_leaf_ret = true;
 #define UST_BPFU_WALK_NEXT	0	/* a frame recorded, go on */
 #define UST_BPFU_WALK_END	1	/* the walk ends */
 #define UST_BPFU_WALK_PAGE	2	/* fault in w->page and step again */
+#define UST_BPFU_WALK_VMA	3	/* look the VMA of w->g.ip up, then step again */
+/*
+ * bpf_loop() rounds for a walk: a frame, and the VMA lookup of a frame in
+ * a file the task's slots do not hold, each a round; and a round per page
+ * a task_work's walk faults in.
+ */
+#define UST_BPFU_WALK_ROUNDS	(2 * (UST_BPFU_MAX_FRAMES + 1) + UST_BPFU_WALK_MAX_PAGES)
 
 struct ust_bpfu_walk_vma {
 	struct ust_bpfu_vma v;	/* v.found: the slot is used */
@@ -170,6 +177,8 @@ struct ust_bpfu_walk {
 	__u32 faultable;	/* a read of a page not present asks for it */
 	__u64 page;		/* the address asked for (UST_BPFU_WALK_PAGE) */
 	__u32 no_memo;		/* the walk read something else: code bytes */
+	__u32 vma_asked;	/* the VMA of frame vma_asked - 1 was looked up */
+	__u32 vma_next;		/* the slot the next VMA found goes to */
 	__u32 pad;
 	__u64 win_base;		/* the user address of win[0] */
 	__u64 win_len;		/* bytes of win[] read; 0: empty */
@@ -351,8 +360,8 @@ static __always_inline void ust_bpfu_walk_table(struct ust_bpfu_walk *w, struct 
 }
 
 /*
- * The VMA holding @addr, into slot 0 (the others move down); 0, or -1
- * when no VMA holds it.  A global function: bpf_find_vma() and the table
+ * The VMA holding @addr, into the next slot in turn; its slot, or -1 when
+ * no VMA holds it.  A global function: bpf_find_vma() and the table
  * lookup, once per file a task's stacks meet, not once per frame.
  */
 __noinline int ust_bpfu_walk_vma(struct ust_bpfu_walk_task *t, __u64 addr)
@@ -368,20 +377,19 @@ __noinline int ust_bpfu_walk_vma(struct ust_bpfu_walk_task *t, __u64 addr)
 		return -1;
 	w = ust_bpfu_walk_of(t);
 	__builtin_memset(&v, 0, sizeof(v));
-	for (i = UST_BPFU_WALK_VMAS - 1; i > 0; i--)
-		w->vmas[i] = w->vmas[i - 1];
-	s = &w->vmas[0];
+	i = w->vma_next++ & (UST_BPFU_WALK_VMAS - 1);
+	s = &w->vmas[i];
 	err = bpf_find_vma(task, addr, ust_bpfu_vma_cb, &v, 0);
 	if (err && err != -2 /* -ENOENT: no VMA */) {
 		w->g.flags |= UST_BPFU_F_RAW;
 		UST_COUNT(vma_fail);
 	}
-	s->v = v;
+	__builtin_memcpy(&s->v, &v, sizeof(v));
 	if (!v.found)
 		return -1;
 	s->vdso = !s->v.ino && ust_bpfu_walk_is_vdso(task, s->v.start);
 	ust_bpfu_walk_table(w, s);
-	return 0;
+	return i;
 }
 
 /*
@@ -733,8 +741,14 @@ __noinline int ust_bpfu_walk_frame(struct ust_bpfu_walk_task *t)
 			break;
 		}
 	}
-	if (!s && ust_bpfu_walk_vma(t, w->g.ip) == 0)
-		s = &w->vmas[0];
+	/*
+	 * Not in a slot: the VMA is looked up by the caller's loop, between
+	 * two calls of this step, rather than from here, so that no call
+	 * chain of the walk holds both frames' stacks (6.1 counts 512 bytes
+	 * for the whole chain, bpf_find_vma()'s callback included).
+	 */
+	if (!s && w->vma_asked != nr + 1)
+		return UST_BPFU_WALK_VMA;
 	f = &t->r.frames[nr & (UST_BPFU_SLOTS - 1)];
 	if (s) {
 		f->off = w->g.ip - s->v.start + (s->v.pgoff << 12);
@@ -856,6 +870,7 @@ __noinline int ust_bpfu_walk_start(struct ust_bpfu_walk_task *t, __u32 flags, in
 	w->faultable = faultable;
 	w->page = 0;
 	w->no_memo = 0;
+	w->vma_asked = 0;
 	w->win_len = 0;
 	for (i = 0; i < UST_BPFU_WALK_VMAS; i++) {
 		if (!kept)
@@ -940,10 +955,29 @@ __noinline int ust_bpfu_walk_finish(struct ust_bpfu_walk_task *t, __u32 flags0)
 	return 0;
 }
 
-/* A frame per round: a call of the global step. */
+/*
+ * A frame's VMA not in the task's slots, into one; the step then runs
+ * again.  (No VMA holds it: the step goes on without one.)
+ */
+static __always_inline void ust_bpfu_walk_vma_round(struct ust_bpfu_walk_task *t)
+{
+	struct ust_bpfu_walk *w = ust_bpfu_walk_of(t);
+
+	w->vma_asked = w->g.nr + 1;
+	ust_bpfu_walk_vma(t, w->g.ip);
+}
+
+/* A frame per round, or its VMA's lookup. */
 static long ust_bpfu_walk_frame_cb(__u32 i __ust_unused, void *data)
 {
-	return ust_bpfu_walk_frame(((struct ust_bpfu_walk_ctx *)data)->t) != UST_BPFU_WALK_NEXT;
+	struct ust_bpfu_walk_task *t = ((struct ust_bpfu_walk_ctx *)data)->t;
+	int ret = ust_bpfu_walk_frame(t);
+
+	if (ret == UST_BPFU_WALK_VMA) {
+		ust_bpfu_walk_vma_round(t);
+		return 0;
+	}
+	return ret != UST_BPFU_WALK_NEXT;
 }
 
 /*
@@ -960,8 +994,7 @@ __noinline int ust_bpfu_walk_now(struct ust_bpfu_walk_task *t, __u32 flags, int 
 		return 0;
 	if (ust_bpfu_walk_start(t, flags, memo, 0))
 		return 0;
-	/* One more round than frames, to see whether the stack was cut. */
-	bpf_loop(UST_BPFU_MAX_FRAMES + 1, ust_bpfu_walk_frame_cb, &c, 0);
+	bpf_loop(UST_BPFU_WALK_ROUNDS, ust_bpfu_walk_frame_cb, &c, 0);
 	return ust_bpfu_walk_finish(t, flags);
 }
 

@@ -110,7 +110,9 @@ void rec_tables_summary(struct ust_bpfu *u, const struct rec_stack_counts *n, FI
 	if (!n->stacks || ust_bpfu_get_stats(u, &st))
 		return;
 	if (!ust_bpfu_cfi_enabled(u)) {
-		fprintf(out, PFX "user stacks walked by frame pointers only (--unwind fp)\n");
+		fprintf(out, PFX "user stacks walked by frame pointers only (%s)\n",
+			strstr(ust_bpfu_notes(u), "no CFI walk") ? "this kernel refused the CFI walk" :
+			"--unwind fp");
 		return;
 	}
 	other = n->stacks - n->bottom_cfi - n->bottom_fp - n->truncated;

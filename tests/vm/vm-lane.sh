@@ -32,6 +32,8 @@
 #   UST_VM_TESTS       the guest test list (default tests/vm/guest-tests.txt)
 #   UST_VM_TIME_FACTOR a meson test's timeout is multiplied by this in the
 #                      guest: code runs several times slower under TCG (4)
+#   UST_VM_WORK        the lane's directory (BUILD-DIR/tests/vm/lane-NAME):
+#                      two lanes of one kernel at once need two
 #   UST_*              passed on to the guest's script tests
 set -u
 
@@ -59,7 +61,7 @@ fi
 limit=${UST_VM_TIME_LIMIT:-1080}
 factor=${UST_VM_TIME_FACTOR:-4}
 list=${UST_VM_TESTS:-$src/tests/vm/guest-tests.txt}
-work=$build/tests/vm/lane-$kname
+work=${UST_VM_WORK:-$build/tests/vm/lane-$kname}
 lane_t0=$(date +%s)
 
 # The kernel lines: the image package's name (a regex), where apt finds it

@@ -28,7 +28,8 @@ case $(uname -r) in
 *) grep -q 'BPF: no BPF task_work: the kernel has no BPF task_work kfuncs' record.log ||
 	fail "no line saying why there is no task_work" ;;
 esac
-grep -Eq '(^|, )5 cookies, 5 user stacks' record.log || fail "expected 5 cookies and 5 user stacks"
+# A cookie record per event, a stack per entry.
+grep -Eq '(^|, )10 cookies, 5 user stacks' record.log || fail "expected 10 cookies and 5 user stacks"
 grep -q "user stacks taken at the system call's exit: 5 " record.log ||
 	fail "expected the 5 stacks taken at the system calls' exits"
 
