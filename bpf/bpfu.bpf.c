@@ -475,14 +475,18 @@ static __always_inline int ust_bpfu_event_body(__u32 sample, __u64 ip, __u64 per
 SEC("tracepoint")
 int ust_bpfu_event(void *ctx __ust_unused)
 {
+	ust_bpfu_preempt_off();
 	ust_bpfu_event_body(0, 0, 0, 0, 0);
+	ust_bpfu_preempt_on();
 	return 1;
 }
 
 SEC("tracepoint")
 int ust_bpfu_event_imm(void *ctx __ust_unused)
 {
+	ust_bpfu_preempt_off();
 	ust_bpfu_event_body(0, 0, 0, 1, 0);
+	ust_bpfu_preempt_on();
 	return 1;
 }
 
@@ -500,9 +504,11 @@ int ust_bpfu_later(void *ctx __ust_unused)
 	struct ust_bpfu_task *st;
 	__u64 id = (__u64)(__u32)task->tgid << 32 | (__u32)task->pid;
 
+	ust_bpfu_preempt_off();
 	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
 	if (st && st->cookie && !st->pending && !st->at_exit)
 		ust_bpfu_stack_later(task, st, id, st->cookie);
+	ust_bpfu_preempt_on();
 	return 1;
 }
 
@@ -572,9 +578,11 @@ int ust_bpfu_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 
 	if (!ust_bpfu_sc_in(ust_bpfu_sc_enter, ctx->args[1]))
 		return 0;
+	ust_bpfu_preempt_off();
 	task = ust_bpfu_current(&id);
 	if (task && !ust_bpfu_compat(task))
 		ust_bpfu_request(task, id, 0, 0, 0, 0, 0);
+	ust_bpfu_preempt_on();
 	return 0;
 }
 
@@ -584,8 +592,7 @@ int ust_bpfu_sys_enter(struct bpf_raw_tracepoint_args *ctx)
  * system call's own sys_exit_* event if it is in the set, then the stack
  * of the entries that asked for it (at_exit).
  */
-SEC("raw_tp/sys_exit")
-int ust_bpfu_sys_exit(struct bpf_raw_tracepoint_args *ctx __ust_unused)
+static __always_inline void ust_bpfu_sys_exit_body(void)
 {
 	struct task_struct *task;
 	struct ust_bpfu_task *st;
@@ -595,7 +602,7 @@ int ust_bpfu_sys_exit(struct bpf_raw_tracepoint_args *ctx __ust_unused)
 
 	task = ust_bpfu_current(&id);
 	if (!task)
-		return 0;
+		return;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
 	/* syscall_get_nr(), as ftrace's own sys_exit probe takes it. */
@@ -614,21 +621,38 @@ int ust_bpfu_sys_exit(struct bpf_raw_tracepoint_args *ctx __ust_unused)
 			st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
 	}
 	if (!st || !st->cookie || !st->at_exit)
-		return 0;
+		return;
 	cookie = st->cookie;
 	st->at_exit = 0;
+	/*
+	 * Another entry's exit: the one that asked was missed (the kernel
+	 * skipped this program there).  Its stack is gone; this is not it.
+	 */
+	if (!st->in_work && !ust_bpfu_same_entry(st, regs)) {
+		UST_COUNT(stale);
+		st->cookie = 0;
+		return;
+	}
 	if (both)
 		UST_COUNT(events);
 	if (ust_bpfu_emit_now(task, st, id, cookie, both ? UST_BPFU_F_REQUEST : 0) == 0) {
 		st->cookie = 0;		/* the next entry gets a new one */
 		UST_COUNT(exit_walks);
-		return 0;
+		return;
 	}
 	/* Not now: the request alone, the stack later. */
 	if (both)
 		ust_bpfu_emit_cookie(bpf_ktime_get_ns(), bpf_get_smp_processor_id(), id, cookie);
 	ust_bpfu_stack_later(task, st, id, cookie);
 	UST_COUNT(exit_faults);
+}
+
+SEC("raw_tp/sys_exit")
+int ust_bpfu_sys_exit(struct bpf_raw_tracepoint_args *ctx __ust_unused)
+{
+	ust_bpfu_preempt_off();
+	ust_bpfu_sys_exit_body();
+	ust_bpfu_preempt_on();
 	return 0;
 }
 

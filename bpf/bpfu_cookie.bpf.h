@@ -80,6 +80,31 @@ struct {
 			__sync_fetch_and_add(&__c->field, 1);		\
 	} while (0)
 
+/*
+ * System-call tracepoints may take page faults since 6.14: programs on
+ * them run preemptible (migration off), and a PREEMPT kernel (Debian's
+ * 7.x boots preempt=full) preempts them.  The kernel runs no program a
+ * second time on a CPU while it is still running there, so another task
+ * reaching it meanwhile is skipped: an event without its cookie, an entry
+ * whose exit takes no stack, a lock_held() sample dropped.  So those
+ * programs turn preemption off first, where the kernel has the kfuncs
+ * (6.10+; kernels before have no faultable tracepoints either).
+ */
+extern void bpf_preempt_disable(void) __ksym __weak;
+extern void bpf_preempt_enable(void) __ksym __weak;
+
+static __always_inline void ust_bpfu_preempt_off(void)
+{
+	if (bpf_preempt_disable)
+		bpf_preempt_disable();
+}
+
+static __always_inline void ust_bpfu_preempt_on(void)
+{
+	if (bpf_preempt_enable)
+		bpf_preempt_enable();
+}
+
 /* The walk's frame counts: a locked add each per walk, not one per frame. */
 static __always_inline void ust_bpfu_walk_count(__u32 cfi_frames, __u32 fp_frames)
 {

@@ -483,8 +483,12 @@ static __attribute__((noinline)) int ust_lh_filter_body(void *ctx)
 SEC("tracepoint")
 int ust_lh_filter(void *ctx)
 {
-	int ret = ust_lh_filter_body(ctx);
+	int ret;
 
+	/* As the unwinder's programs, for the same reason (bpfu_cookie.bpf.h). */
+	ust_bpfu_preempt_off();
+	ret = ust_lh_filter_body(ctx);
+	ust_bpfu_preempt_on();
 	/* The hit is out, its cookie in it: the unwinder arranges the stack. */
 	if (ret == 2)
 		bpf_tail_call(ctx, &ust_lh_stack, 0);

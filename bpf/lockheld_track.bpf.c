@@ -76,15 +76,16 @@ static __always_inline __u64 ust_lh_slab_cache(__u64 addr)
 {
 	__u64 pob = 0, vmb = 0, maxpfn = 0, pfn, page, head = 0, cache = 0;
 
-	if (bpf_get_kmem_cache)
-		return (__u64)bpf_get_kmem_cache(addr);
 	/*
 	 * The hooked functions' lock argument is a typed kernel pointer to
-	 * the verifier, which allows no arithmetic on it: a copy through a
+	 * the verifier, which allows no arithmetic on it, nor passing it
+	 * where a number goes (bpf_get_kmem_cache()'s u64): a copy through a
 	 * helper is a plain number.
 	 */
 	if (bpf_probe_read_kernel(&addr, sizeof(addr), &addr))
 		return 0;
+	if (bpf_get_kmem_cache)
+		return (__u64)bpf_get_kmem_cache(addr);
 	if (!&page_offset_base || !&vmemmap_base || !&max_pfn ||
 	    bpf_probe_read_kernel(&pob, sizeof(pob), &page_offset_base) ||
 	    bpf_probe_read_kernel(&vmb, sizeof(vmb), &vmemmap_base) ||

@@ -180,7 +180,7 @@ struct ust_bpfu_counters {
 	__u64 no_storage;	/* task storage unavailable: event ignored */
 	__u64 sched_fail;	/* task_work not scheduled: immediate stack instead */
 	__u64 late;		/* works that ran in a later kernel entry */
-	__u64 stale;		/* cookies dropped: their work had not run by the next entry */
+	__u64 stale;		/* cookies dropped: no stack came by the next entry (a work queued late, an exit missed) */
 	__u64 orphan;		/* callback found no cookie */
 	__u64 truncated;	/* stacks cut at UST_BPFU_MAX_FRAMES */
 	__u64 vma_fail;		/* bpf_find_vma() errors other than "no VMA" */
