@@ -845,6 +845,32 @@ const char *ust_bpfu_why_immediate(const struct ust_bpfu *u)
 	return u->note;
 }
 
+/*
+ * The kernel's count of skipped runs (recursion_misses), over @obj's
+ * programs, and which program it skipped most into @by.
+ */
+static uint64_t ust_bpfu_missed(struct bpf_object *obj, char *by, size_t bylen)
+{
+	struct bpf_program *p;
+	uint64_t n = 0, most = 0;
+
+	bpf_object__for_each_program(p, obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		memset(&info, 0, sizeof(info));
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		n += info.recursion_misses;
+		if (info.recursion_misses > most) {
+			most = info.recursion_misses;
+			snprintf(by, bylen, "%s", bpf_program__name(p));
+		}
+	}
+	return n;
+}
+
 int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
 {
 	int ncpu = libbpf_num_possible_cpus(), ret, i;
@@ -891,6 +917,7 @@ int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
 	if (u->cfi)
 		ust_bpfu_cfi_get_stats(u->cfi, &st->cfi);
 	free(v);
+	st->missed = ust_bpfu_missed(u->skel->obj, st->missed_by, sizeof(st->missed_by));
 	return ret;
 }
 

@@ -246,6 +246,9 @@ static void summary(struct run *r, const char *out)
 	if (st.drops)
 		fprintf(stderr, PFX "BPF ring buffer: %llu records lost (the report marks their stacks lost)\n",
 			(unsigned long long)st.drops);
+	if (st.missed)
+		fprintf(stderr, PFX "BPF: the kernel skipped %llu runs of the programs (most of %s: still running on that CPU when another task came), each an event without its stack\n",
+			(unsigned long long)st.missed, st.missed_by);
 	if (r->bpfu)
 		rec_tables_summary(r->bpfu, &r->walks, stderr);
 }

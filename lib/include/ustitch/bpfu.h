@@ -182,6 +182,14 @@ struct ust_bpfu_stats {
 	uint64_t sample_walks;	/* stacks of samples in user code, taken at the sample */
 	uint64_t sample_faults;	/* ... that would have faulted: task_work instead */
 	uint64_t memo_walks;	/* stacks that were their task's last walk (words unchanged) */
+	/*
+	 * Runs of the programs the kernel skipped: a program still running
+	 * on that CPU (preempted, on a faultable system-call tracepoint)
+	 * when another task reached it.  Each is an event without its
+	 * cookie, or an entry whose exit took no stack (stale).
+	 */
+	uint64_t missed;
+	char missed_by[64];	/* the program skipped most often, "" if none */
 	struct ust_bpfu_cfi_stats {
 		uint32_t asked;		/* files the walk asked for, seen by user space */
 		uint32_t files;		/* tables in the BPF maps */

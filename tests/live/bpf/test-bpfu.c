@@ -372,12 +372,25 @@ static void check_run(const struct run *run, const struct mode *md, const char *
 		/* The first event of the entry allocated it, on its CPU. */
 		CHECK(ust_abi_cookie_cpu(c->cookie) == c->cpu, "cookie %#llx allocated on cpu %u",
 		      (unsigned long long)c->cookie, c->cpu);
-		CHECK(same == (imm ? 1u : 2u), "cookie %#llx in %zu events", (unsigned long long)c->cookie,
-		      same);
+		CHECK(same == (imm ? 1u : 2u) || (!imm && same == 1 && st->missed), "cookie %#llx in %zu events",
+		      (unsigned long long)c->cookie, same);
 	}
-	CHECK(run->nr_ck == 2 * (size_t)calls, "%zu cookie records, want %d", run->nr_ck, 2 * calls);
-	CHECK(distinct == (size_t)(imm ? 2 * calls : calls), "%zu cookies", distinct);
-	CHECK(run->nr_st == distinct, "%zu stacks for %zu cookies", run->nr_st, distinct);
+	/*
+	 * A run the kernel skipped (st->missed: on a preempt=full kernel, a
+	 * tracing program still running on that CPU, or a map update of user
+	 * space's preempted there while it keeps them off) is an event
+	 * without its cookie, or an entry whose exit took no stack (stale):
+	 * counted, never another entry's.  Rare: none on most kernels.
+	 */
+	CHECK(st->missed <= (uint64_t)calls / 10, "%llu runs skipped", (unsigned long long)st->missed);
+	CHECK(run->nr_ck + st->missed >= 2 * (size_t)calls && run->nr_ck <= 2 * (size_t)calls,
+	      "%zu cookie records, want %d (%llu runs skipped)", run->nr_ck, 2 * calls,
+	      (unsigned long long)st->missed);
+	CHECK(distinct + st->missed >= (size_t)(imm ? 2 * calls : calls) &&
+	      distinct <= (size_t)(imm ? 2 * calls : calls), "%zu cookies", distinct);
+	CHECK(run->nr_st + st->stale == distinct && st->stale <= st->missed,
+	      "%zu stacks for %zu cookies (%llu stale)", run->nr_st, distinct,
+	      (unsigned long long)st->stale);
 
 	/* Stacks: one per cookie, after it, the known chain. */
 	for (i = 0; i < run->nr_st; i++) {
@@ -466,16 +479,17 @@ static void check_run(const struct run *run, const struct mode *md, const char *
 	CHECK(st->stacks == run->nr_st, "BPF stacks %llu", (unsigned long long)st->stacks);
 	CHECK(st->drops == 0 && st->no_storage == 0 && st->sched_fail == 0 && st->orphan == 0 &&
 	      st->truncated == 0 && st->vma_fail == 0 && st->exit_stacks == 0 && st->late == 0 &&
-	      st->stale == 0,
+	      st->stale <= st->missed,
 	      "drops %llu no_storage %llu sched_fail %llu orphan %llu truncated %llu vma_fail %llu exit %llu late %llu stale %llu",
 	      (unsigned long long)st->drops, (unsigned long long)st->no_storage,
 	      (unsigned long long)st->sched_fail, (unsigned long long)st->orphan,
 	      (unsigned long long)st->truncated, (unsigned long long)st->vma_fail,
 	      (unsigned long long)st->exit_stacks, (unsigned long long)st->late,
 	      (unsigned long long)st->stale);
-	printf("%s%s: %zu cookie records, %zu cookies, %zu stacks, %zu match the chain\n", md->name,
-	       md->opts.no_exit_stacks && !run->task_work ? " (no task_work: at the event)" : "",
-	       run->nr_ck, distinct, run->nr_st, matched);
+	printf("%s%s: %zu cookie records, %zu cookies, %zu stacks, %zu match the chain, %llu runs skipped by the kernel%s%s\n",
+	       md->name, md->opts.no_exit_stacks && !run->task_work ? " (no task_work: at the event)" : "",
+	       run->nr_ck, distinct, run->nr_st, matched, (unsigned long long)st->missed,
+	       st->missed ? ", most of " : "", st->missed_by);
 }
 
 static void run_mode(const struct mode *md, const char *prog, const char *prog_base)
