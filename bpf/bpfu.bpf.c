@@ -410,11 +410,11 @@ static __always_inline int ust_bpfu_stack_now(struct task_struct *task, struct u
 
 /*
  * One event's request: @sample says it is a perf sample, with its @ip and
- * @period (ust_bpfu_sample), and @user that it interrupted user code.
- * @imm: every event its own cookie and stack, taken now.
+ * @period (ust_bpfu_sample), @how what it is (UST_BPFU_TC_*).  @imm:
+ * every event its own cookie and stack, taken now.
  */
 static __always_inline int ust_bpfu_request(struct task_struct *task, __u64 id, __u32 sample,
-					    __u64 ip, __u64 period, __u32 imm, __u32 user)
+					    __u64 ip, __u64 period, __u32 imm, __u32 how)
 {
 	__u32 cpu = bpf_get_smp_processor_id(), act = UST_BPFU_ACT_NONE;
 	__u64 cookie, ts = bpf_ktime_get_ns();
@@ -431,7 +431,7 @@ static __always_inline int ust_bpfu_request(struct task_struct *task, __u64 id, 
 			UST_COUNT(no_storage);
 			cookie = 0;
 		} else {
-			cookie = ust_bpfu_take_cookie(task, st, cpu, user, &act);
+			cookie = ust_bpfu_take_cookie(task, st, cpu, how, &act);
 		}
 	}
 	if (!cookie) {
@@ -459,13 +459,13 @@ static __always_inline int ust_bpfu_request(struct task_struct *task, __u64 id, 
  * 512 bytes of stack on 6.1, a frame of its own each.
  */
 static __always_inline int ust_bpfu_event_body(__u32 sample, __u64 ip, __u64 period,
-							 __u32 imm, __u32 user)
+							 __u32 imm, __u32 how)
 {
 	struct task_struct *task;
 	__u64 id;
 
 	task = ust_bpfu_current(&id);
-	return task ? ust_bpfu_request(task, id, sample, ip, period, imm, user) : 0;
+	return task ? ust_bpfu_request(task, id, sample, ip, period, imm, how) : 0;
 }
 
 /*
@@ -525,7 +525,8 @@ int ust_bpfu_perf(struct bpf_perf_event_data *ctx)
 	if (!ust_af_keep_sample(ctx))
 		return 0;
 	/* cs's privilege level: 3 is user code. */
-	ust_bpfu_event_body(1, ctx->regs.ip, ctx->sample_period, 0, (ctx->regs.cs & 3) == 3);
+	ust_bpfu_event_body(1, ctx->regs.ip, ctx->sample_period, 0,
+			    (ctx->regs.cs & 3) == 3 ? UST_BPFU_TC_USER : 0);
 	return 1;
 }
 
@@ -576,12 +577,12 @@ int ust_bpfu_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	struct task_struct *task;
 	__u64 id;
 
-	if (!ust_bpfu_sc_in(ust_bpfu_sc_enter, ctx->args[1]))
-		return 0;
-	ust_bpfu_preempt_off();
-	task = ust_bpfu_current(&id);
-	if (task && !ust_bpfu_compat(task))
-		ust_bpfu_request(task, id, 0, 0, 0, 0, 0);
+	ust_bpfu_preempt_off();		/* first: see bpfu_cookie.bpf.h */
+	if (ust_bpfu_sc_in(ust_bpfu_sc_enter, ctx->args[1])) {
+		task = ust_bpfu_current(&id);
+		if (task && !ust_bpfu_compat(task))
+			ust_bpfu_request(task, id, 0, 0, 0, 0, UST_BPFU_TC_ENTRY);
+	}
 	ust_bpfu_preempt_on();
 	return 0;
 }

@@ -310,14 +310,18 @@ enum ust_bpfu_act {
 	UST_BPFU_ACT_LATER,	/* on the way back to user space: task_work, or now */
 };
 
+/* ust_bpfu_take_cookie()'s @how: what the event is. */
+#define UST_BPFU_TC_USER	1	/* a sample that interrupted user code */
+#define UST_BPFU_TC_ENTRY	2	/* the entry itself (raw sys_enter): no cookie can be its */
+
 /*
  * The cookie of @task's current kernel entry (@st, its storage): the first
  * event of an entry allocates it, later ones reuse it.  0 when none can
- * be had.  @user: the event is a sample that interrupted user code.
- * *@act: what the entry's stack needs, for a new cookie.
+ * be had.  @how: UST_BPFU_TC_* bits.  *@act: what the entry's stack
+ * needs, for a new cookie.
  */
 static __always_inline __u64 ust_bpfu_take_cookie(struct task_struct *task, struct ust_bpfu_task *st,
-						  __u32 cpu, __u32 user, __u32 *act)
+						  __u32 cpu, __u32 how, __u32 *act)
 {
 	struct ust_bpfu_run *run = ust_bpfu_run_state();
 	struct pt_regs *regs;
@@ -333,9 +337,16 @@ static __always_inline __u64 ust_bpfu_take_cookie(struct task_struct *task, stru
 	 * work still pending will report this entry's stack, and the old
 	 * cookie gets none.
 	 */
-	if (st->cookie && !st->in_work && !ust_bpfu_same_entry(st, regs)) {
+	if (st->cookie && !st->in_work &&
+	    ((how & UST_BPFU_TC_ENTRY) || !ust_bpfu_same_entry(st, regs))) {
+		/*
+		 * (At a system call's entry every cookie is an earlier entry's,
+		 * whose exit was skipped by the kernel: the registers would not
+		 * tell, a loop makes the same call from the same place.)
+		 */
 		UST_COUNT(stale);
 		st->cookie = 0;
+		st->at_exit = 0;
 	}
 	if (st->cookie)
 		return st->cookie;
@@ -366,7 +377,7 @@ static __always_inline __u64 ust_bpfu_take_cookie(struct task_struct *task, stru
 	 * A sample that interrupted user code: the interrupt is the entry,
 	 * and the stack at its return to user space is the one interrupted.
 	 */
-	*act = user && run->exit_armed ? UST_BPFU_ACT_NOW : UST_BPFU_ACT_LATER;
+	*act = (how & UST_BPFU_TC_USER) && run->exit_armed ? UST_BPFU_ACT_NOW : UST_BPFU_ACT_LATER;
 	return cookie;
 }
 
