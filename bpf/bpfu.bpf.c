@@ -664,10 +664,7 @@ int ust_bpfu_sys_exit(struct bpf_raw_tracepoint_args *ctx __ust_unused)
 SEC("raw_tp/sched_process_fork")
 int ust_bpfu_fork(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct ust_bpfu_run *run = ust_bpfu_run_state();
-
-	if (run && run->filter_on)
-		ust_bpfu_follow_child((struct task_struct *)ctx->args[1]);
+	ust_bpfu_follow_child((struct task_struct *)ctx->args[1]);
 	return 0;
 }
 
@@ -712,7 +709,6 @@ int ust_bpfu_exit(void *ctx __ust_unused)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 id = (__u64)(__u32)task->tgid << 32 | (__u32)task->pid;
-	struct ust_bpfu_run *run = ust_bpfu_run_state();
 	struct ust_bpfu_task *st;
 	__u32 tid = (__u32)id;
 
@@ -727,7 +723,6 @@ int ust_bpfu_exit(void *ctx __ust_unused)
 		ust_bpfu_emit_immediate(task, id, cookie, UST_BPFU_F_EXIT);
 	}
 	bpf_map_delete_elem(&ust_bpfu_works, &tid);
-	if (run && run->filter_on)
-		ust_bpfu_unfollow_exiting(task);
+	ust_bpfu_unfollow_exiting(task);
 	return 0;
 }

@@ -133,10 +133,11 @@ static __always_inline struct ust_bpfu_run *ust_bpfu_run_state(void)
  */
 static __always_inline void ust_bpfu_follow_child(struct task_struct *child)
 {
+	struct ust_bpfu_run *run = ust_bpfu_run_state();
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, ctgid;
 	__u8 one = 1;
 
-	if (!bpf_map_lookup_elem(&ust_bpfu_tgids, &tgid))
+	if (!run || !run->filter_on || !bpf_map_lookup_elem(&ust_bpfu_tgids, &tgid))
 		return;
 	ctgid = BPF_CORE_READ(child, tgid);
 	if (ctgid == tgid)	/* a thread: its group is followed already */
@@ -154,9 +155,10 @@ static __always_inline void ust_bpfu_follow_child(struct task_struct *child)
  */
 static __always_inline void ust_bpfu_unfollow_exiting(struct task_struct *task)
 {
+	struct ust_bpfu_run *run = ust_bpfu_run_state();
 	__u32 tgid = task->tgid;
 
-	if (task->signal->live.counter == 0)
+	if (run && run->filter_on && task->signal->live.counter == 0)
 		bpf_map_delete_elem(&ust_bpfu_tgids, &tgid);
 }
 

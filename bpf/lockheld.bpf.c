@@ -503,20 +503,14 @@ int ust_lh_filter(void *ctx)
 SEC("raw_tp/sched_process_fork")
 int ust_lh_fork(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct ust_bpfu_run *run = ust_bpfu_run_state();
-
-	if (run && run->filter_on)
-		ust_bpfu_follow_child((struct task_struct *)ctx->args[1]);
+	ust_bpfu_follow_child((struct task_struct *)ctx->args[1]);
 	return 0;
 }
 
 SEC("tracepoint/sched/sched_process_exit")
 int ust_lh_exit(void *ctx __ust_unused)
 {
-	struct ust_bpfu_run *run = ust_bpfu_run_state();
-
-	if (run && run->filter_on)
-		ust_bpfu_unfollow_exiting(bpf_get_current_task_btf());
+	ust_bpfu_unfollow_exiting(bpf_get_current_task_btf());
 	return 0;
 }
 
