@@ -87,21 +87,25 @@ struct {
  * second time on a CPU while it is still running there, so another task
  * reaching it meanwhile is skipped: an event without its cookie, an entry
  * whose exit takes no stack, a lock_held() sample dropped.  So those
- * programs turn preemption off first, where the kernel has the kfuncs
- * (6.10+; kernels before have no faultable tracepoints either).
+ * programs turn preemption off first, where the kernel has faultable
+ * system-call tracepoints (user space sets ust_preempt_off: BTF's struct
+ * tracepoint_ext) and the kfuncs (6.10+).  Only there: 6.10 to 6.12 (at
+ * least) refuse a call of a global function with preemption off, and
+ * their tracepoints never run a program preemptible anyway.
  */
 extern void bpf_preempt_disable(void) __ksym __weak;
 extern void bpf_preempt_enable(void) __ksym __weak;
+const volatile bool ust_preempt_off;
 
 static __always_inline void ust_bpfu_preempt_off(void)
 {
-	if (bpf_preempt_disable)
+	if (ust_preempt_off && bpf_preempt_disable)
 		bpf_preempt_disable();
 }
 
 static __always_inline void ust_bpfu_preempt_on(void)
 {
-	if (bpf_preempt_enable)
+	if (ust_preempt_off && bpf_preempt_enable)
 		bpf_preempt_enable();
 }
 

@@ -215,6 +215,7 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 	b->skel->rodata->ust_lh_stacks = o->bpfu && ust_bpfu_deferred(o->bpfu) &&
 					 ust_bpfu_later_fd(o->bpfu) >= 0;
 	b->skel->rodata->ust_lh_mmap_track = o->mmap_read;
+	b->skel->rodata->ust_preempt_off = ust_bpfu_preempt_off(o->bpfu);
 	b->skel->rodata->ust_lh_mmap_argoff = o->mmap_read ? mmap_tp_argoff() : 0;
 	b->skel->rodata->ust_lh_tracking = o->families != 0;
 	b->skel->rodata->ust_lh_spin_tracking = (o->families & UST_LH_FAM_SPINLOCK) != 0;
@@ -519,6 +520,7 @@ int ust_lh_bpf_verify(bool track, struct ust_lh_bpf_report *r, char *err, size_t
 	skel->rodata->ust_lh_mmap_track = true;
 	skel->rodata->ust_lh_mmap_argoff = mmap_tp_argoff();
 	skel->rodata->ust_lh_tracking = skel->rodata->ust_lh_spin_tracking = true;
+	skel->rodata->ust_preempt_off = ust_bpfu_preempt_off(NULL);
 	ret = verify_obj(skel->obj, load_lh, skel, "the lock_held() filter", &r->filter, err, errsz);
 	ust_lh_skel__destroy(skel);
 	if (ret)

@@ -90,6 +90,7 @@ struct ust_bpfu {
 	bool task_work;		/* the variant with task_work loaded */
 	bool walk_cfi;		/* the variant with the CFI walk loaded */
 	bool keeps_vmas;	/* walks keep VMAs from one to the next (ust_bpfu_keeps_vmas()) */
+	bool preempt_off;	/* programs on system-call tracepoints turn preemption off */
 	struct ust_bpfu_run run;	/* what ust_bpfu_run holds */
 	bool af_only;		/* opts.af_only */
 	bool no_exit_stacks;	/* opts.no_exit_stacks */
@@ -307,7 +308,7 @@ static bool ust_bpfu_want_cfi(const struct ust_bpfu_opts *o)
  * measure each program's verification (ust_bpfu_verify()).  @rep: the
  * load's report.  NULL with @err set (one line) when the kernel refuses.
  */
-static struct ust_bpfu_skel *ust_bpfu_load(bool cfi, enum ust_bpfu_tw tw, bool imm,
+static struct ust_bpfu_skel *ust_bpfu_load(bool cfi, enum ust_bpfu_tw tw, bool imm, bool preempt,
 					   const struct ust_bpfu_opts *o, bool stats,
 					   struct ust_bpfload_report *rep, char *err, size_t errlen)
 {
@@ -336,6 +337,7 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool cfi, enum ust_bpfu_tw tw, bool i
 	bpf_program__set_autoload(skel->progs.ust_af_start, o->af && o->af->nr);
 	bpf_program__set_autoload(skel->progs.ust_af_stop, o->af && o->af->nr);
 	skel->rodata->ust_leaf_ret = !o->kernel_frames;
+	skel->rodata->ust_preempt_off = preempt;
 	skel->rodata->ust_ignore_tgid = o->ignore_tgid;
 	skel->rodata->ust_cfi_on = cfi && ust_bpfu_want_cfi(o);
 	bpf_map__set_max_entries(skel->maps.ust_bpfu_cfi_rows, !skel->rodata->ust_cfi_on ? 1 :
@@ -392,13 +394,19 @@ static int ust_bpfu_load_best(struct ust_bpfu *u, const struct ust_bpfu_opts *o,
 	char why[512];
 	enum ust_bpfu_tw tw = imm || o->af_only ? UST_BPFU_TW_NONE : ust_bpfu_variant_tw(why, sizeof(why));
 
+	u->preempt_off = ust_bpfu_variant_faultable();
 	if (!imm && !o->af_only && tw == UST_BPFU_TW_NONE)
 		ust_bpfu_note(u, "no BPF task_work: %s", why);
 	for (;;) {
-		u->skel = ust_bpfu_load(cfi, tw, imm, o, false, &u->load, why, sizeof(why));
+		u->skel = ust_bpfu_load(cfi, tw, imm, u->preempt_off, o, false, &u->load, why,
+					sizeof(why));
 		if (u->skel)
 			break;
-		if (tw != UST_BPFU_TW_NONE) {
+		if (u->preempt_off && strstr(why, "preemption disabled")) {
+			/* A kernel with faultable tracepoints but 6.12's rule. */
+			ust_bpfu_note(u, "programs on system-call tracepoints left preemptible: %s", why);
+			u->preempt_off = false;
+		} else if (tw != UST_BPFU_TW_NONE) {
 			ust_bpfu_note(u, "no BPF task_work: %s", why);
 			tw = UST_BPFU_TW_NONE;
 		} else if (cfi) {
@@ -723,7 +731,8 @@ bool ust_bpfu_probe(bool task_work, char *why, size_t len)
 	for (i = 1; i >= 0; i--) {
 		struct ust_bpfload_report rep;
 
-		skel = ust_bpfu_load(i, tw, false, &o, false, &rep, e, sizeof(e));
+		skel = ust_bpfu_load(i, tw, false, ust_bpfu_variant_faultable(), &o, false, &rep, e,
+				     sizeof(e));
 		if (!skel && task_work && rep.refused[0]) {
 			/* Said shortly: the recorder's own message has the log's path. */
 			snprintf(why, len, "%s() is there, but %s is refused: %s",
@@ -754,7 +763,8 @@ int ust_bpfu_verify(const struct ust_bpfu_opts *o, bool cfi, struct ust_bpfload_
 	enum ust_bpfu_tw tw = ust_bpfu_variant_tw(NULL, 0);
 	char e[512];
 
-	skel = ust_bpfu_load(cfi, tw, o->immediate, o, true, rep, e, sizeof(e));
+	skel = ust_bpfu_load(cfi, tw, o->immediate, ust_bpfu_variant_faultable(), o, true, rep, e,
+			     sizeof(e));
 	snprintf(what, whatlen, "the unwinder (%s)", ust_bpfu_variant_name(cfi, tw));
 	if (!skel && tw != UST_BPFU_TW_NONE) {
 		/* What the recorder then loads: the variant without task_work. */
@@ -763,7 +773,8 @@ int ust_bpfu_verify(const struct ust_bpfu_opts *o, bool cfi, struct ust_bpfload_
 		snprintf(what, whatlen, "the unwinder (%s; %s refused: %s)",
 			 ust_bpfu_variant_name(cfi, UST_BPFU_TW_NONE), rep->refused[0] ? rep->refused :
 			 "task_work", rep->why);
-		skel = ust_bpfu_load(cfi, UST_BPFU_TW_NONE, o->immediate, o, true, &r2, e, sizeof(e));
+		skel = ust_bpfu_load(cfi, UST_BPFU_TW_NONE, o->immediate, ust_bpfu_variant_faultable(), o,
+				     true, &r2, e, sizeof(e));
 		*rep = r2;
 	}
 	if (!skel) {
@@ -828,6 +839,11 @@ bool ust_bpfu_task_work(const struct ust_bpfu *u)
 bool ust_bpfu_keeps_vmas(const struct ust_bpfu *u)
 {
 	return u->keeps_vmas;
+}
+
+bool ust_bpfu_preempt_off(const struct ust_bpfu *u)
+{
+	return u ? u->preempt_off : ust_bpfu_variant_faultable();
 }
 
 const char *ust_bpfu_notes(const struct ust_bpfu *u)
@@ -1066,6 +1082,12 @@ bool ust_bpfu_task_work(const struct ust_bpfu *u)
 }
 
 bool ust_bpfu_keeps_vmas(const struct ust_bpfu *u)
+{
+	(void)u;
+	return false;
+}
+
+bool ust_bpfu_preempt_off(const struct ust_bpfu *u)
 {
 	(void)u;
 	return false;

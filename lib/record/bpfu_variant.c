@@ -91,6 +91,18 @@ enum ust_bpfu_tw ust_bpfu_variant_tw(char *why, size_t len)
 	return tw;
 }
 
+bool ust_bpfu_variant_faultable(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool yes;
+
+	if (!btf)
+		return false;
+	yes = btf__find_by_name_kind(btf, "tracepoint_ext", BTF_KIND_STRUCT) > 0;
+	btf__free(btf);
+	return yes;
+}
+
 struct ust_bpfu_skel *ust_bpfu_variant_open(bool cfi, enum ust_bpfu_tw tw)
 {
 	struct ust_bpfu_skel *s;
@@ -135,6 +147,11 @@ enum ust_bpfu_tw ust_bpfu_variant_tw(char *why, size_t len)
 	if (why)
 		snprintf(why, len, "ustitch was built without BPF");
 	return UST_BPFU_TW_NONE;
+}
+
+bool ust_bpfu_variant_faultable(void)
+{
+	return false;
 }
 
 struct ust_bpfu_skel *ust_bpfu_variant_open(bool cfi, enum ust_bpfu_tw tw)

@@ -23,6 +23,13 @@ enum ust_bpfu_tw {
  */
 enum ust_bpfu_tw ust_bpfu_variant_tw(char *why, size_t len);
 
+/*
+ * Whether system-call tracepoints may run BPF programs preemptible here
+ * (faultable tracepoints: BTF's struct tracepoint_ext, 6.14+), so that
+ * the programs on them turn preemption off (bpf/bpfu_cookie.bpf.h).
+ */
+bool ust_bpfu_variant_faultable(void);
+
 /* "cfi/tw2" and the like, for messages. */
 const char *ust_bpfu_variant_name(bool cfi, enum ust_bpfu_tw tw);
 

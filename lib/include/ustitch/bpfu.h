@@ -279,6 +279,12 @@ bool ust_bpfu_task_work(const struct ust_bpfu *u);
  */
 bool ust_bpfu_keeps_vmas(const struct ust_bpfu *u);
 /*
+ * Programs on system-call tracepoints turn preemption off (the kernel runs
+ * them preemptible: faultable tracepoints), for the objects that follow
+ * the unwinder's rules; @u NULL: what the kernel's BTF says.
+ */
+bool ust_bpfu_preempt_off(const struct ust_bpfu *u);
+/*
  * What the kernel did not allow and what is used instead, "; "-separated
  * lines ("no BPF task_work: ...", "no CFI walk, frame pointers instead:
  * ..."), "" when the full unwinder loaded.
