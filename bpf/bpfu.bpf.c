@@ -197,7 +197,17 @@ static __always_inline int ust_bpfu_walk_send(struct ust_bpfu_walk_task *t, __u6
 
 	if (nr > UST_BPFU_MAX_FRAMES)
 		nr = UST_BPFU_MAX_FRAMES;
-	size = UST_BPFU_STACK_REC_SIZE(nr);
+	/*
+	 * The memo's frames are the task's last stack's, which user space
+	 * has (unless that record was lost: seq tells): the header alone.
+	 */
+	if (ust_bpfu_walk_of(t)->served) {
+		r->flags |= UST_BPFU_F_AGAIN;
+		size = UST_BPFU_STACK_REC_SIZE(0);
+	} else {
+		size = UST_BPFU_STACK_REC_SIZE(nr);
+	}
+	r->seq = ++t->sent;
 	r->h.kind = UST_BPFU_REC_STACK;
 	r->h.cpu = bpf_get_smp_processor_id();
 	r->h.ts = ts;

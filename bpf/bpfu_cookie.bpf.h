@@ -251,6 +251,7 @@ struct ust_bpfu_walk_task {
 	 * interrupted goes on: a plain flag is enough.
 	 */
 	__u32 busy;
+	__u64 sent;		/* stacks sent (r.seq of the last) */
 	struct ust_bpfu_rec_stack r;
 };
 

@@ -179,7 +179,7 @@ struct ust_bpfu_walk {
 	__u32 no_memo;		/* the walk read something else: code bytes */
 	__u32 vma_asked;	/* the VMA of frame vma_asked - 1 was looked up */
 	__u32 vma_next;		/* the slot the next VMA found goes to */
-	__u32 pad;
+	__u32 served;		/* the memo served this walk: its frames are the last's */
 	__u64 win_base;		/* the user address of win[0] */
 	__u64 win_len;		/* bytes of win[] read; 0: empty */
 	/* Kept from one walk of the task to the next (struct ust_bpfu_walk_task). */
@@ -870,6 +870,7 @@ __noinline int ust_bpfu_walk_start(struct ust_bpfu_walk_task *t, __u32 flags, in
 	w->faultable = faultable;
 	w->page = 0;
 	w->no_memo = 0;
+	w->served = 0;
 	w->vma_asked = 0;
 	w->win_len = 0;
 	for (i = 0; i < UST_BPFU_WALK_VMAS; i++) {
@@ -899,6 +900,7 @@ __noinline int ust_bpfu_walk_start(struct ust_bpfu_walk_task *t, __u32 flags, in
 			if (w->memo.flags & UST_BPFU_F_TRUNCATED)
 				UST_COUNT(truncated);
 			UST_COUNT(memo_walks);
+			w->served = 1;
 			ust_bpfu_walk_count(w->g.cfi_frames, w->g.fp_frames);
 			return 1;
 		}

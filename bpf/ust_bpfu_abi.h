@@ -57,6 +57,14 @@ enum ust_bpfu_rec_kind {
  * exit took the stack): a COOKIE record with the same header comes first.
  */
 #define UST_BPFU_F_REQUEST	(1U << 14)
+/*
+ * Not a stack flag: the frames are those of the task's last stack (seq -
+ * 1), sent again as nothing but this header (the walk's memo served it:
+ * bpf/bpfu_walk.bpf.h).  A system call made in a loop sends its frames
+ * once: every ring page a record fills costs more than the walk (a TLB
+ * miss on the ring's vmalloc mapping, dearer still in a VM).
+ */
+#define UST_BPFU_F_AGAIN	(1U << 15)
 
 struct ust_bpfu_rec_hdr {
 	__u32 kind;		/* enum ust_bpfu_rec_kind */
@@ -104,6 +112,7 @@ struct ust_bpfu_rec_stack {
 	struct ust_bpfu_rec_hdr h;
 	__u32 flags;		/* UST_BPFU_F_* */
 	__u32 nr;		/* frames, <= UST_BPFU_MAX_FRAMES */
+	__u64 seq;		/* the task's stacks sent, this one included */
 	struct ust_bpfu_frame frames[UST_BPFU_SLOTS];
 	/*
 	 * The walk's own state (bpf/bpfu_walk.bpf.h), never sent.  Here

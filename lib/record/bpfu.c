@@ -24,6 +24,7 @@
 #include "ustitch/bpfload.h"
 #include "ustitch/bpfu.h"
 #include "ustitch/encode.h"
+#include "ustitch/hmap.h"
 #include "ustitch/kbits.h"
 
 #ifdef UST_HAVE_BPF
@@ -109,6 +110,9 @@ struct ust_bpfu {
 	uint64_t cookie_records;
 	uint64_t stack_records;
 	uint64_t bad_records;
+	struct ust_hmap last;	/* tid -> struct ust_bpfu_last * */
+	uint64_t repeats;	/* stacks sent again as their task's last */
+	uint64_t repeats_lost;	/* ... whose last stack never arrived */
 	/* One record at a time: the callback gets it before the next is made. */
 	unsigned char out[UST_BPFU_STACK_MAX_SIZE] __attribute__((aligned(8)));
 };
@@ -129,7 +133,8 @@ static size_t ust_bpfu_make_cookie(struct ust_bpfu *u, const struct ust_bpfu_rec
  * into u->out; @rec's arrays point at the record's.
  */
 static size_t ust_bpfu_make_stack(struct ust_bpfu *u, const struct ust_bpfu_rec_stack *s,
-				  unsigned int nr, struct ust_bpfu_rec *rec)
+				  const struct ust_bpfu_frame *frames, unsigned int nr,
+				  struct ust_bpfu_rec *rec)
 {
 	struct ust_enc_stack_arrays a;
 	int len = ust_enc_unwind_stack(u->out, sizeof(u->out), u->stack_type, (int)s->h.tid,
@@ -146,9 +151,9 @@ static size_t ust_bpfu_make_stack(struct ust_bpfu *u, const struct ust_bpfu_rec_
 	inodes = (void *)a.inodes;
 	devs = (void *)a.devs;
 	for (i = 0; i < nr; i++) {
-		offs[i] = s->frames[i].off;
-		inodes[i] = s->frames[i].ino;
-		devs[i] = s->frames[i].dev;
+		offs[i] = frames[i].off;
+		inodes[i] = frames[i].ino;
+		devs[i] = frames[i].dev;
 	}
 	rec->offs = offs;
 	rec->inodes = inodes;
@@ -156,13 +161,62 @@ static size_t ust_bpfu_make_stack(struct ust_bpfu *u, const struct ust_bpfu_rec_
 	return (size_t)len;
 }
 
-/* A STACK record is as long as its frames (UST_BPFU_STACK_REC_SIZE). */
+/* A STACK record is as long as its frames (UST_BPFU_STACK_REC_SIZE), an AGAIN one has none. */
 static bool ust_bpfu_stack_fits(const void *data, size_t size)
 {
 	const struct ust_bpfu_rec_stack *s = data;
 
 	return size >= UST_BPFU_STACK_REC_SIZE(0) && s->nr <= UST_BPFU_MAX_FRAMES &&
-	       size >= UST_BPFU_STACK_REC_SIZE(s->nr);
+	       (size >= UST_BPFU_STACK_REC_SIZE(s->nr) || (s->flags & UST_BPFU_F_AGAIN));
+}
+
+/* A task's last stack, for the records that send it again (UST_BPFU_F_AGAIN). */
+struct ust_bpfu_last {
+	uint64_t seq;
+	uint32_t nr;
+	uint32_t cap;
+	struct ust_bpfu_frame frames[];
+};
+
+/*
+ * The frames of stack record @s: its own, kept as its task's last; or, for
+ * one that sends the task's last stack again, that one's.  NULL when that
+ * one never arrived (its record was lost: seq says) or memory ran out.
+ */
+static const struct ust_bpfu_frame *ust_bpfu_frames(struct ust_bpfu *u,
+						    const struct ust_bpfu_rec_stack *s)
+{
+	struct ust_bpfu_last *l = NULL;
+	uint64_t v;
+
+	if (ust_hmap_get(&u->last, s->h.tid, &v))
+		l = (struct ust_bpfu_last *)(uintptr_t)v;
+	if (s->flags & UST_BPFU_F_AGAIN) {
+		if (!l || l->seq + 1 != s->seq || l->nr != s->nr) {
+			u->repeats_lost++;
+			return NULL;
+		}
+		l->seq = s->seq;
+		u->repeats++;
+		return l->frames;
+	}
+	if (!l || l->cap < s->nr) {
+		uint32_t cap = s->nr < 32 ? 32 : s->nr;
+		struct ust_bpfu_last *n = realloc(l, sizeof(*l) + cap * sizeof(l->frames[0]));
+
+		if (!n)
+			return s->frames;	/* this one is whole; the next again may be lost */
+		n->cap = cap;
+		l = n;
+		if (ust_hmap_put(&u->last, s->h.tid, (uint64_t)(uintptr_t)l)) {
+			free(l);
+			return s->frames;
+		}
+	}
+	l->seq = s->seq;
+	l->nr = s->nr;
+	memcpy(l->frames, s->frames, s->nr * sizeof(l->frames[0]));
+	return s->frames;
 }
 
 static int ust_bpfu_sample(void *ctx, void *data, size_t size)
@@ -220,10 +274,15 @@ static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 			if (ret)
 				return ret;
 		}
+		const struct ust_bpfu_frame *frames = ust_bpfu_frames(u, s);
+
+		/* A stack whose frames went with a lost record: lost with it. */
+		if (!frames)
+			return 0;
 		rec.kind = UST_BPFU_STACK;
-		rec.flags = s->flags & ~UST_BPFU_F_REQUEST;
+		rec.flags = s->flags & ~(UST_BPFU_F_REQUEST | UST_BPFU_F_AGAIN);
 		rec.nr = s->nr;
-		rec.size = ust_bpfu_make_stack(u, s, rec.nr, &rec);
+		rec.size = ust_bpfu_make_stack(u, s, frames, rec.nr, &rec);
 		u->stack_records++;
 	} else {
 		u->bad_records++;
@@ -516,6 +575,7 @@ struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	ust_hmap_init(&u->last);
 	u->cookie_type = o->cookie_type;
 	u->stack_type = o->stack_type;
 	u->af_only = o->af_only;
@@ -898,6 +958,8 @@ int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
 	st->cookie_records = u->cookie_records;
 	st->stack_records = u->stack_records;
 	st->bad_records = u->bad_records;
+	st->repeats = u->repeats;
+	st->repeats_lost = u->repeats_lost;
 	if (ncpu <= 0)
 		return ncpu ? ncpu : -EINVAL;
 	v = calloc((size_t)ncpu, sizeof(*v));
@@ -951,6 +1013,10 @@ void ust_bpfu_close(struct ust_bpfu *u)
 		free(u->sc_exits[i]);
 	free(u->sc_exits);
 	ring_buffer__free(u->rb);
+	for (i = 0; i < u->last.cap; i++)
+		if (u->last.used[i])
+			free((void *)(uintptr_t)u->last.vals[i]);
+	ust_hmap_fini(&u->last);
 	ust_bpfu_cfi_free(u->cfi);
 	ust_bpfu_skel__destroy(u->skel);
 	free(u);

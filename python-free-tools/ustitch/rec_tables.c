@@ -131,6 +131,9 @@ void rec_tables_summary(struct ust_bpfu *u, const struct rec_stack_counts *n, FI
 	if (st.memo_walks)
 		fprintf(out, PFX "user stacks that were their task's last walk, every stack word it "
 			"read unchanged: %llu\n", (unsigned long long)st.memo_walks);
+	if (st.repeats_lost)
+		fprintf(out, PFX "user stacks lost with their task's last one, which they repeat: %llu\n",
+			(unsigned long long)st.repeats_lost);
 	if (st.sample_walks || st.sample_faults)
 		fprintf(out, PFX "user stacks of samples in user code, taken at the sample: %llu "
 			"(%llu by task_work, as a read would have faulted or the mmap lock was busy)\n",

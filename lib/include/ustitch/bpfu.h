@@ -189,6 +189,12 @@ struct ust_bpfu_stats {
 	 * cookie, or an entry whose exit took no stack (stale).
 	 */
 	uint64_t missed;
+	/*
+	 * Stacks the walk sent again as their task's last one (no frames in
+	 * the ring: the memo served them), and those of them whose last one
+	 * was lost (then lost too).
+	 */
+	uint64_t repeats, repeats_lost;
 	char missed_by[64];	/* the program skipped most often, "" if none */
 	struct ust_bpfu_cfi_stats {
 		uint32_t asked;		/* files the walk asked for, seen by user space */
