@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ustitch/abi.h"
 #include "ustitch/perf_attr.h"
 
 struct evname {
@@ -61,22 +62,46 @@ bool ust_perf_event_by_name(const char *name, uint32_t *type, uint64_t *config)
 	return false;
 }
 
-void ust_perf_attr_set_defer(struct perf_event_attr *a)
+/* Byte and mask of the flag @after bits past sigtrap's. */
+static size_t attr_bit(unsigned int after, unsigned char *mask)
 {
 	struct perf_event_attr t;
-	unsigned char *tb = (unsigned char *)&t, *ab = (unsigned char *)a;
+	const unsigned char *tb = (const unsigned char *)&t;
 	size_t i;
 
 	memset(&t, 0, sizeof(t));
 	t.sigtrap = 1;
-	for (i = 0; i < sizeof(t); i++) {
-		if (tb[i]) {
-			int bit = __builtin_ctz(tb[i]) + 1;
+	for (i = 0; !tb[i]; i++)
+		;
+	after += (unsigned int)__builtin_ctz(tb[i]);
+	*mask = (unsigned char)(1u << (after % 8));
+	return i + after / 8;
+}
 
-			ab[i + bit / 8] |= (unsigned char)(1u << (bit % 8));
-			return;
-		}
-	}
+static void set_after_sigtrap(struct perf_event_attr *a, unsigned int after)
+{
+	unsigned char mask;
+	size_t i = attr_bit(after, &mask);
+
+	((unsigned char *)a)[i] |= mask;
+}
+
+bool ust_perf_attr_is_set(const struct perf_event_attr *a, unsigned int after_sigtrap)
+{
+	unsigned char mask;
+	size_t i = attr_bit(after_sigtrap, &mask);
+
+	return ((const unsigned char *)a)[i] & mask;
+}
+
+void ust_perf_attr_set_defer(struct perf_event_attr *a)
+{
+	set_after_sigtrap(a, UST_ABI_PERF_ATTR_DEFER_CALLCHAIN_AFTER_SIGTRAP);
+}
+
+void ust_perf_attr_set_defer_output(struct perf_event_attr *a)
+{
+	set_after_sigtrap(a, UST_ABI_PERF_ATTR_DEFER_OUTPUT_AFTER_SIGTRAP);
 }
 
 int ust_perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group_fd,

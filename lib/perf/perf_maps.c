@@ -24,6 +24,7 @@ struct vma {
 struct proc {
 	struct vma *v;
 	size_t nr, cap;
+	uint64_t read_at;	/* /proc/PID/maps read at this time, or 0 */
 };
 
 struct ust_perf_maps {
@@ -179,6 +180,18 @@ static int copy_maps(struct ust_perf_maps *m, uint32_t from, uint32_t to)
 	return 0;
 }
 
+/*
+ * Was @pid's /proc/PID/maps read after @ev?  Then what it read is newer
+ * than the image @ev (an exec, a fork) started from: the records of that
+ * image's mappings may have been lost, the file read has them all.
+ */
+static bool read_later(struct ust_perf_maps *m, uint32_t pid, const struct ust_perf_event *ev)
+{
+	const struct proc *p = find(m, pid);
+
+	return p && p->read_at && (ev->id.has & UST_PERF_ID_TIME) && ev->id.time < p->read_at;
+}
+
 int ust_perf_maps_apply(struct ust_perf_maps *m, const struct ust_perf_event *ev)
 {
 	switch (ev->type) {
@@ -189,11 +202,11 @@ int ust_perf_maps_apply(struct ust_perf_maps *m, const struct ust_perf_event *ev
 					 ev->u.mmap2.ino);
 	case PERF_RECORD_FORK:
 		/* A thread shares its process's maps (keyed by the tgid). */
-		if (ev->u.task.pid == ev->u.task.ppid)
+		if (ev->u.task.pid == ev->u.task.ppid || read_later(m, ev->u.task.pid, ev))
 			return 0;
 		return copy_maps(m, ev->u.task.ppid, ev->u.task.pid);
 	case PERF_RECORD_COMM:
-		if (ev->u.comm.exec)
+		if (ev->u.comm.exec && !read_later(m, ev->u.comm.pid, ev))
 			forget(m, ev->u.comm.pid);
 		return 0;
 	default:
@@ -201,9 +214,10 @@ int ust_perf_maps_apply(struct ust_perf_maps *m, const struct ust_perf_event *ev
 	}
 }
 
-int ust_perf_maps_proc(struct ust_perf_maps *m, uint32_t pid)
+int ust_perf_maps_proc(struct ust_perf_maps *m, uint32_t pid, uint64_t now)
 {
 	char path[64], line[4096 + 256];
+	struct proc *p;
 	int ret = 0;
 	FILE *f;
 
@@ -220,6 +234,8 @@ int ust_perf_maps_proc(struct ust_perf_maps *m, uint32_t pid)
 			ret = -ENOMEM;
 	}
 	fclose(f);
+	if ((p = get(m, pid)))
+		p->read_at = now;
 	return ret;
 }
 

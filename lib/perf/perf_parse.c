@@ -249,6 +249,7 @@ static int parse_sample(const struct ust_perf_layout *l, struct cur *c, struct u
 
 static int parse_deferred(struct cur *c, struct ust_perf_event *ev)
 {
+	unsigned int skip;
 	uint64_t nr;
 
 	ev->u.deferred.cookie = u64(c, "deferred.cookie");
@@ -258,13 +259,13 @@ static int parse_deferred(struct cur *c, struct ust_perf_event *ev)
 	if (nr > (c->end - c->off) / 8)
 		return bad(c, "deferred callchain of %" PRIu64 " items ends past the %zu bytes of the record",
 			   nr, c->end);
-	if (nr == 0 || ust_perf_ip(c->p + c->off, 0) != UST_PERF_CONTEXT_USER)
-		return bad(c, "deferred callchain does not start with PERF_CONTEXT_USER");
-	ev->u.deferred.ips = c->p + c->off + 8;
-	ev->u.deferred.nr = (unsigned int)(nr - 1);
+	/* The seed's PERF_CONTEXT_USER in front, or mainline's frames alone. */
+	skip = nr && ust_perf_ip(c->p + c->off, 0) == UST_PERF_CONTEXT_USER;
+	ev->u.deferred.ips = c->p + c->off + skip * 8;
+	ev->u.deferred.nr = (unsigned int)(nr - skip);
 	for (unsigned int i = 0; i < ev->u.deferred.nr; i++)
 		if (is_marker(ust_perf_ip(ev->u.deferred.ips, i)))
-			return bad(c, "deferred callchain has a context marker at item %u", i + 1);
+			return bad(c, "deferred callchain has a context marker at item %u", i + skip);
 	c->off += nr * 8;
 	return 0;
 }

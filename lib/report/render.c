@@ -135,6 +135,8 @@ void ust_render_stack_flags(uint32_t flags, struct ust_sb *out)
 		ust_sb_puts(out, "; complete");	/* one frame: the program's first instruction */
 	else if (how)
 		ust_sb_printf(out, "; by %s", how);
+	if (flags & UST_ABI_STACK_F_KERNEL)
+		ust_sb_puts(out, "; by the kernel's unwinder (frame pointers only)");
 	if (flags & UST_ABI_STACK_F_NO_TABLE)
 		ust_sb_puts(out, "; a file's unwind table was not loaded yet");
 	if (flags & UST_ABI_STACK_F_BAD_CFA)

@@ -447,7 +447,7 @@ static int cookie_handler(struct trace_seq *s, struct tep_record *rec,
 	}
 	trace_seq_printf(s, "cookie=%" PRIx64, cookie);
 	if (!ust_abi_cookie_valid(cookie))
-		trace_seq_puts(s, " [ustitch: invalid cookie (lowest bit clear)]");
+		trace_seq_puts(s, " [ustitch: invalid cookie (lowest bit clear, and no CPU + 1 in the low word)]");
 
 	if (p->mode != MODE_STITCHED) {
 		seen_add(p, cookie, rec->ts);

@@ -7,16 +7,21 @@
  *                                                              |
  *        "ustitch" buffer of the trace.dat  <-- spool <--------+
  *
- * User stacks (-g) come from the first of these that works here:
- *  - perf's own defer_callchain (seed 002): each sample carries a cookie,
+ * User stacks (-g) are made one of these ways (plan()):
+ *  - the BPF unwinder: a perf_event program on every sampling event gives
+ *    the sample's kernel entry a cookie and walks the user stack by CFI
+ *    tables at the return to user space (task_work), and perf's own
+ *    callchain is asked for the kernel part only.  The default wherever it
+ *    can defer: the kernel's own deferred unwinder (below) follows frame
+ *    pointers only, and stops at the first frame of a distribution's
+ *    binaries that has none;
+ *  - perf's own defer_callchain (seed 002, mainline 6.19+; --call-graph
+ *    defer, and -g where BPF cannot defer): each sample carries a cookie,
  *    PERF_RECORD_CALLCHAIN_DEFERRED the stack (addresses, turned into file
  *    offsets with the MMAP2 records of the trace);
- *  - the BPF backport: a perf_event program on every sampling event gives
- *    the sample's kernel entry a cookie and unwinds in a task_work, and
- *    perf's own callchain is asked for the kernel part only;
- *  - --call-graph fp: perf's immediate user callchain, written as a
- *    user_unwind_stack right after the sample's cookie (the sample says
- *    user_stack=immediate).
+ *  - --call-graph fp, and -g where neither defers: perf's immediate user
+ *    callchain, written as a user_unwind_stack right after the sample's
+ *    cookie (the sample says user_stack=immediate).
  *
  * Nothing is written before the end: a sample's user stack is recorded
  * after the sample, maybe in another CPU's buffer, and whether it arrived
@@ -108,6 +113,8 @@ struct perf_src {
 	bool callchain;
 	enum cg cg;
 	enum how how;
+	bool kernel_defers;		/* perf_event_open takes defer_callchain */
+	bool defer_output;		/* ... and defer_output (6.19+: the records' receivers) */
 	char how_note[320];
 	/* while recording */
 	struct rec_ctx *c;
@@ -126,6 +133,9 @@ struct perf_src {
 	struct tinfo *ti;
 	size_t nr_ti, cap_ti;
 	struct ust_hmap pids_seen;	/* tgid -> 1: maps looked at */
+	uint32_t *pids;			/* the same, in order */
+	size_t nr_pids, cap_pids;
+	bool maps_stale;		/* records were lost: MMAP2 among them? */
 	uint64_t fp_ctr;
 	unsigned long kstacks, ustacks, spool_errs;
 	struct rec_stack_counts walks;	/* how the BPF stacks were taken */
@@ -255,9 +265,10 @@ void rec_perf_usage(FILE *out)
 	      "                   (a name without ':'; samples go into the \"ustitch\" buffer)\n"
 	      "  -F freq          samples per second (default 4000); -c period: every period events\n"
 	      "  -g               with kernel and user stacks; user stacks deferred to the return\n"
-	      "                   to user space: perf defer_callchain, else BPF (task_work)\n"
-	      "  --call-graph M   defer (as -g), bpf (the BPF backport even where perf defers),\n"
-	      "                   fp (perf's immediate frame-pointer user stacks)\n", out);
+	      "                   to user space, walked by CFI tables (BPF), else by perf's\n"
+	      "                   defer_callchain (ustitch probe says which, and why)\n"
+	      "  --call-graph M   defer (the kernel's own deferred callchains: frame pointers),\n"
+	      "                   bpf (the BPF unwinder), fp (perf's immediate frame-pointer stacks)\n", out);
 }
 
 /* ---- attributes ---------------------------------------------------------- */
@@ -297,6 +308,11 @@ static void build_attr(const struct perf_src *p, int ev, bool tracking, bool inh
 			a->mmap = 1;
 			a->mmap2 = 1;
 		}
+		/* Since 6.19 the deferred callchains are side-band records, like
+		 * MMAP2: only events with defer_output receive them, and each
+		 * ring once.  The seed's kernels gave them to the sampling event. */
+		if (p->how == HOW_KERNEL && p->defer_output)
+			ust_perf_attr_set_defer_output(a);
 	}
 }
 
@@ -309,10 +325,48 @@ static const char *open_hint(int err, uint32_t type)
 	return "";
 }
 
+/* Can the BPF unwinder run here?  Else why not, in @why. */
+static bool bpf_usable(char *why, size_t len)
+{
+	char reason[UST_PROBE_REASON_MAX];
+
+	if (!ust_bpfu_built()) {
+		snprintf(why, len, "ustitch was built without BPF");
+		return false;
+	}
+	if (!ust_probe_one(UST_PROBE_BPF_TRACEPOINT, reason, sizeof(reason))) {
+		snprintf(why, len, "BPF programs are not usable here (%s)", reason);
+		return false;
+	}
+	return true;
+}
+
+/* Does this kernel take attr.defer_output (6.19+) besides defer_callchain? */
+static bool defer_output_taken(void)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.sample_period = 1000000;
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
+	a.disabled = 1;
+	ust_perf_attr_set_defer(&a);
+	ust_perf_attr_set_defer_output(&a);
+	fd = ust_perf_open(&a, 0, -1, -1, 0);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 int rec_perf_validate(struct rec_opts *o)
 {
 	struct perf_src *p = find_src(o);
-	char reason[UST_PROBE_REASON_MAX];
+	char reason[UST_PROBE_REASON_MAX], reason2[UST_PROBE_REASON_MAX + 64];
 	int i;
 
 	if (!p)
@@ -332,30 +386,31 @@ int rec_perf_validate(struct rec_opts *o)
 	}
 	o->clock = "mono";
 	p->how = HOW_NONE;
-	if (p->callchain && p->cg == CG_FP) {
+	if (p->callchain && p->cg != CG_FP) {
+		p->kernel_defers = ust_probe_one(UST_PROBE_PERF_DEFER, reason, sizeof(reason));
+		p->defer_output = p->kernel_defers && defer_output_taken();
+	}
+	if (!p->callchain) {
+		/* no user stacks */
+	} else if (p->cg == CG_FP || getenv("USTITCH_FORCE_IMMEDIATE")) {
 		p->how = HOW_FP;
-	} else if (p->callchain && p->cg != CG_BPF &&
-		   ust_probe_one(UST_PROBE_PERF_DEFER, reason, sizeof(reason))) {
-		p->how = HOW_KERNEL;
-	} else if (p->callchain) {
-		if (p->cg != CG_BPF)
-			snprintf(p->how_note, sizeof(p->how_note), "perf: %s", reason);
-		if (!ust_bpfu_built()) {
-			fprintf(stderr, PFX "-g: this kernel cannot defer perf callchains (%s) and ustitch was built without BPF: use --call-graph fp\n",
-				reason);
-			return 2;
-		}
-		if (!ust_probe_one(UST_PROBE_BPF_TRACEPOINT, reason, sizeof(reason))) {
-			fprintf(stderr, PFX "-g: BPF programs are not usable here (%s): use --call-graph fp\n",
-				reason);
-			return 2;
-		}
-		p->how = HOW_BPF;
-		/* Whether BPF can walk samples here is known once it is loaded (open_bpf()). */
-		if (getenv("USTITCH_FORCE_IMMEDIATE")) {
+		if (p->cg != CG_FP)
 			snprintf(p->how_note, sizeof(p->how_note), "immediate stacks requested");
-			p->how = HOW_FP;
-		}
+	} else if (p->cg == CG_DEFER && p->kernel_defers) {
+		p->how = HOW_KERNEL;
+	} else if (bpf_usable(reason2, sizeof(reason2))) {
+		/* Whether BPF can defer here is known once it is loaded (open_bpf()). */
+		p->how = HOW_BPF;
+		if (p->cg == CG_DEFER)
+			snprintf(p->how_note, sizeof(p->how_note), "perf: %s", reason);
+	} else if (p->kernel_defers && p->cg != CG_BPF) {
+		p->how = HOW_KERNEL;
+		snprintf(p->how_note, sizeof(p->how_note), "%s", reason2);
+	} else {
+		fprintf(stderr, PFX "-g: %s%s%s: use --call-graph fp\n", reason2,
+			p->cg == CG_BPF ? "" : ", and this kernel cannot defer perf callchains: ",
+			p->cg == CG_BPF ? "" : reason);
+		return 2;
 	}
 	if (o->af && o->af->nr && p->how != HOW_BPF) {
 		/* Samples are filtered by a perf_event program. */
@@ -440,8 +495,32 @@ static void note_process(struct perf_src *p, uint32_t pid)
 	/* BPF-made stacks carry files already (on_bpf_record). */
 	if (!p->maps)
 		return;
-	ust_perf_maps_proc(p->maps, pid);
+	if (p->nr_pids == p->cap_pids) {
+		void *n = ust_grow(p->pids, &p->cap_pids, p->nr_pids + 1, sizeof(*p->pids), 16);
+
+		if (n)
+			p->pids = n;
+	}
+	if (p->nr_pids < p->cap_pids)
+		p->pids[p->nr_pids++] = pid;
+	ust_perf_maps_proc(p->maps, pid, rec_mono_now());
 	rec_maps_snapshot(p->c->maps, (pid_t)pid);
+}
+
+/*
+ * Records were lost, MMAP2 ones maybe (an exec's, a dlopen's): read the
+ * maps of the processes seen so far again while they live, or addresses
+ * in what they mapped meanwhile would stay unresolved.
+ */
+static void reread_maps(struct perf_src *p)
+{
+	uint64_t now = rec_mono_now();
+	size_t i;
+
+	p->maps_stale = false;
+	for (i = 0; i < p->nr_pids; i++)
+		if (!ust_perf_maps_proc(p->maps, p->pids[i], now))
+			rec_maps_snapshot(p->c->maps, (pid_t)p->pids[i]);
 }
 
 /* ---- reading ------------------------------------------------------------- */
@@ -462,6 +541,8 @@ static int on_perf_record(const void *rec, size_t size, void *ctx)
 	char what[160];
 
 	memcpy(&type, rec, 4);
+	if (type == PERF_RECORD_LOST && p->maps)
+		p->maps_stale = true;
 	if ((type == PERF_RECORD_SAMPLE || type == PERF_RECORD_MMAP2) &&
 	    !ust_perf_parse(&p->lay, rec, size, &ev, what, sizeof(what))) {
 		if (type == PERF_RECORD_SAMPLE) {
@@ -515,6 +596,8 @@ static int perf_poll(struct rec_source *s, struct rec_ctx *c)
 		if (ust_perf_ring_read(&p->rings[i].r, on_perf_record, &rc) < 0 || rc.err)
 			return -1;
 	}
+	if (p->maps_stale)
+		reread_maps(p);
 	if (!p->bpfu)
 		return 0;
 	if (ust_bpfu_consume(p->bpfu, on_bpf_record, p) < 0)
@@ -666,6 +749,54 @@ oom:
 	return -1;
 }
 
+/*
+ * With the BPF unwinder loaded as @u: does it make -g's stacks (HOW_BPF),
+ * or perf's defer_callchain (where @kernel_may, HOW_KERNEL), or perf's
+ * immediate callchain (HOW_FP)?  Why, in @why.  The one rule of -g, for
+ * record and for ustitch probe.
+ */
+static enum how plan(const struct ust_bpfu *u, bool kernel_may, enum how *how, char *why,
+		     size_t len)
+{
+	if (ust_bpfu_task_work(u) || ust_bpfu_keeps_vmas(u)) {
+		*how = HOW_BPF;
+		if (kernel_may)
+			snprintf(why, len, "the kernel's deferred callchains follow frame pointers only: "
+				 "--call-graph defer for them");
+		return *how;
+	}
+	/*
+	 * Neither task_work nor VMAs kept from one walk to the next: a sample's
+	 * walk (interrupts off) can look up one VMA only, and a stack taken in
+	 * the interrupt is what perf's own user callchain already is, with the
+	 * mappings it needs tracked (MMAP2).  BPF then only filters, if asked to.
+	 */
+	*how = kernel_may ? HOW_KERNEL : HOW_FP;
+	snprintf(why, len, "no BPF task_work, and this kernel keeps no VMAs between a task's walks (6.13+)");
+	return *how;
+}
+
+void rec_perf_probe_default(FILE *out)
+{
+	char reason[UST_PROBE_REASON_MAX], why[320] = "", e2[256];
+	struct ust_bpfu_opts bo = { .perf = true, .ringbuf_bytes = 4096 };
+	bool kernel = ust_probe_one(UST_PROBE_PERF_DEFER, reason, sizeof(reason));
+	struct ust_bpfu *u = NULL;
+	enum how how = kernel ? HOW_KERNEL : HOW_FP;
+
+	if (bpf_usable(why, sizeof(why)) && !(u = ust_bpfu_open(&bo, e2, sizeof(e2))))
+		snprintf(why, sizeof(why), "the BPF unwinder did not load: %s", e2);
+	if (u)
+		plan(u, kernel, &how, why, sizeof(why));
+	ust_bpfu_close(u);
+	fprintf(out, "record -g: user stacks %s%s%s%s\n", how_names[how], why[0] ? " [" : "", why,
+		why[0] ? "]" : "");
+	if (kernel)
+		fprintf(out, "record --call-graph defer: user stacks %s (%s)\n", how_names[HOW_KERNEL],
+			defer_output_taken() ? "records to defer_output events, 6.19+" :
+			"records to the sampling event, as in seed 002");
+}
+
 static int open_bpf(struct perf_src *p, struct rec_ctx *c, char *err, size_t errlen)
 {
 	struct ust_bpfu_opts bo = { 0 };
@@ -681,25 +812,22 @@ static int open_bpf(struct perf_src *p, struct rec_ctx *c, char *err, size_t err
 	bo.af_only = p->how != HOW_BPF;
 	bo.no_cfi = c->o->unwind_fp;
 	p->bpfu = ust_bpfu_open(&bo, e2, sizeof(e2));
+	if (!p->bpfu && !bo.af_only && p->kernel_defers && p->cg != CG_BPF) {
+		/* perf defers by itself: frame pointers only, but deferred. */
+		snprintf(p->how_note, sizeof(p->how_note), "the BPF unwinder did not load: %s", e2);
+		p->how = HOW_KERNEL;
+		return p->af ? open_bpf(p, c, err, errlen) : 0;
+	}
 	if (!p->bpfu) {
 		snprintf(err, errlen, "%s%s", p->how == HOW_BPF ? "BPF: " : "", e2);
 		return -1;
 	}
 	if (bo.af_only)
 		return 0;
-	if (!ust_bpfu_task_work(p->bpfu) && !ust_bpfu_keeps_vmas(p->bpfu)) {
-		/*
-		 * Neither task_work nor VMAs kept from one walk to the next: a
-		 * sample's walk (interrupts off) can look up one VMA only, and
-		 * a stack taken in the interrupt is what perf's own user
-		 * callchain already is, with the mappings it needs tracked
-		 * (MMAP2).  BPF then only filters, if asked to.
-		 */
-		snprintf(p->how_note, sizeof(p->how_note),
-			 "no BPF task_work, and this kernel keeps no VMAs between a task's walks (6.13+)");
+	if (plan(p->bpfu, p->kernel_defers && p->cg != CG_BPF, &p->how, p->how_note,
+		 sizeof(p->how_note)) != HOW_BPF) {
 		ust_bpfu_close(p->bpfu);
 		p->bpfu = NULL;
-		p->how = HOW_FP;
 		return p->af ? open_bpf(p, c, err, errlen) : 0;
 	}
 	if (c->child > 0 && ust_bpfu_follow(p->bpfu, c->child))
@@ -883,6 +1011,14 @@ static void put_deferred(struct perf_src *p, const struct ust_perf_item *it)
 		p->ustacks++;
 		return;
 	}
+	/* Which unwinder made it: the kernel's, by frame pointers only. */
+	if (p->c->flags_id) {
+		unsigned char fb[24];
+
+		spool(p, it->cpu, it->time, fb,
+		      ust_enc_stack_flags(fb, sizeof(fb), p->c->flags_id, (int)it->tid, it->cookie,
+					  UST_ABI_STACK_F_KERNEL));
+	}
 	put_ustack(p, it, it->pid, it->cookie, it->ev.u.deferred.ips, it->ev.u.deferred.nr);
 }
 
@@ -1021,6 +1157,7 @@ static void perf_free(struct rec_source *s)
 		free(p->ev[e].name);
 	free(p->ev);
 	free(p->ti);
+	free(p->pids);
 	ust_hmap_fini(&p->tid_idx);
 	ust_hmap_fini(&p->pids_seen);
 	free(p);

@@ -32,6 +32,9 @@ bool rec_perf_wanted(const struct rec_opts *o);
  * 0, or 2 after printing why.
  */
 int rec_perf_validate(struct rec_opts *o);
+/* For ustitch probe: how -g (and --call-graph defer) make user stacks
+ * here, and why (loads the BPF unwinder for a moment). */
+void rec_perf_probe_default(FILE *out);
 /* The usage lines of these options. */
 void rec_perf_usage(FILE *out);
 

@@ -14,6 +14,7 @@
 #include "ustitch/capture.h"
 #include "ustitch/lh_bpf.h"
 #include "ustitch/probe.h"
+#include "rec_perf.h"
 #include "archive.h"
 #include "rec.h"
 
@@ -81,6 +82,25 @@ static void probe_verify(bool tracing)
 		printf("held-lock tracking (fentry/fexit): not loaded: this kernel refuses tracing programs\n");
 }
 
+/* Deferred ftrace stacks: the kernel's own events, else the BPF backport
+ * (the same records), else ftrace's immediate userstacktrace (rec_run). */
+static void probe_ftrace_default(const struct ust_probe_report *rep)
+{
+	const struct ust_probe_item *it = rep->items;
+
+	printf("record -O userstacktrace_delay: ");
+	if (it[UST_PROBE_FTRACE_DEFERRED].available)
+		printf("the kernel's own deferred user stacks (ftrace/user_unwind_*)\n");
+	else if (it[UST_PROBE_BPF_TRACEPOINT].available)
+		printf("the BPF backport, deferred: at system-call exits, else %s "
+		       "[no ftrace/user_unwind_* events in this kernel]\n",
+		       it[UST_PROBE_BPF_TASK_WORK].available ? "by BPF task_work" :
+		       "at the event (no BPF task_work)");
+	else
+		printf("ftrace's own userstacktrace (at the event, by frame pointers) "
+		       "[the BPF unwinder does not load]\n");
+}
+
 static int cmd_probe(int argc, char **argv)
 {
 	struct ust_probe_report rep;
@@ -93,6 +113,9 @@ static int cmd_probe(int argc, char **argv)
 	ust_probe_run(&rep);
 	if (ust_probe_print(&rep, stdout) < 0)
 		return 1;
+	printf("\nWhat ustitch record uses here:\n");
+	probe_ftrace_default(&rep);
+	rec_perf_probe_default(stdout);
 	if (verify)
 		probe_verify(rep.items[UST_PROBE_BPF_TRACING].available);
 	return fflush(stdout) ? 1 : 0;

@@ -62,9 +62,20 @@ static inline unsigned int ust_abi_cookie_cpu(uint64_t cookie)
 	return (unsigned int)(cookie >> UST_ABI_COOKIE_CPU_SHIFT);
 }
 
+/*
+ * Mainline's cookie (6.19+, unwind_deferred: what perf's records carry):
+ * the low 32 bits are the CPU + 1, the high 32 bits a per-CPU counter
+ * whose lowest bit is always 1.
+ */
+static inline int ust_abi_cookie_valid_mainline(uint64_t cookie)
+{
+	return ((cookie >> 32) & 1) && (uint32_t)cookie != 0;
+}
+
+/* Either layout: what a reader can take from any kernel. */
 static inline int ust_abi_cookie_valid(uint64_t cookie)
 {
-	return (cookie & 1) != 0;
+	return (cookie & 1) != 0 || ust_abi_cookie_valid_mainline(cookie);
 }
 
 /*
@@ -84,6 +95,24 @@ static inline int ust_abi_cookie_valid(uint64_t cookie)
 #define UST_ABI_PERF_CONTEXT_USER_DEFERRED	((uint64_t)-640)
 #define UST_ABI_PERF_DEFERRED_ITEMS		2
 #define UST_ABI_PERF_RECORD_CALLCHAIN_DEFERRED	22
+/*
+ * PERF_RECORD_CALLCHAIN_DEFERRED { header; u64 cookie; u64 nr; u64 ips[nr];
+ * sample_id }: the seed's kernels put PERF_CONTEXT_USER in front of the
+ * frames (counted in nr), mainline (6.19+) writes the frames alone.
+ */
+#define UST_ABI_PERF_DEFERRED_USER_MARK_SEED		1
+#define UST_ABI_PERF_DEFERRED_USER_MARK_MAINLINE	0
+/*
+ * perf_event_attr's flag bits, counted after sigtrap's (the last one a
+ * system <linux/perf_event.h> of 5.13+ is sure to have):
+ *  - defer_callchain: a sample's user callchain is the marker and a
+ *    cookie; the stack follows at the return to user space;
+ *  - defer_output (mainline 6.19+, not in seed 002): the event receives the
+ *    PERF_RECORD_CALLCHAIN_DEFERRED records, as a side-band event receives
+ *    MMAP2 and COMM (the seed gave them to the requesting event itself).
+ */
+#define UST_ABI_PERF_ATTR_DEFER_CALLCHAIN_AFTER_SIGTRAP	1
+#define UST_ABI_PERF_ATTR_DEFER_OUTPUT_AFTER_SIGTRAP	2
 
 /*
  * ustitch's own events (system "ustitch"), written into the trace by the
@@ -96,7 +125,8 @@ static inline int ust_abi_cookie_valid(uint64_t cookie)
 
 /*
  * ustitch/stack_flags { u64 cookie; u32 flags; }: written just before a
- * user_unwind_stack of the BPF backport, to say how the stack was taken:
+ * user_unwind_stack of the BPF backport, or of perf's own deferred
+ * callchain (F_KERNEL), to say how the stack was taken:
  * where the kernel would have deferred it, and how the walk went (by CFI
  * tables, by frame pointers, where and why it stopped).
  */
@@ -115,5 +145,6 @@ static inline int ust_abi_cookie_valid(uint64_t cookie)
 #define UST_ABI_STACK_F_BAD_CFA		(1U << 11)	/* cut: a CFA or rule that made no sense */
 #define UST_ABI_STACK_F_FAULT		(1U << 12)	/* cut: a stack read failed */
 #define UST_ABI_STACK_F_NO_UNWIND	(1U << 13)	/* cut: a frame with no CFI and no frame pointer */
+#define UST_ABI_STACK_F_KERNEL		(1U << 14)	/* made by the kernel's own unwinder (frame pointers) */
 
 #endif /* USTITCH_ABI_H */

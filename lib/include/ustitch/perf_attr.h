@@ -20,11 +20,14 @@ bool ust_perf_event_by_name(const char *name, uint32_t *type, uint64_t *config);
 const char *ust_perf_event_name(size_t i);
 
 /*
- * attr.defer_callchain (seed 002): the flag bit right after sigtrap.  Set
- * through sigtrap's position, found at run time, so that it is right with
- * any <linux/perf_event.h> that has sigtrap.
+ * attr.defer_callchain and attr.defer_output (UST_ABI_PERF_ATTR_*): set
+ * through sigtrap's position, found at run time, so that they are right
+ * with any <linux/perf_event.h> that has sigtrap.  _is_set() reads them
+ * back the same way (for the tests that hold them against the kernel).
  */
 void ust_perf_attr_set_defer(struct perf_event_attr *a);
+void ust_perf_attr_set_defer_output(struct perf_event_attr *a);
+bool ust_perf_attr_is_set(const struct perf_event_attr *a, unsigned int after_sigtrap);
 
 /* perf_event_open(2) with FD_CLOEXEC: the fd, or a negative errno. */
 int ust_perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group_fd,

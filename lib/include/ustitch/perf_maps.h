@@ -27,9 +27,11 @@ int ust_perf_maps_add(struct ust_perf_maps *m, uint32_t pid, uint64_t start, uin
  * forgets the old image; other records are ignored.  0 or -ENOMEM. */
 int ust_perf_maps_apply(struct ust_perf_maps *m, const struct ust_perf_event *ev);
 /* The executable file mappings of a running process, from /proc/PID/maps
- * (processes that were running before the events were enabled).  0, or
- * -errno of opening it (-ENOENT: no such process), or -ENOMEM. */
-int ust_perf_maps_proc(struct ust_perf_maps *m, uint32_t pid);
+ * (processes that were running before the events were enabled, and any
+ * whose MMAP2 records were lost), read at @now (the records' clock): an
+ * exec or fork replayed from before @now leaves them be.  0, or -errno of
+ * opening it (-ENOENT: no such process), or -ENOMEM. */
+int ust_perf_maps_proc(struct ust_perf_maps *m, uint32_t pid, uint64_t now);
 
 /* @addr of @pid as a frame: file offset, inode and kernel dev_t; the
  * address itself with ino 0 when no file mapping holds it.  Returns

@@ -3,7 +3,12 @@
 # tracefs, perf, BPF).  perf-prog spins in known call chains: the report's
 # samples must carry them whole and in order, or say that the stack was
 # lost, never show another one.
-# usage: test-perf.sh deferred|fp|lost|badcmd
+# usage: test-perf.sh deferred|fp|lost|badcmd|kernel|kernel-lost|debian
+#   kernel, kernel-lost: perf's own deferred callchains (--call-graph defer)
+#     of perf-prog built -O2 with frame pointers; on kernels that have them
+#     (6.19+), else skipped;
+#   debian: the default -g on Debian's own binaries (no frame pointers):
+#     complete stacks where -g uses the BPF CFI walk, else skipped.
 set -u
 . "$(dirname "$0")/../lib.sh" perf
 
@@ -97,6 +102,77 @@ lost() {
 		"$(awk '$4 == "lost" && $5 != "LOST" && $5 != "-"' "$s" | wc -l)" 0
 }
 
+# What `ustitch probe` says -g and --call-graph defer use here.
+probe_uses() { "$UST_USTITCH" probe --no-verify 2>/dev/null | grep "^record $1: "; }
+
+need_kernel_defer() {
+	probe_uses "--call-graph defer" | grep -q "deferred by the kernel" ||
+		{ echo "skip: this kernel has no perf defer_callchain"; exit 77; }
+}
+
+# The kernel's own deferred callchains, stitched by cookie: the chains of
+# an -O2 program with frame pointers, frame by frame, each stack saying that
+# the kernel's unwinder made it.
+kernel() {
+	need_kernel_defer
+	record kernel -e cpu-clock -F 999 -g --call-graph defer -- "$UST_PERF_PROG_O2" 400 150 tf || return
+	local s="$work/kernel.samples" n stitched
+	grep -q "user stacks: deferred by the kernel (perf defer_callchain)" "$work/kernel.log" &&
+		ok "kernel: the kernel defers" || bad "kernel: not the kernel's deferred callchains"
+	n=$(wc -l <"$s")
+	stitched=$(awk '$4 == "deferred" && $5 != "LOST" && $5 != "-"' "$s" | wc -l)
+	at_least "kernel: samples" "$n" 500
+	at_least "kernel: stitched user stacks (98%)" "$stitched" $((n * 98 / 100))
+	expect_eq "kernel: stitched stacks not said to be the kernel's" \
+		"$(awk '$4 == "deferred" && $5 != "LOST" && $5 != "-" && $9 != "kernel"' "$s" | wc -l)" 0
+	check_chains kernel 150
+	at_least "kernel: kernel samples in read() with their user stack" \
+		"$(awk '$1 == "kernel" && $6 ~ /read_zero|vfs_read/ && $5 ~ /perf_k;main;/' "$s" | wc -l)" 50
+	[ $fails -eq 0 ] || { echo "--- samples:"; head -50 "$s"; }
+}
+
+# A one-page ring at 10 kHz: deferred callchains are lost with the rest;
+# their samples say so, and none borrows another entry's stack.
+kernel-lost() {
+	need_kernel_defer
+	USTITCH_PERF_PAGES=1 record klost -e cpu-clock -F 10000 -g --call-graph defer -- \
+		"$UST_PERF_PROG_O2" 300 300 tf || return
+	local s="$work/klost.samples"
+	grep -q "records lost" "$work/klost.log" && ok "kernel-lost: perf records were lost" ||
+		echo "note: no perf records lost this time"
+	check_chains klost 20
+	expect_eq "kernel-lost: kernel samples in read() with a foreign user stack" \
+		"$(awk '$1 == "kernel" && $6 ~ /read_zero/ && $5 != "LOST" && $5 != "-" && $5 !~ /perf_k;main;/' "$s" | wc -l)" 0
+	expect_eq "kernel-lost: samples marked lost that show a stack" \
+		"$(awk '$4 == "lost" && $5 != "LOST" && $5 != "-"' "$s" | wc -l)" 0
+	at_least "kernel-lost: samples marked lost" "$(awk '$4 == "lost" || $5 == "LOST"' "$s" | wc -l)" 1
+}
+
+# Debian's gzip and sort (stripped, no frame pointers) under the default
+# -g: their stacks reach the outermost frame by CFI tables, through
+# __libc_start_main (main threads) or start_thread and clone3 (sort's).
+debian() {
+	probe_uses "-g" | grep -q "deferred by BPF" ||
+		{ echo "skip: -g does not walk by CFI here ($(probe_uses "-g"))"; exit 77; }
+	local kb=${UST_DEBIAN_KB:-6000} prog s n full
+	seq 1 $((kb * 1000 / 7)) | awk '{ print ($1 * 7919) % 100003, $1 }' >"$work/input.txt"
+	record gzip -e cpu-clock -F 999 -g -- /bin/sh -c "gzip -9 -c '$work/input.txt' >'$work/input.gz'" || return
+	record sort -e cpu-clock -F 999 -g -- sort -n -S 64M "$work/input.txt" -o "$work/sorted.txt" || return
+	for prog in gzip sort; do
+		s="$work/$prog.samples"
+		n=$(awk -v c="$prog" '$1 == "user" && $10 == c && $4 == "deferred"' "$s" | wc -l)
+		full=$(awk -v c="$prog" '$1 == "user" && $10 == c && $4 == "deferred" && $9 == "complete" && $5 ~ /;(__libc_start_main;[^;]+|start_thread;clone3)$/' "$s" | wc -l)
+		at_least "debian: $prog: user samples with a deferred stack" "$n" 50
+		at_least "debian: $prog: complete to the outermost frame by default (90%)" "$full" $((n * 90 / 100))
+	done
+	if probe_uses "--call-graph defer" | grep -q "deferred by the kernel"; then
+		record kgzip -e cpu-clock -F 999 -g --call-graph defer -- /bin/sh -c "gzip -9 -c '$work/input.txt' >'$work/input.gz'" || return
+		s="$work/kgzip.samples"
+		echo "note: gzip under the kernel's own deferred callchains: $(awk '$1 == "user" && $10 == "gzip" && $5 ~ /;__libc_start_main;/' "$s" | wc -l)" \
+			"of $(awk '$1 == "user" && $10 == "gzip" && $4 == "deferred"' "$s" | wc -l) reach __libc_start_main (frame pointers only)"
+	fi
+}
+
 badcmd() {
 	local before after out rc
 	before=$(ls /sys/kernel/tracing/instances)
@@ -112,5 +188,8 @@ badcmd() {
 	[ "$before" = "$after" ] && ok "tracefs unchanged" || bad "tracefs changed"
 }
 
-"$1"
+case $1 in
+deferred | fp | lost | badcmd | kernel | kernel-lost | debian) "$1" ;;
+*) bad "unknown test '$1'" ;;
+esac
 finish

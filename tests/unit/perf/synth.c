@@ -111,19 +111,26 @@ size_t synth_sample(struct synth_rec *r, uint64_t st, uint16_t misc, const struc
 	return synth_end(r);
 }
 
-size_t synth_deferred(struct synth_rec *r, uint64_t st, const struct synth_id *id,
-		      uint64_t cookie, const uint64_t *ips, unsigned int nr)
+size_t synth_deferred_abi(struct synth_rec *r, uint64_t st, const struct synth_id *id,
+			  uint64_t cookie, const uint64_t *ips, unsigned int nr, int user_mark)
 {
 	unsigned int i;
 
 	synth_begin(r, UST_ABI_PERF_RECORD_CALLCHAIN_DEFERRED, PERF_RECORD_MISC_USER);
 	synth_u64(r, cookie);
-	synth_u64(r, (uint64_t)nr + 1);		/* + the PERF_CONTEXT_USER in front */
-	synth_u64(r, PERF_CONTEXT_USER);
+	synth_u64(r, (uint64_t)nr + (user_mark ? 1 : 0));	/* the mark counts */
+	if (user_mark)
+		synth_u64(r, PERF_CONTEXT_USER);
 	for (i = 0; i < nr; i++)
 		synth_u64(r, ips[i]);
 	synth_trailer(r, st, id);
 	return synth_end(r);
+}
+
+size_t synth_deferred(struct synth_rec *r, uint64_t st, const struct synth_id *id,
+		      uint64_t cookie, const uint64_t *ips, unsigned int nr)
+{
+	return synth_deferred_abi(r, st, id, cookie, ips, nr, UST_ABI_PERF_DEFERRED_USER_MARK_SEED);
 }
 
 size_t synth_lost(struct synth_rec *r, uint64_t st, const struct synth_id *id, uint64_t lost)

@@ -55,8 +55,12 @@ struct synth_chain {
 size_t synth_sample(struct synth_rec *r, uint64_t sample_type, uint16_t misc,
 		    const struct synth_id *id, uint64_t ip, uint64_t period,
 		    const struct synth_chain *ch);
+/* As the seed's kernels write it (PERF_CONTEXT_USER in front), or with
+ * @user_mark UST_ABI_PERF_DEFERRED_USER_MARK_MAINLINE as 6.19+ does. */
 size_t synth_deferred(struct synth_rec *r, uint64_t sample_type, const struct synth_id *id,
 		      uint64_t cookie, const uint64_t *ips, unsigned int nr);
+size_t synth_deferred_abi(struct synth_rec *r, uint64_t sample_type, const struct synth_id *id,
+			  uint64_t cookie, const uint64_t *ips, unsigned int nr, int user_mark);
 size_t synth_lost(struct synth_rec *r, uint64_t sample_type, const struct synth_id *id,
 		  uint64_t lost);
 size_t synth_comm(struct synth_rec *r, uint64_t sample_type, const struct synth_id *id,

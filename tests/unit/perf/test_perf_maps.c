@@ -106,11 +106,36 @@ static void test_proc(void **state)
 	struct stat st;
 
 	(void)state;
-	assert_int_equal(ust_perf_maps_proc(m, (uint32_t)getpid()), 0);
+	assert_int_equal(ust_perf_maps_proc(m, (uint32_t)getpid(), 1000), 0);
 	assert_true(ust_perf_maps_resolve(m, (uint32_t)getpid(), (uint64_t)(uintptr_t)&test_proc, &f));
 	assert_int_equal(stat("/proc/self/exe", &st), 0);
 	assert_int_equal(f.ino, st.st_ino);
 	assert_int_equal(f.kdev, UST_ABI_MKKDEV(major(st.st_dev), minor(st.st_dev)));
+	ust_perf_maps_free(m);
+}
+
+/*
+ * Maps read from /proc at 1000: the exec replayed from before (its MMAP2
+ * records lost in a full ring) leaves them be; an exec after drops them.
+ */
+static void test_proc_after_exec(void **state)
+{
+	struct ust_perf_maps *m = ust_perf_maps_new();
+	uint32_t pid = (uint32_t)getpid();
+	struct synth_id early = { .pid = pid, .tid = pid, .time = 500 };
+	struct synth_id late = { .pid = pid, .tid = pid, .time = 2000 };
+	uint64_t here = (uint64_t)(uintptr_t)&test_proc_after_exec;
+	struct ust_dec_frame f;
+	struct synth_rec r;
+
+	(void)state;
+	assert_int_equal(ust_perf_maps_proc(m, pid, 1000), 0);
+	apply(m, &r, synth_comm(&r, SYNTH_SAMPLE_TYPE, &early, "exec'd", true));
+	assert_true(ust_perf_maps_resolve(m, pid, here, &f));
+	apply(m, &r, synth_task(&r, PERF_RECORD_FORK, SYNTH_SAMPLE_TYPE, &early, 1, 1));
+	assert_true(ust_perf_maps_resolve(m, pid, here, &f));
+	apply(m, &r, synth_comm(&r, SYNTH_SAMPLE_TYPE, &late, "again", true));
+	assert_false(ust_perf_maps_resolve(m, pid, here, &f));
 	ust_perf_maps_free(m);
 }
 
@@ -121,6 +146,7 @@ int main(void)
 		cmocka_unit_test(test_overlap_split),
 		cmocka_unit_test(test_fork_exec),
 		cmocka_unit_test(test_proc),
+		cmocka_unit_test(test_proc_after_exec),
 	};
 	char err[160];
 

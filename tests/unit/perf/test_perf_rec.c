@@ -216,10 +216,18 @@ static void test_deferred_record(void **state)
 	/* nr one less: leftover bytes before the trailer. */
 	memcpy(&r.b[16], &(uint64_t){ 2 }, 8);
 	expect_bad(&r, len, "after its last field");
-	/* ips[0] must be PERF_CONTEXT_USER. */
-	len = synth_deferred(&r, SYNTH_SAMPLE_TYPE, &ID, 0xabc, U, 2);
-	memcpy(&r.b[24], &U[0], 8);
-	expect_bad(&r, len, "does not start with PERF_CONTEXT_USER");
+	/* Mainline's layout: the frames without PERF_CONTEXT_USER in front. */
+	len = synth_deferred_abi(&r, SYNTH_SAMPLE_TYPE, &ID, 0xabd, U, 2,
+				 UST_ABI_PERF_DEFERRED_USER_MARK_MAINLINE);
+	assert_int_equal(parse(&r, len, &ev, what), 0);
+	assert_int_equal(ev.u.deferred.cookie, 0xabd);
+	assert_int_equal(ev.u.deferred.nr, 2);
+	assert_int_equal(ust_perf_ip(ev.u.deferred.ips, 0), U[0]);
+	assert_int_equal(ust_perf_ip(ev.u.deferred.ips, 1), U[1]);
+	assert_int_equal(ev.id.tid, 101);
+	/* ... and a marker among them. */
+	memcpy(&r.b[32], &(uint64_t){ PERF_CONTEXT_USER }, 8);
+	expect_bad(&r, len, "context marker at item 1");
 	/* A marker among the frames. */
 	len = synth_deferred(&r, SYNTH_SAMPLE_TYPE, &ID, 0xabc, U, 2);
 	memcpy(&r.b[40], &(uint64_t){ PERF_CONTEXT_KERNEL }, 8);

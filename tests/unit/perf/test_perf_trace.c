@@ -192,7 +192,7 @@ static const char *write_trace(void)
 	put_sample(w, ub, 0, 1000, UST_PERF_ENC_USTACK_DEFERRED, 0x101, true);
 	put_sample(w, ub, 1, 1100, UST_PERF_ENC_USTACK_DEFERRED, 0x101, true);
 	/* The user stack, as the kernel's unwinder reports frames. */
-	assert_int_equal(ust_perf_maps_proc(m, (uint32_t)getpid()), 0);
+	assert_int_equal(ust_perf_maps_proc(m, (uint32_t)getpid(), 0), 0);
 	assert_true(ust_perf_maps_resolve(m, (uint32_t)getpid(),
 					  (uint64_t)(uintptr_t)&ust_fold_leaf, &fr[0]));
 	assert_true(ust_perf_maps_resolve(m, (uint32_t)getpid(),

@@ -16,6 +16,12 @@ expect() {	# expect NAME yes|no
 		bad=1
 	fi
 }
+uses() {	# uses "RECORD OPTIONS" TEXT: what probe says record uses
+	if ! grep -qF "record $1: $2" probe.out; then
+		echo "FAIL: expected \"record $1: $2\""
+		bad=1
+	fi
+}
 kver=$(uname -r)
 # No Debian kernel has the series' ftrace events.
 expect ftrace-deferred-unwind no
@@ -24,6 +30,9 @@ case $kver in
 	# Before 6.18: no BPF task_work; before 6.19: no perf defer_callchain.
 	expect perf-defer-callchain no
 	expect bpf-task-work no
+	# Neither defers a sample's stack: perf's immediate callchain.
+	uses "-g" "user stacks immediate (perf frame-pointer callchain)"
+	uses "-O userstacktrace_delay" "the BPF backport, deferred: at system-call exits, else at the event (no BPF task_work)"
 	;;
 7.*)
 	# Seed 002's perf interface is mainline, and so is the 6.19 task_work kfunc.
@@ -31,6 +40,11 @@ case $kver in
 	expect bpf-task-work yes
 	grep -q '^bpf-task-work: yes — .*bpf_task_work_schedule_resume()' probe.out ||
 		{ echo "FAIL: task_work by bpf_task_work_schedule_resume()"; bad=1; }
+	# -g walks by CFI (the kernel's unwinder follows frame pointers only);
+	# --call-graph defer is the kernel's, its records to defer_output events.
+	uses "-g" "user stacks deferred by BPF (perf_event program) [the kernel's deferred callchains follow frame pointers only"
+	uses "--call-graph defer" "user stacks deferred by the kernel (perf defer_callchain) (records to defer_output events, 6.19+)"
+	uses "-O userstacktrace_delay" "the BPF backport, deferred: at system-call exits, else by BPF task_work [no ftrace/user_unwind_* events in this kernel]"
 	;;
 *)
 	echo "FAIL: a kernel this test does not know: $kver"
