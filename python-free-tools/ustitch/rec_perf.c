@@ -648,6 +648,7 @@ static int add_ring(struct perf_src *p, int fd, unsigned int ev, uint32_t cpu, b
 struct target {
 	pid_t pid;
 	bool on_exec;
+	bool thread;			/* -P: one of the process's threads */
 };
 
 static int add_target(struct target **t, int *nr, pid_t pid, bool on_exec)
@@ -659,6 +660,7 @@ static int add_target(struct target **t, int *nr, pid_t pid, bool on_exec)
 	*t = n;
 	n[*nr].pid = pid;
 	n[*nr].on_exec = on_exec;
+	n[*nr].thread = false;
 	(*nr)++;
 	return 0;
 }
@@ -678,8 +680,10 @@ static int add_threads(struct target **t, int *nr, pid_t pid)
 	while ((d = readdir(dir))) {
 		long tid = strtol(d->d_name, NULL, 10);
 
-		if (tid > 0 && !add_target(t, nr, (pid_t)tid, false))
+		if (tid > 0 && !add_target(t, nr, (pid_t)tid, false)) {
+			(*t)[*nr - 1].thread = true;
 			n++;
+		}
 	}
 	closedir(dir);
 	return n ? 0 : -1;
@@ -708,6 +712,8 @@ static int open_events(struct perf_src *p, struct rec_ctx *c, char *err, size_t 
 				fd = ust_perf_open(&a, t[i].pid, cpu, -1, 0);
 				if (fd == -ENODEV)
 					continue;	/* an offline CPU */
+				if (fd == -ESRCH && t[i].thread)
+					break;		/* -P: a thread that ended meanwhile */
 				if (fd < 0) {
 					snprintf(err, errlen, "-e %s on CPU %d: perf_event_open: %s%s",
 						 p->ev[e].name, cpu, strerror(-fd),

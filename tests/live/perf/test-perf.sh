@@ -129,6 +129,41 @@ kernel() {
 	at_least "kernel: kernel samples in read() with their user stack" \
 		"$(awk '$1 == "kernel" && $6 ~ /read_zero|vfs_read/ && $5 ~ /perf_k;main;/' "$s" | wc -l)" 50
 	[ $fails -eq 0 ] || { echo "--- samples:"; head -50 "$s"; }
+	attached kernel-P -P --call-graph defer
+	attached kernel-a -a --call-graph defer
+}
+
+# The kernel's deferred records reach the ring of an event that carries
+# defer_output: per task (the command, its thread and child by inherit,
+# above), and also with -P (the threads a process has) and system-wide
+# (per-CPU events, where they are side-band like MMAP2).
+# attached NAME -P|-a [--call-graph M]: perf-prog-o2 with a thread, recorded
+# from outside; its two chains whole, no other stack in perf_c.
+attached() {
+	local name=$1 how=$2 pp rp s; shift 2
+	if [ "$how" = -P ]; then
+		"$UST_PERF_PROG_O2" 3000 0 t & pp=$!
+		sleep 0.3
+		"$UST_USTITCH" record -o "$work/$name.dat" -e cpu-clock -F 999 -g "$@" -P "$pp" \
+			2>"$work/$name.log" & rp=$!
+	else
+		"$UST_USTITCH" record -o "$work/$name.dat" -e cpu-clock -F 999 -g "$@" \
+			2>"$work/$name.log" & rp=$!
+		sleep 2
+		"$UST_PERF_PROG_O2" 700 0 t & pp=$!
+	fi
+	wait "$pp"
+	kill -INT "$rp"
+	wait "$rp" || { bad "$name: ustitch record failed: $(cat "$work/$name.log")"; return 1; }
+	cat "$work/$name.log"
+	report "$work/$name.dat" >"$work/$name.report"
+	s="$work/$name.samples"
+	awk -f "$here/samples.awk" "$work/$name.report" | awk '$10 ~ /^perf-prog/' >"$s"
+	at_least "$name: main thread samples with $MAIN" "$(grep -c " $MAIN;" "$s")" 100
+	at_least "$name: thread samples with $THR" "$(grep -c " $THR" "$s")" 100
+	expect_eq "$name: samples in perf_c with another stack" \
+		"$(awk '$1 == "user" && $5 ~ /^perf_c;/ && $8 != "unresolved"' "$s" | grep -v -e " $MAIN;" -e " $THR" | tee "$work/$name.other" | wc -l)" 0 ||
+		head -5 "$work/$name.other"
 }
 
 # A one-page ring at 10 kHz: deferred callchains are lost with the rest;
