@@ -43,7 +43,7 @@ verdict() {	# verdict PROTOCOL RC LOG
 }
 
 uname -r >"$res/kernel"
-while read -r id name proto limit; do
+while read -r id name proto limit _show; do
 	log=$res/$id.log
 	# A fresh directory per test: scripts and tools write next to themselves.
 	dir=$(mktemp -d "/tmp/vm-test.$id.XXXXXX")

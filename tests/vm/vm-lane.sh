@@ -340,10 +340,17 @@ while read -r kind name rest; do
 	n=$((n + 1))
 	id=$(printf '%02d' "$n")
 	job=$work/scratch/job/$id.sh
+	show=3
 	case $kind in
-	meson)
-		# The command, directory and environment `meson test` would use.
+	meson | bench)
+		# The command, directory and environment `meson test` would use;
+		# a benchmark's output is its result: all of it is shown.
 		t=$(jq -c --arg n "$name" 'first(.[] | select(.name == $n))' "$intro")
+		if [ "$kind" = bench ]; then
+			t=$(jq -c --arg n "$name" 'first(.[] | select(.name == $n))' \
+				"$build/meson-info/intro-benchmarks.json")
+			show=100000
+		fi
 		if [ -z "$t" ]; then
 			# A name that matches nothing is a mistake in the list, or a
 			# test this build lost: either way the lane must say so.
@@ -378,10 +385,10 @@ while read -r kind name rest; do
 		} >"$job"
 		;;
 	*)
-		bail "$list: '$kind' is not meson or script"
+		bail "$list: '$kind' is not meson, bench or script"
 		;;
 	esac
-	echo "$id $name $proto ${tmo:-300}" >>"$work/scratch/job/tests"
+	echo "$id $name $proto ${tmo:-300} $show" >>"$work/scratch/job/tests"
 done <"$list"
 ((n)) || bail "$list lists no test"
 if ((${#ninja_targets[@]})); then
@@ -426,7 +433,7 @@ vm_s=$(( $(date +%s) - boot_t0 ))
 res=$work/scratch/results
 pass=0 fail=0 skipped=0
 ((tap)) && echo "1..$n"
-report() {	# report NUMBER NAME VERDICT REASON LOGFILE
+report() {	# report NUMBER NAME VERDICT REASON LOGFILE LINES
 	local i=$1 name=$2 v=$3 why=$4 log=$5
 	case $v in
 	PASS) pass=$((pass + 1)) ;;
@@ -445,17 +452,17 @@ report() {	# report NUMBER NAME VERDICT REASON LOGFILE
 	# The end of a failed test's output; the last lines of the others, as
 	# evidence of what ran.
 	[ -r "$log" ] || return 0
-	local lines=3 total
-	[ "$v" = FAIL ] && lines=80
+	local lines=${6:-3} total
+	[ "$v" = FAIL ] && ((lines < 80)) && lines=80
 	total=$(wc -l <"$log")
 	((total > lines)) && echo "#   ... (the last $lines of $total lines; all in $log)"
 	tail -n "$lines" "$log" | sed 's/^/#   /'
 }
-while read -r id name proto tmo; do
+while read -r id name proto tmo show; do
 	i=$((10#$id))
 	if [ -r "$res/$id.rc" ]; then
 		{ read -r _rc; read -r ms; read -r v why; } <"$res/$id.rc"
-		report "$i" "$name" "$v" "${why:+$why, }${ms} ms in the guest" "$res/$id.log"
+		report "$i" "$name" "$v" "${why:+$why, }${ms} ms in the guest" "$res/$id.log" "$show"
 	else
 		why="did not finish"
 		((timed_out)) && why="$why: the lane's ${limit}s limit was reached"
