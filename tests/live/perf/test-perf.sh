@@ -140,16 +140,28 @@ kernel() {
 # attached NAME -P|-a [--call-graph M]: perf-prog-o2 with a thread, recorded
 # from outside; its two chains whole, no other stack in perf_c.
 attached() {
-	local name=$1 how=$2 pp rp s; shift 2
+	local name=$1 how=$2 pp rp s i; shift 2
+	rm -f "$work/go"
 	if [ "$how" = -P ]; then
-		"$UST_PERF_PROG_O2" 3000 0 t & pp=$!
-		sleep 0.3
+		# The process waits for the recorder, then becomes perf-prog-o2
+		# (exec keeps its events; its thread, made after, inherits them).
+		sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done; shift; exec "$@"' sh "$work/go" \
+			"$UST_PERF_PROG_O2" 700 0 t & pp=$!
 		"$UST_USTITCH" record -o "$work/$name.dat" -e cpu-clock -F 999 -g "$@" -P "$pp" \
 			2>"$work/$name.log" & rp=$!
 	else
 		"$UST_USTITCH" record -o "$work/$name.dat" -e cpu-clock -F 999 -g "$@" \
 			2>"$work/$name.log" & rp=$!
-		sleep 2
+	fi
+	# Events are on once the recorder says so.
+	for ((i = 0; i < 600; i++)); do
+		grep -q "recording; stop with" "$work/$name.log" && break
+		kill -0 "$rp" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ "$how" = -P ]; then
+		touch "$work/go"
+	else
 		"$UST_PERF_PROG_O2" 700 0 t & pp=$!
 	fi
 	wait "$pp"
