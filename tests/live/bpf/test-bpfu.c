@@ -420,9 +420,11 @@ static void check_run(const struct run *run, const struct mode *md, const char *
 	 * tracing program still running on that CPU, or a map update of user
 	 * space's preempted there while it keeps them off) is an event
 	 * without its cookie, or an entry whose exit took no stack (stale):
-	 * counted, never another entry's.  Rare: none on most kernels.
+	 * counted, never another entry's.  Rare: none on most kernels; on
+	 * 7.3 under QEMU's emulation, where a program runs long enough to be
+	 * preempted often, up to 40 % of one mode's runs were seen skipped.
 	 */
-	CHECK(st->missed <= (uint64_t)calls / 4, "%llu runs skipped", (unsigned long long)st->missed);
+	CHECK(st->missed <= (uint64_t)calls / 2, "%llu runs skipped", (unsigned long long)st->missed);
 	CHECK(run->nr_ck + st->missed >= 2 * (size_t)calls && run->nr_ck <= 2 * (size_t)calls,
 	      "%zu cookie records, want %d (%llu runs skipped)", run->nr_ck, 2 * calls,
 	      (unsigned long long)st->missed);

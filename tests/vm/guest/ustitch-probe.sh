@@ -30,8 +30,13 @@ case $kver in
 	# Before 6.18: no BPF task_work; before 6.19: no perf defer_callchain.
 	expect perf-defer-callchain no
 	expect bpf-task-work no
-	# Neither defers a sample's stack: perf's immediate callchain.
-	uses "-g" "user stacks immediate (perf frame-pointer callchain)"
+	# No BPF task_work: a sample's stack is walked at the sample, where
+	# the kernel keeps the walk's VMAs between walks (6.12's mm_lock_seq),
+	# else it is perf's immediate callchain.
+	case $kver in
+	6.1.*) uses "-g" "user stacks immediate (perf frame-pointer callchain) [no BPF task_work, and this kernel keeps no VMAs" ;;
+	*) uses "-g" "user stacks deferred by BPF (perf_event program)" ;;
+	esac
 	uses "-O userstacktrace_delay" "the BPF backport, deferred: at system-call exits, else at the event (no BPF task_work)"
 	;;
 7.*)
