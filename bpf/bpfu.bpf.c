@@ -201,7 +201,7 @@ static __always_inline int ust_bpfu_walk_send(struct ust_bpfu_walk_task *t, __u6
 	 * The memo's frames are the task's last stack's, which user space
 	 * has (unless that record was lost: seq tells): the header alone.
 	 */
-	if (ust_bpfu_walk_of(t)->served) {
+	if (ust_bpfu_walk_of(t)->served && !t->resend) {
 		r->flags |= UST_BPFU_F_AGAIN;
 		size = UST_BPFU_STACK_REC_SIZE(0);
 	} else {
@@ -216,6 +216,7 @@ static __always_inline int ust_bpfu_walk_send(struct ust_bpfu_walk_task *t, __u6
 	r->h.cookie = cookie;
 	err = bpf_ringbuf_output(&ust_bpfu_events, r, size, ust_bpfu_rb_flags(size));
 	t->busy = 0;
+	t->resend = err != 0;
 	if (err) {
 		UST_COUNT(drops);
 		return -1;

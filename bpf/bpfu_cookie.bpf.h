@@ -251,6 +251,13 @@ struct ust_bpfu_walk_task {
 	 * interrupted goes on: a plain flag is enough.
 	 */
 	__u32 busy;
+	/*
+	 * The last record could not go (the ring was full): user space has
+	 * not got this task's last frames, so the next stack goes whole even
+	 * where the memo served it, or a task whose stack never changes
+	 * would lose every stack after one lost record.
+	 */
+	__u32 resend;
 	__u64 sent;		/* stacks sent (r.seq of the last) */
 	struct ust_bpfu_rec_stack r;
 };
