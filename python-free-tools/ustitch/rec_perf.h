@@ -28,7 +28,8 @@ bool rec_perf_wanted(const struct rec_opts *o);
 /*
  * After parsing, before anything is touched: the options hang together,
  * the events open on this kernel, the user stacks have a way to be made
- * (perf's defer_callchain, else BPF).  Sets the trace clock to mono.
+ * (the BPF unwinder, perf's defer_callchain, or perf's immediate
+ * callchain: see rec_perf.c).  Sets the trace clock to mono.
  * 0, or 2 after printing why.
  */
 int rec_perf_validate(struct rec_opts *o);
