@@ -78,10 +78,10 @@ static size_t attr_bit(unsigned int after, unsigned char *mask)
 	return i + after / 8;
 }
 
-static void set_after_sigtrap(struct perf_event_attr *a, unsigned int after)
+void ust_perf_attr_set(struct perf_event_attr *a, unsigned int after_sigtrap)
 {
 	unsigned char mask;
-	size_t i = attr_bit(after, &mask);
+	size_t i = attr_bit(after_sigtrap, &mask);
 
 	((unsigned char *)a)[i] |= mask;
 }
@@ -96,12 +96,12 @@ bool ust_perf_attr_is_set(const struct perf_event_attr *a, unsigned int after_si
 
 void ust_perf_attr_set_defer(struct perf_event_attr *a)
 {
-	set_after_sigtrap(a, UST_ABI_PERF_ATTR_DEFER_CALLCHAIN_AFTER_SIGTRAP);
+	ust_perf_attr_set(a, UST_ABI_PERF_ATTR_DEFER_CALLCHAIN_AFTER_SIGTRAP);
 }
 
 void ust_perf_attr_set_defer_output(struct perf_event_attr *a)
 {
-	set_after_sigtrap(a, UST_ABI_PERF_ATTR_DEFER_OUTPUT_AFTER_SIGTRAP);
+	ust_perf_attr_set(a, UST_ABI_PERF_ATTR_DEFER_OUTPUT_AFTER_SIGTRAP);
 }
 
 int ust_perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group_fd,

@@ -1001,7 +1001,8 @@ int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
 
 void ust_bpfu_close(struct ust_bpfu *u)
 {
-	size_t i;
+	uint64_t tid, last;
+	size_t i, pos;
 
 	if (!u)
 		return;
@@ -1013,9 +1014,8 @@ void ust_bpfu_close(struct ust_bpfu *u)
 		free(u->sc_exits[i]);
 	free(u->sc_exits);
 	ring_buffer__free(u->rb);
-	for (i = 0; i < u->last.cap; i++)
-		if (u->last.used[i])
-			free((void *)(uintptr_t)u->last.vals[i]);
+	for (pos = 0; ust_hmap_next(&u->last, &pos, &tid, &last);)
+		free((void *)(uintptr_t)last);
 	ust_hmap_fini(&u->last);
 	ust_bpfu_cfi_free(u->cfi);
 	ust_bpfu_skel__destroy(u->skel);

@@ -96,18 +96,39 @@ static int ust_probe_perf_open(struct perf_event_attr *a)
 }
 
 
+/* A sampling event with a callchain, as any machine can open. */
+static void ust_probe_perf_attr(struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;	/* no hardware PMU needed */
+	a->sample_period = 1000000;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
+	a->disabled = 1;
+}
+
+bool ust_probe_perf_defer_output(void)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	ust_probe_perf_attr(&a);
+	ust_perf_attr_set_defer(&a);
+	ust_perf_attr_set_defer_output(&a);
+	fd = ust_probe_perf_open(&a);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 static bool ust_probe_perf_defer(char *reason, size_t len)
 {
 	struct perf_event_attr a;
 	int fd, err;
 
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_CPU_CLOCK;	/* no hardware PMU needed */
-	a.sample_period = 1000000;
-	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
-	a.disabled = 1;
+	ust_probe_perf_attr(&a);
 
 	/* First without the bit: a refusal then says nothing about it. */
 	fd = ust_probe_perf_open(&a);

@@ -133,8 +133,6 @@ struct perf_src {
 	struct tinfo *ti;
 	size_t nr_ti, cap_ti;
 	struct ust_hmap pids_seen;	/* tgid -> 1: maps looked at */
-	uint32_t *pids;			/* the same, in order */
-	size_t nr_pids, cap_pids;
 	bool maps_stale;		/* records were lost: MMAP2 among them? */
 	uint64_t fp_ctr;
 	unsigned long kstacks, ustacks, spool_errs;
@@ -341,28 +339,6 @@ static bool bpf_usable(char *why, size_t len)
 	return true;
 }
 
-/* Does this kernel take attr.defer_output (6.19+) besides defer_callchain? */
-static bool defer_output_taken(void)
-{
-	struct perf_event_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_CPU_CLOCK;
-	a.sample_period = 1000000;
-	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
-	a.disabled = 1;
-	ust_perf_attr_set_defer(&a);
-	ust_perf_attr_set_defer_output(&a);
-	fd = ust_perf_open(&a, 0, -1, -1, 0);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
 int rec_perf_validate(struct rec_opts *o)
 {
 	struct perf_src *p = find_src(o);
@@ -388,7 +364,7 @@ int rec_perf_validate(struct rec_opts *o)
 	p->how = HOW_NONE;
 	if (p->callchain && p->cg != CG_FP) {
 		p->kernel_defers = ust_probe_one(UST_PROBE_PERF_DEFER, reason, sizeof(reason));
-		p->defer_output = p->kernel_defers && defer_output_taken();
+		p->defer_output = p->kernel_defers && ust_probe_perf_defer_output();
 	}
 	if (!p->callchain) {
 		/* no user stacks */
@@ -495,14 +471,6 @@ static void note_process(struct perf_src *p, uint32_t pid)
 	/* BPF-made stacks carry files already (on_bpf_record). */
 	if (!p->maps)
 		return;
-	if (p->nr_pids == p->cap_pids) {
-		void *n = ust_grow(p->pids, &p->cap_pids, p->nr_pids + 1, sizeof(*p->pids), 16);
-
-		if (n)
-			p->pids = n;
-	}
-	if (p->nr_pids < p->cap_pids)
-		p->pids[p->nr_pids++] = pid;
 	ust_perf_maps_proc(p->maps, pid, rec_mono_now());
 	rec_maps_snapshot(p->c->maps, (pid_t)pid);
 }
@@ -514,13 +482,13 @@ static void note_process(struct perf_src *p, uint32_t pid)
  */
 static void reread_maps(struct perf_src *p)
 {
-	uint64_t now = rec_mono_now();
-	size_t i;
+	uint64_t now = rec_mono_now(), pid, one;
+	size_t pos;
 
 	p->maps_stale = false;
-	for (i = 0; i < p->nr_pids; i++)
-		if (!ust_perf_maps_proc(p->maps, p->pids[i], now))
-			rec_maps_snapshot(p->c->maps, (pid_t)p->pids[i]);
+	for (pos = 0; ust_hmap_next(&p->pids_seen, &pos, &pid, &one);)
+		if (!ust_perf_maps_proc(p->maps, (uint32_t)pid, now))
+			rec_maps_snapshot(p->c->maps, (pid_t)pid);
 }
 
 /* ---- reading ------------------------------------------------------------- */
@@ -761,15 +729,13 @@ oom:
  * immediate callchain (HOW_FP)?  Why, in @why.  The one rule of -g, for
  * record and for ustitch probe.
  */
-static enum how plan(const struct ust_bpfu *u, bool kernel_may, enum how *how, char *why,
-		     size_t len)
+static enum how plan(const struct ust_bpfu *u, bool kernel_may, char *why, size_t len)
 {
 	if (ust_bpfu_task_work(u) || ust_bpfu_keeps_vmas(u)) {
-		*how = HOW_BPF;
 		if (kernel_may)
 			snprintf(why, len, "the kernel's deferred callchains follow frame pointers only: "
 				 "--call-graph defer for them");
-		return *how;
+		return HOW_BPF;
 	}
 	/*
 	 * Neither task_work nor VMAs kept from one walk to the next: a sample's
@@ -777,29 +743,32 @@ static enum how plan(const struct ust_bpfu *u, bool kernel_may, enum how *how, c
 	 * the interrupt is what perf's own user callchain already is, with the
 	 * mappings it needs tracked (MMAP2).  BPF then only filters, if asked to.
 	 */
-	*how = kernel_may ? HOW_KERNEL : HOW_FP;
 	snprintf(why, len, "no BPF task_work, and this kernel keeps no VMAs between a task's walks (6.13+)");
-	return *how;
+	return kernel_may ? HOW_KERNEL : HOW_FP;
 }
 
-void rec_perf_probe_default(FILE *out)
+void rec_perf_probe_default(const struct ust_probe_report *r, FILE *out)
 {
-	char reason[UST_PROBE_REASON_MAX], why[320] = "", e2[256];
+	const struct ust_probe_item *bpf = &r->items[UST_PROBE_BPF_TRACEPOINT];
 	struct ust_bpfu_opts bo = { .perf = true, .ringbuf_bytes = 4096 };
-	bool kernel = ust_probe_one(UST_PROBE_PERF_DEFER, reason, sizeof(reason));
-	struct ust_bpfu *u = NULL;
+	bool kernel = r->items[UST_PROBE_PERF_DEFER].available;
 	enum how how = kernel ? HOW_KERNEL : HOW_FP;
+	char why[320] = "", e2[256];
+	struct ust_bpfu *u = NULL;
 
-	if (bpf_usable(why, sizeof(why)) && !(u = ust_bpfu_open(&bo, e2, sizeof(e2))))
+	/* The probes have run: only the unwinder's mode is left to see. */
+	if (!bpf->available)
+		snprintf(why, sizeof(why), "BPF programs are not usable here (%s)", bpf->reason);
+	else if (!(u = ust_bpfu_open(&bo, e2, sizeof(e2))))
 		snprintf(why, sizeof(why), "the BPF unwinder did not load: %s", e2);
-	if (u)
-		plan(u, kernel, &how, why, sizeof(why));
+	else
+		how = plan(u, kernel, why, sizeof(why));
 	ust_bpfu_close(u);
 	fprintf(out, "record -g: user stacks %s%s%s%s\n", how_names[how], why[0] ? " [" : "", why,
 		why[0] ? "]" : "");
 	if (kernel)
 		fprintf(out, "record --call-graph defer: user stacks %s (%s)\n", how_names[HOW_KERNEL],
-			defer_output_taken() ? "records to defer_output events, 6.19+" :
+			ust_probe_perf_defer_output() ? "records to defer_output events, 6.19+" :
 			"records to the sampling event, as in seed 002");
 }
 
@@ -830,8 +799,8 @@ static int open_bpf(struct perf_src *p, struct rec_ctx *c, char *err, size_t err
 	}
 	if (bo.af_only)
 		return 0;
-	if (plan(p->bpfu, p->kernel_defers && p->cg != CG_BPF, &p->how, p->how_note,
-		 sizeof(p->how_note)) != HOW_BPF) {
+	p->how = plan(p->bpfu, p->kernel_defers && p->cg != CG_BPF, p->how_note, sizeof(p->how_note));
+	if (p->how != HOW_BPF) {
 		ust_bpfu_close(p->bpfu);
 		p->bpfu = NULL;
 		return p->af ? open_bpf(p, c, err, errlen) : 0;
@@ -1163,7 +1132,6 @@ static void perf_free(struct rec_source *s)
 		free(p->ev[e].name);
 	free(p->ev);
 	free(p->ti);
-	free(p->pids);
 	ust_hmap_fini(&p->tid_idx);
 	ust_hmap_fini(&p->pids_seen);
 	free(p);

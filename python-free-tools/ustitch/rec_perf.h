@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 struct rec_opts;
+struct ust_probe_report;
 
 /* getopt code of --call-graph (no short option, as in perf record). */
 #define REC_PERF_OPT_CALL_GRAPH	0x100
@@ -33,9 +34,9 @@ bool rec_perf_wanted(const struct rec_opts *o);
  * 0, or 2 after printing why.
  */
 int rec_perf_validate(struct rec_opts *o);
-/* For ustitch probe: how -g (and --call-graph defer) make user stacks
- * here, and why (loads the BPF unwinder for a moment). */
-void rec_perf_probe_default(FILE *out);
+/* For ustitch probe, after @r's probes: how -g (and --call-graph defer)
+ * make user stacks here, and why (loads the BPF unwinder for a moment). */
+void rec_perf_probe_default(const struct ust_probe_report *r, FILE *out);
 /* The usage lines of these options. */
 void rec_perf_usage(FILE *out);
 

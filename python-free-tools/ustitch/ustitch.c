@@ -115,7 +115,7 @@ static int cmd_probe(int argc, char **argv)
 		return 1;
 	printf("\nWhat ustitch record uses here:\n");
 	probe_ftrace_default(&rep);
-	rec_perf_probe_default(stdout);
+	rec_perf_probe_default(&rep, stdout);
 	if (verify)
 		probe_verify(rep.items[UST_PROBE_BPF_TRACING].available);
 	return fflush(stdout) ? 1 : 0;

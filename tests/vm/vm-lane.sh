@@ -345,12 +345,12 @@ while read -r kind name rest; do
 	meson | bench)
 		# The command, directory and environment `meson test` would use;
 		# a benchmark's output is its result: all of it is shown.
-		t=$(jq -c --arg n "$name" 'first(.[] | select(.name == $n))' "$intro")
+		known=$intro
 		if [ "$kind" = bench ]; then
-			t=$(jq -c --arg n "$name" 'first(.[] | select(.name == $n))' \
-				"$build/meson-info/intro-benchmarks.json")
+			known=$build/meson-info/intro-benchmarks.json
 			show=100000
 		fi
+		t=$(jq -c --arg n "$name" 'first(.[] | select(.name == $n))' "$known")
 		if [ -z "$t" ]; then
 			# A name that matches nothing is a mistake in the list, or a
 			# test this build lost: either way the lane must say so.

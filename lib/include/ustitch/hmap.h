@@ -23,6 +23,22 @@ void ust_hmap_fini(struct ust_hmap *m);
 /* Insert or replace. Returns 0, or -ENOMEM. */
 int ust_hmap_put(struct ust_hmap *m, uint64_t key, uint64_t val);
 bool ust_hmap_get(const struct ust_hmap *m, uint64_t key, uint64_t *val);
+/*
+ * The entries, in no order: start with *@pos = 0; each call gives the next
+ * key and value and returns true, false past the last.
+ */
+static inline bool ust_hmap_next(const struct ust_hmap *m, size_t *pos, uint64_t *key,
+				 uint64_t *val)
+{
+	for (; *pos < m->cap; (*pos)++) {
+		if (m->used[*pos]) {
+			*key = m->keys[*pos];
+			*val = m->vals[(*pos)++];
+			return true;
+		}
+	}
+	return false;
+}
 
 /* A good 64-bit mix, also for building composite keys. */
 static inline uint64_t ust_hmap_mix(uint64_t x)

@@ -22,11 +22,13 @@ const char *ust_perf_event_name(size_t i);
 /*
  * attr.defer_callchain and attr.defer_output (UST_ABI_PERF_ATTR_*): set
  * through sigtrap's position, found at run time, so that they are right
- * with any <linux/perf_event.h> that has sigtrap.  _is_set() reads them
- * back the same way (for the tests that hold them against the kernel).
+ * with any <linux/perf_event.h> that has sigtrap.  _set() and _is_set()
+ * take any flag bit by its place after sigtrap (the tests that hold the
+ * bits against the kernel also set the one after the last).
  */
 void ust_perf_attr_set_defer(struct perf_event_attr *a);
 void ust_perf_attr_set_defer_output(struct perf_event_attr *a);
+void ust_perf_attr_set(struct perf_event_attr *a, unsigned int after_sigtrap);
 bool ust_perf_attr_is_set(const struct perf_event_attr *a, unsigned int after_sigtrap);
 
 /* perf_event_open(2) with FD_CLOEXEC: the fd, or a negative errno. */

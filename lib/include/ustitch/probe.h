@@ -46,6 +46,14 @@ void ust_probe_run(struct ust_probe_report *r);
 /* One probe on its own (@reason may be NULL). */
 bool ust_probe_one(enum ust_probe_id id, char *reason, size_t len);
 
+/*
+ * Where UST_PROBE_PERF_DEFER is available: does the kernel also take
+ * attr.defer_output (mainline 6.19+, where the deferred callchains go to
+ * the events that set it), or is it the seed's interface (to the sampling
+ * event itself)?
+ */
+bool ust_probe_perf_defer_output(void);
+
 /* "name: yes|no — reason", one line each, in enum order.  Returns the
  * number of lines, or -EIO on a write error. */
 int ust_probe_print(const struct ust_probe_report *r, FILE *out);

@@ -23,13 +23,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ustitch/abi.h"
 #include "ustitch/perf.h"
 #include "ustitch/perf_attr.h"
 #include "ustitch/perf_ring.h"
+#include "cpu_ms.h"
 #include "synth.h"
 
 static int fails;
@@ -52,14 +52,6 @@ static void check(int cond, const char *fmt, ...)
 volatile unsigned long abi_sink;
 /* Return addresses into the callers, as each callee sees its own. */
 static void *volatile ret_into_b, *volatile ret_into_a, *volatile ret_into_main;
-
-static double cpu_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 __attribute__((noinline)) void abi_c(double ms)
 {
@@ -303,20 +295,8 @@ int main(int argc, char **argv)
 		unsigned int next = with.defer_output ? UST_ABI_PERF_ATTR_DEFER_OUTPUT_AFTER_SIGTRAP + 1 :
 				     UST_ABI_PERF_ATTR_DEFER_CALLCHAIN_AFTER_SIGTRAP + 1;
 		struct perf_event_attr b = a;
-		unsigned char *p = (unsigned char *)&b;
-		size_t i;
 
-		/* Set bit @next after sigtrap by finding it as perf_attr.c does. */
-		for (i = 0; i < sizeof(b) * 8; i++) {
-			struct perf_event_attr t;
-
-			memset(&t, 0, sizeof(t));
-			((unsigned char *)&t)[i / 8] |= (unsigned char)(1u << (i % 8));
-			if (t.sigtrap)
-				break;
-		}
-		i += next;
-		p[i / 8] |= (unsigned char)(1u << (i % 8));
+		ust_perf_attr_set(&b, next);
 		fd = ust_perf_open(&b, 0, -1, -1, 0);
 		check(fd == -EINVAL, "the bit after the last defer bit is reserved (EINVAL): %s",
 		      fd >= 0 ? "accepted" : strerror(-fd));

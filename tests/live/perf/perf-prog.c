@@ -19,18 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "cpu_ms.h"
+
 volatile unsigned long perf_sink;
-
-static double cpu_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 __attribute__((noinline)) void perf_c(double ms)
 {

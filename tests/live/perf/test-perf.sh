@@ -117,13 +117,20 @@ fp() {
 # went with them say so; none shows another entry's stack.
 lost() {
 	USTITCH_PERF_PAGES=1 record lost -e cpu-clock -F 10000 -g -- "$UST_PERF_PROG" 300 300 tf || return
-	local s="$work/lost.samples"
-	grep -q "records lost" "$work/lost.log" && ok "lost: perf records were lost" ||
+	check_lost lost lost 50
+}
+
+# check_lost LABEL NAME MIN: after records were lost, the chains of
+# recording NAME (at least MIN each), no foreign stack, no lost sample
+# with a stack.
+check_lost() {
+	local label=$1 name=$2 s="$work/$2.samples"
+	grep -q "records lost" "$work/$name.log" && ok "$label: perf records were lost" ||
 		echo "note: no perf records lost this time"
-	check_chains lost 50
-	expect_eq "lost: kernel samples in read() with a foreign user stack" \
+	check_chains "$name" "$3"
+	expect_eq "$label: kernel samples in read() with a foreign user stack" \
 		"$(awk '$1 == "kernel" && $6 ~ /read_zero/ && $5 != "LOST" && $5 != "-" && $5 !~ /perf_k;main;/' "$s" | wc -l)" 0
-	expect_eq "lost: samples marked lost that show a stack" \
+	expect_eq "$label: samples marked lost that show a stack" \
 		"$(awk '$4 == "lost" && $5 != "LOST" && $5 != "-"' "$s" | wc -l)" 0
 }
 
@@ -211,15 +218,9 @@ kernel-lost() {
 	kernel_fp=1
 	USTITCH_PERF_PAGES=1 record klost -e cpu-clock -F 10000 -g --call-graph defer -- \
 		"$UST_PERF_PROG_O2" 300 300 tf || return
-	local s="$work/klost.samples"
-	grep -q "records lost" "$work/klost.log" && ok "kernel-lost: perf records were lost" ||
-		echo "note: no perf records lost this time"
-	check_chains klost 20
-	expect_eq "kernel-lost: kernel samples in read() with a foreign user stack" \
-		"$(awk '$1 == "kernel" && $6 ~ /read_zero/ && $5 != "LOST" && $5 != "-" && $5 !~ /perf_k;main;/' "$s" | wc -l)" 0
-	expect_eq "kernel-lost: samples marked lost that show a stack" \
-		"$(awk '$4 == "lost" && $5 != "LOST" && $5 != "-"' "$s" | wc -l)" 0
-	at_least "kernel-lost: samples marked lost" "$(awk '$4 == "lost" || $5 == "LOST"' "$s" | wc -l)" 1
+	check_lost kernel-lost klost 20
+	at_least "kernel-lost: samples marked lost" \
+		"$(awk '$4 == "lost" || $5 == "LOST"' "$work/klost.samples" | wc -l)" 1
 }
 
 # Debian's gzip and sort (stripped, no frame pointers) under the default
