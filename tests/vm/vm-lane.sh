@@ -9,6 +9,7 @@
 # of this build tree; results come back through a writable 9p share.
 #
 #   vm-lane.sh [--tap] [--kernel NAME] SOURCE-DIR BUILD-DIR
+#   vm-lane.sh --check SOURCE-DIR BUILD-DIR
 #
 # NAME (default 6.12), each the newest package of its line:
 #   6.1   Debian 12's own kernel, linux-image-6.1.0-N-amd64-unsigned
@@ -18,7 +19,10 @@
 #         lane's own (in the cache directory), the host's sources untouched
 #
 # What runs in the guest: tests/vm/guest-tests.txt (see there), the lines
-# meant for NAME.  Output is one line per guest test, TAP with --tap (meson
+# meant for NAME.  The whole list, every kernel's lines, is checked on the
+# host before anything is installed or booted: a malformed line, a kernel
+# the lane does not know, or a name no test, benchmark or guest script of
+# this build has fails the lane (--check does only that).  Output is one line per guest test, TAP with --tap (meson
 # then shows each guest test).  Skipped (exit 77, or a TAP skip plan) only
 # when QEMU, busybox-static, jq or the kernel package cannot be installed
 # (missing packages are installed when we are root).
@@ -37,10 +41,11 @@
 #   UST_*              passed on to the guest's script tests
 set -u
 
-tap=0 kname=6.12
+tap=0 kname=6.12 check_only=0
 while (($#)); do
 	case $1 in
 	--tap) tap=1 ;;
+	--check) check_only=1 ;;
 	--kernel) kname=${2:-}; shift ;;
 	*) break ;;
 	esac
@@ -48,6 +53,7 @@ while (($#)); do
 done
 if [ $# -ne 2 ]; then
 	echo "usage: $0 [--tap] [--kernel 6.1|6.12|7.3] SOURCE-DIR BUILD-DIR" >&2
+	echo "       $0 --check SOURCE-DIR BUILD-DIR" >&2
 	exit 2
 fi
 src=$(realpath "$1")
@@ -61,6 +67,11 @@ fi
 limit=${UST_VM_TIME_LIMIT:-1440}
 factor=${UST_VM_TIME_FACTOR:-4}
 list=${UST_VM_TESTS:-$src/tests/vm/guest-tests.txt}
+# A relative list is looked for here, then in the source tree (the lists
+# name themselves as bench/perf-defer/vm-7.3.txt).
+if ! [ -e "$list" ] && [ "${list:0:1}" != / ] && [ -e "$src/$list" ]; then
+	list=$src/$list
+fi
 work=${UST_VM_WORK:-$build/tests/vm/lane-$kname}
 lane_t0=$(date +%s)
 
@@ -108,6 +119,58 @@ bail() {
 	exit 1
 }
 
+# ---- the list, checked before anything else ----------------------------
+
+kernels=(6.1 6.12 7.3)
+# check_list: every line of $list, whatever its kernels, is well formed and
+# names something this build has; each problem is said (file:line), and
+# the count returned.  Lines meant for other kernels are checked too: a
+# typo must not wait for the lane that runs it.
+check_list() {
+	local kind name rest tok k ks lineno=0 errs=0 tests benches
+	err() { note "$list:$lineno: $*"; errs=$((errs + 1)); }
+	[ -r "$list" ] || { note "cannot read the test list $list"; return 1; }
+	command -v jq >/dev/null || { note "jq is needed to check $list"; return 1; }
+	tests=$(jq -r '.[].name' "$build/meson-info/intro-tests.json" 2>/dev/null) ||
+		{ note "no $build/meson-info/intro-tests.json: not a meson build directory"; return 1; }
+	benches=$(jq -r '.[].name' "$build/meson-info/intro-benchmarks.json" 2>/dev/null)
+	while read -r kind name rest; do
+		lineno=$((lineno + 1))
+		[ -z "$kind" ] || [ "${kind:0:1}" = "#" ] && continue
+		if [ -z "$name" ] || [ "${name%%=*}" != "$name" ]; then
+			err "$kind: no test name"
+			continue
+		fi
+		case $kind in
+		meson) grep -qxF -- "$name" <<<"$tests" || err "no meson test '$name' in this build" ;;
+		bench) grep -qxF -- "$name" <<<"$benches" || err "no benchmark '$name' in this build" ;;
+		script) [ -r "$src/tests/vm/guest/$name.sh" ] || err "no guest script tests/vm/guest/$name.sh" ;;
+		*) err "'$kind' is not meson, bench or script" ;;
+		esac
+		read -ra toks <<<"${rest%%#*}"
+		for tok in "${toks[@]}"; do
+			case $tok in
+			timeout=*)
+				[[ ${tok#timeout=} =~ ^[1-9][0-9]*$ ]] || err "$name: '$tok' is not a number of seconds"
+				;;
+			on=*)
+				ks=${tok#on=}
+				[ -n "$ks" ] || err "$name: 'on=' names no kernel"
+				for k in ${ks//,/ }; do
+					[[ " ${kernels[*]} " == *" $k "* ]] ||
+						err "$name: '$tok': the lane knows no kernel '$k' (${kernels[*]})"
+				done
+				;;
+			[A-Za-z_]*=*)
+				[[ ${tok%%=*} =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || err "$name: '$tok' is not VAR=VALUE"
+				;;
+			*) err "$name: '$tok' is not VAR=VALUE, on=KERNELS or timeout=SECONDS" ;;
+			esac
+		done
+	done <"$list"
+	return $((errs > 255 ? 255 : errs))
+}
+
 # ---- what the host needs ------------------------------------------------
 
 # Installs missing packages when we may (root, apt): the lane must run in
@@ -129,6 +192,15 @@ need_pkgs() {	# need_pkgs PACKAGE...
 }
 
 mkdir -p "$(dirname "$work")"
+if ((check_only)); then
+	tap=0
+	check_list || { echo "vm-lane: $list: $? problem(s)"; exit 1; }
+	echo "vm-lane: $list: every line is well formed and names a test of this build"
+	exit 0
+fi
+need_pkgs jq || skip "cannot install jq (see $work.apt.log)"
+check_list || bail "$list: $? problem(s) (above); nothing was booted"
+
 need_pkgs qemu-system-x86 busybox-static jq ||
 	skip "cannot install qemu-system-x86, busybox-static and jq (see $work.apt.log)"
 command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
