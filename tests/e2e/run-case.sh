@@ -5,6 +5,11 @@
 # @NAME@ placeholders in .spec/.args/.expected are replaced first.
 set -u
 dir=$1 name=$2
+# A case is its .spec and .expected: an unknown name fails, naming it.
+if ! [ -r "$dir/$name.spec" ] || ! [ -r "$dir/$name.expected" ]; then
+	echo "FAIL - unknown case '$name' (no $dir/$name.spec and .expected)"
+	exit 2
+fi
 . "$(dirname "$0")/report-lib.sh"
 work=$(mktemp -d /tmp/ustitch-e2e.XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -1,15 +1,35 @@
-# Sourced by the live test scripts: `. "$(dirname "$0")/../lib.sh" NAME`.
-# Skips (77) without root or tracefs; gives a work directory removed at exit
-# ($work, /tmp/ustitch-NAME.*), the script's directory ($here), and the
-# result helpers, which count failures in $fails (end with `finish`).
+# Sourced by the live test scripts:
+#   . "$(dirname "$0")/../lib.sh" NAME [CASE KNOWN...]
+# With CASE (the script's argument), CASE must be one of the KNOWN test
+# names: an unknown or missing one fails (exit 2), checked first, so that
+# a misspelt name fails even where the test would skip.  Then skips (77)
+# without root or tracefs; gives a work directory removed at exit ($work,
+# /tmp/ustitch-NAME.*), the script's directory ($here), and the result
+# helpers, which count failures in $fails and skipped parts in $skips (end
+# with `finish`).
+
+# known_case CASE KNOWN...: CASE is one of KNOWN, else says so.
+known_case() {
+	local c=$1
+	shift
+	[ -n "$c" ] && [[ " $* " == *" $c "* ]] && return 0
+	echo "FAIL - $0: unknown test '$c' (known: $*)"
+	return 1
+}
+if [ $# -gt 1 ]; then
+	known_case "$2" "${@:3}" || exit 2
+fi
 [ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
 [ -d /sys/kernel/tracing/instances ] || { echo "skip: no tracefs"; exit 77; }
 work=$(mktemp -d "/tmp/ustitch-$1.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 here=$(dirname "$0")
-fails=0
+fails=0 skips=0
 ok() { echo "ok - $*"; }
 bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
+# skip_part NAME REASON: a part of the test that cannot run here, said as
+# a TAP skip (never as passed, never left out).
+skip_part() { echo "ok - $1 # SKIP $2"; skips=$((skips + 1)); }
 # expect_eq NAME GOT WANT
 expect_eq() { [ "$2" = "$3" ] && ok "$1: $2" || { bad "$1: got '$2', expected '$3'"; return 1; }; }
 # at_least NAME GOT MIN, at_most NAME GOT MAX
@@ -23,6 +43,7 @@ report() {
 }
 # The exit status: 0, or 1 after saying how many checks failed.
 finish() {
+	[ "$skips" = 0 ] || echo "$skips part(s) skipped"
 	[ "$fails" = 0 ] && exit 0
 	echo "$fails failed"
 	exit 1

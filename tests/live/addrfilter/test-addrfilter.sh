@@ -9,7 +9,7 @@
 #
 # usage: test-addrfilter.sh filter|startstop|combine|samples|refusals
 set -u
-. "$(dirname "$0")/../lib.sh" af
+. "$(dirname "$0")/../lib.sh" af "${1:-}" filter startstop combine samples refusals
 
 LIB=$UST_AF_LIB
 PROG=$UST_AF_PROG

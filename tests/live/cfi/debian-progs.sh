@@ -28,5 +28,6 @@ cmd_of() {
 	tar) cmd=(/usr/bin/tar cf "$work/t.tar" -C /usr/lib python3.11/json python3.11/email) ;;
 	python3) cmd=(/usr/bin/python3 -c 'import os; [print(os.path.join(d, f), flush=True) for d, ds, fs in os.walk("/usr/lib/python3.11") for f in sorted(fs)]') ;;
 	ls) cmd=(/usr/bin/ls -lR /usr/share/doc) ;;
+	*) return 1 ;;
 	esac
 }

@@ -22,6 +22,30 @@
 set -u
 mode=${1:-chains}
 here=$(dirname "$0")
+# Every name this script is given must be known, checked before anything
+# can skip: a misspelt mode, scenario or program would quietly test less.
+case $mode in
+chains | debian | perf-agree | gdb) ;;
+*)
+	echo "FAIL - $0: unknown test '$mode' (known: chains debian perf-agree gdb)"
+	exit 2
+	;;
+esac
+only=${UST_CFI_ONLY:-}
+for s in ${only//,/ }; do
+	if ! [ -r "$here/expected/$s.txt" ]; then
+		echo "FAIL - UST_CFI_ONLY: unknown scenario '$s' (known: $(cd "$here/expected" && echo *.txt | sed 's/\.txt//g'))"
+		exit 2
+	fi
+done
+# The Debian programs (debian_progs, cmd_of, debian_inputs, debian_bottom).
+. "$here/debian-progs.sh"
+for p in $debian_progs; do
+	if [ "${p#*:}" = "$p" ] || [ -z "${p#*:}" ] || ! work=/ cmd_of "${p%%:*}"; then
+		echo "FAIL - UST_CFI_DEBIAN: '$p' is not PROGRAM:SYSCALL of a known program (sort gzip find tar python3 ls)"
+		exit 2
+	fi
+done
 if [ "$mode" = gdb ]; then
 	command -v gdb >/dev/null || { echo "skip: no gdb"; exit 77; }
 	work=$(mktemp -d /tmp/ustitch-cfi-gdb.XXXXXX)
@@ -94,9 +118,6 @@ chains() {
 	done
 }
 
-# The Debian programs (debian_progs, cmd_of, debian_inputs, debian_bottom).
-. "$here/debian-progs.sh"
-
 # reach NAME: "events reaching" from $work/NAME.chains.
 reach() {
 	awk -v re="$debian_bottom" '{ n++; if ($4 ~ re) r++ } END { print n + 0, r + 0 }' "$work/$1.chains"
@@ -143,6 +164,7 @@ perf_agree() {
 	# Scenarios whose stack above the event fits perf's 8 KiB copy (see
 	# README.md); perf 6.1 unwinds them all as gdb does.
 	for s in leaf qsort bsearch sig-raise sig-thread thread plt plt-resolve deep40; do
+		wanted "$s" || continue
 		f=$here/expected/$s.txt
 		ev=$(field "$f" event)
 		if ! perf record -q -o "$work/$s.perf" --call-graph dwarf -e "$ev" -- "$prog" "$s" \
@@ -251,6 +273,5 @@ chains) nofp; chains ;;
 debian) debian ;;
 perf-agree) perf_agree ;;
 gdb) nofp; gdb_verify ;;
-*) echo "usage: $0 chains|debian|perf-agree|gdb"; exit 2 ;;
 esac
 finish

@@ -5,7 +5,7 @@
 # gone afterwards, with the top instance unchanged.
 # usage: test-faults.sh enospc|overrun|command|kill|parallel
 set -u
-. "$(dirname "$0")/../lib.sh" faults
+. "$(dirname "$0")/../lib.sh" faults "${1:-}" enospc overrun command kill parallel
 
 prog=$UST_REC_PROG
 base=$(basename "$prog")
@@ -258,6 +258,6 @@ parallel() {
 
 case $1 in
 kill) kill_cases ;;
-*) "$1" ;;
+enospc | overrun | command | parallel) "$1" ;;
 esac
 finish

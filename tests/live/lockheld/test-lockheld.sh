@@ -12,7 +12,7 @@
 #
 # usage: test-lockheld.sh mmap|rcu|fields|address|stacks|refusals|track
 set -u
-. "$(dirname "$0")/../lib.sh" lh
+. "$(dirname "$0")/../lib.sh" lh "${1:-}" mmap rcu fields stacks refusals track
 
 PAGES=64
 ROUNDS=8

@@ -10,7 +10,7 @@
 #   debian: the default -g on Debian's own binaries (no frame pointers):
 #     complete stacks where -g uses the BPF CFI walk, else skipped.
 set -u
-. "$(dirname "$0")/../lib.sh" perf
+. "$(dirname "$0")/../lib.sh" perf "${1:-}" deferred fp lost badcmd kernel kernel-lost debian
 
 MAIN="perf_c;perf_b;perf_a;main"
 THR="perf_c;thr_a;thr_main;start_thread"

@@ -2,7 +2,7 @@
 # Live tests of `ustitch record` on this kernel (root, tracefs, BPF).
 # usage: test-record.sh chain|twins|fallback|signals|badcmd
 set -u
-. "$(dirname "$0")/../lib.sh" rec
+. "$(dirname "$0")/../lib.sh" rec "${1:-}" chain twins fallback signals badcmd
 
 instances() { ls /sys/kernel/tracing/instances | grep '^ustitch-' || true; }
 # Of the BPF programs and links recorder @1 held ($work/ids, read while it
