@@ -2,6 +2,11 @@
 # Live: record a real trace of this kernel (own tracefs instance), then
 # check that `trace-cmd report` prints it identically with and without our
 # plugin: the plugin must only ever change the deferred-unwind events.
+# Identical output proves nothing unless our plugin really was loaded by
+# the one report and not by the other: the dynamic loader's log of each
+# (LD_DEBUG, into files of their own) must show libtraceevent looking up
+# the plugin entry point in our plugin_ustitch.so, and in no ustitch
+# plugin for the plain report; `trace-cmd list -O` must show its options.
 set -u
 [ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
 [ -d /sys/kernel/tracing/instances ] || { echo "skip: no tracefs"; exit 77; }
@@ -16,8 +21,31 @@ fi
 report() {
 	( cd "$work" && HOME=$work "$@" trace-cmd report trace.dat 2>&1 )
 }
-report env -u TRACEEVENT_PLUGIN_DIR >"$work/plain"
-report env TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} >"$work/ours"
+report env -u TRACEEVENT_PLUGIN_DIR LD_DEBUG=files,bindings LD_DEBUG_OUTPUT="$work/ld-plain" >"$work/plain"
+report env TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} \
+	LD_DEBUG=files,bindings LD_DEBUG_OUTPUT="$work/ld-ours" >"$work/ours"
+# plugin_loaded LOG-PREFIX: the plugin files whose entry point was looked up.
+plugin_loaded() {
+	cat "$1".* 2>/dev/null | sed -n "s/.*binding file \([^ ]*plugin_ustitch[^ ]*\) .*symbol \`tep_plugin_loader'.*/\1/p" | sort -u
+}
+ours=$(realpath "$UST_PLUGIN_DIR/plugin_ustitch.so")
+loaded=$(plugin_loaded "$work/ld-ours")
+if [ -z "$loaded" ] || [ "$(realpath "$loaded")" != "$ours" ]; then
+	echo "the report with TRACEEVENT_PLUGIN_DIR=$UST_PLUGIN_DIR did not load $ours (loaded: ${loaded:-no ustitch plugin}); the plugins it loaded:"
+	cat "$work"/ld-ours.* | sed -n 's/.*calling init: \([^ ]*plugin_[^ ]*\).*/  \1/p' | sort -u
+	exit 1
+fi
+loaded=$(plugin_loaded "$work/ld-plain")
+if [ -n "$loaded" ]; then
+	echo "the report without TRACEEVENT_PLUGIN_DIR loaded a ustitch plugin too ($loaded): nothing to compare against"
+	exit 1
+fi
+if ! ( cd "$work" && HOME=$work TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" \
+	${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} trace-cmd list -O 2>&1 ) | grep -q '^ *plugin:[[:space:]]*ustitch$'; then
+	echo "trace-cmd list -O with TRACEEVENT_PLUGIN_DIR=$UST_PLUGIN_DIR shows no ustitch option: the plugin did not register"
+	exit 1
+fi
+echo "ok: the plugin was loaded ($ours) and registered its options"
 n=$(grep -c 'sys_enter_getppid:' "$work/plain")
 if [ "$n" -ne 50 ]; then
 	echo "expected 50 sys_enter_getppid events of ust-testprog, got $n"; head -30 "$work/plain"; exit 1
