@@ -169,7 +169,7 @@ stacks() {
 # Phase E and F events that are not pipe or inotify allocations would
 # make the comparisons inexact: the workload touches its buffers first.
 track() {
-	local pa=kmem:mm_page_alloc e=mm_page_alloc km=kmem:kmalloc site=call_site=inotify_handle_inode_event
+	local why pa=kmem:mm_page_alloc e=mm_page_alloc km=kmem:kmalloc site=call_site=inotify_handle_inode_event
 	if "$UST_USTITCH" probe | grep -q '^bpf-tracing-progs: no'; then
 		echo "skip: this kernel refuses tracing programs (fentry/fexit): held-lock tracking cannot run here"
 		exit 77
@@ -223,7 +223,11 @@ track() {
 	# under a tmpfs inode's i_rwsem (in guests, /tmp is tmpfs); no dentry
 	# lock is held in any page allocation of the workload.
 	if [ "$(stat -f -c %T /tmp)" != tmpfs ]; then
-		echo "# skip: slab specs: /tmp is not tmpfs here (phase G needs shmem inodes)"
+		why="/tmp is not tmpfs here (phase G needs shmem inodes)"
+		skip_part "reference: page allocations in phase G (tmpfs writes)" "$why"
+		skip_part "lock_held(&shmem_inode_cache), phase G" "$why"
+		skip_part "lock_held(&shmem_inode_cache), phases A and E" "$why"
+		skip_part "lock_held(&dentry), phases A, E and G" "$why"
 		return
 	fi
 	rec shm "$pa" 'lock_held(&shmem_inode_cache)' || return
@@ -244,8 +248,8 @@ refusals() {
 	kall=$(grep -c ' [bBdD] cgroup_mutex$' /proc/kallsyms || true)
 	while IFS=$'\t' read -r need filter msg; do
 		[ -z "$filter" ] && continue
-		[ "$need" = notracing ] && [ -z "$tracing" ] && { echo "skip: $filter (tracing programs load here)"; continue; }
-		[ "$need" = nokallsymsall ] && [ "$kall" != 0 ] && { echo "skip: $filter (kallsyms has data)"; continue; }
+		[ "$need" = notracing ] && [ -z "$tracing" ] && { skip_part "refused: $filter" "tracing programs load here"; continue; }
+		[ "$need" = nokallsymsall ] && [ "$kall" != 0 ] && { skip_part "refused: $filter" "kallsyms has data"; continue; }
 		out=$(cd "$work" && "$UST_USTITCH" record -e kmem:mm_page_alloc -f "$filter" -- true 2>&1); rc=$?
 		[ $rc -eq 2 ] && [ "$out" = "$msg" ] && ok "refused: $filter" ||
 			bad "$filter: status $rc, said '$out', expected '$msg'"

@@ -125,8 +125,10 @@ lost() {
 # with a stack.
 check_lost() {
 	local label=$1 name=$2 s="$work/$2.samples"
+	# Nothing lost: the rest still holds, but what follows a loss went
+	# untested, and says so.
 	grep -q "records lost" "$work/$name.log" && ok "$label: perf records were lost" ||
-		echo "note: no perf records lost this time"
+		skip_part "$label: perf records were lost" "no perf records lost this time"
 	check_chains "$name" "$3"
 	expect_eq "$label: kernel samples in read() with a foreign user stack" \
 		"$(awk '$1 == "kernel" && $6 ~ /read_zero/ && $5 != "LOST" && $5 != "-" && $5 !~ /perf_k;main;/' "$s" | wc -l)" 0
