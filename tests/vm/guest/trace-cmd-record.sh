@@ -4,7 +4,9 @@
 # blocks the function-tracer files it opens), so here it records a real
 # trace, which `trace-cmd report` must print with our plugin loaded, clean
 # and exactly as without it: the trace has no deferred-unwind events, and the
-# plugin must not change anything else.
+# plugin must not change anything else.  That the plugin was loaded (and by
+# the one report only) is proven from the dynamic loader's log, as in
+# tests/live/live-unchanged.sh: otherwise identical output proves nothing.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -22,8 +24,18 @@ report() {	# report OUTPUT [ENV...]: trace-cmd report, stderr apart
 	rc=$?
 	[ "$rc" = 0 ] || { cat "$out.err"; fail "trace-cmd report ($*) exited with $rc"; }
 }
-report plain -u TRACEEVENT_PLUGIN_DIR
-report ours TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD}
+report plain -u TRACEEVENT_PLUGIN_DIR LD_DEBUG=files,bindings LD_DEBUG_OUTPUT="$PWD/ld-plain"
+report ours TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} \
+	LD_DEBUG=files,bindings LD_DEBUG_OUTPUT="$PWD/ld-ours"
+# plugin_loaded LOG-PREFIX: the plugin files whose entry point was looked up.
+plugin_loaded() {
+	cat "$1".* 2>/dev/null | sed -n "s/.*binding file \([^ ]*plugin_ustitch[^ ]*\) .*symbol \`tep_plugin_loader'.*/\1/p" | sort -u
+}
+loaded=$(plugin_loaded ld-ours)
+[ -n "$loaded" ] && [ "$(realpath "$loaded")" = "$(realpath "$UST_PLUGIN_DIR/plugin_ustitch.so")" ] ||
+	fail "trace-cmd report with TRACEEVENT_PLUGIN_DIR=$UST_PLUGIN_DIR did not load its plugin_ustitch.so (${loaded:-no ustitch plugin})"
+loaded=$(plugin_loaded ld-plain)
+[ -z "$loaded" ] || fail "trace-cmd report without TRACEEVENT_PLUGIN_DIR loaded $loaded too"
 
 # The report runs clean: nothing on stderr, nothing unparsed, no ustitch
 # complaint.
