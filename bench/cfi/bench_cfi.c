@@ -11,7 +11,7 @@
  * cannot follow: UNSUPPORTED); the rbp and rbx rules, and what tracking
  * rbx costs (its own rows, 16- rather than 12-byte rows); then the disk cache: load time of the saved table
  * against the build (a temporary cache directory, best of 3).  Nothing
- * is asserted: these are figures for the README.
+ * is asserted: these are figures for bench/README.md.
  */
 #include <inttypes.h>
 #include <limits.h>

@@ -5,7 +5,7 @@
  * mutated pages.
  *
  * libtracecmd 1.3.1 itself crashes on many corrupt file headers (in
- * tracecmd_open_fd(): not our code, see README), so the bytes mutated are
+ * tracecmd_open_fd(): not our code, see tests/README.md), so the bytes mutated are
  * those of the ring-buffer pages: the templates are the e2e specs written
  * by ust-mktrace (seeds.sh, directory $UST_FUZZ_SCAN_TEMPLATES), and an
  * input is
