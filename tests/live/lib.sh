@@ -2,7 +2,10 @@
 #   . "$(dirname "$0")/../lib.sh" NAME [CASE KNOWN...]
 # With CASE (the script's argument), CASE must be one of the KNOWN test
 # names: an unknown or missing one fails (exit 2), checked first, so that
-# a misspelt name fails even where the test would skip.  Then skips (77)
+# a misspelt name fails even where the test would skip.  The output is
+# TAP (the tests are registered with protocol 'tap'): "ok - ...",
+# "not ok - ...", a part that cannot run here "ok - ... # SKIP why", and a
+# test that cannot run at all "1..0 # SKIP why" (skip_all).  It skips
 # without root or tracefs; gives a work directory removed at exit ($work,
 # /tmp/ustitch-NAME.*), the script's directory ($here), and the result
 # helpers, which count failures in $fails and skipped parts in $skips (end
@@ -13,20 +16,22 @@ known_case() {
 	local c=$1
 	shift
 	[ -n "$c" ] && [[ " $* " == *" $c "* ]] && return 0
-	echo "FAIL - $0: unknown test '$c' (known: $*)"
+	echo "Bail out! $0: unknown test '$c' (known: $*)"
 	return 1
 }
 if [ $# -gt 1 ]; then
 	known_case "$2" "${@:3}" || exit 2
 fi
-[ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
-[ -d /sys/kernel/tracing/instances ] || { echo "skip: no tracefs"; exit 77; }
+# skip_all REASON: the whole test cannot run here (before any other line).
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+[ "$(id -u)" = 0 ] || skip_all "needs root"
+[ -d /sys/kernel/tracing/instances ] || skip_all "no tracefs"
 work=$(mktemp -d "/tmp/ustitch-$1.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 here=$(dirname "$0")
 fails=0 skips=0
 ok() { echo "ok - $*"; }
-bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
+bad() { echo "not ok - $*"; fails=$((fails + 1)); }
 # skip_part NAME REASON: a part of the test that cannot run here, said as
 # a TAP skip (never as passed, never left out).
 skip_part() { echo "ok - $1 # SKIP $2"; skips=$((skips + 1)); }

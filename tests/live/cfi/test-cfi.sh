@@ -27,14 +27,14 @@ here=$(dirname "$0")
 case $mode in
 chains | debian | perf-agree | gdb) ;;
 *)
-	echo "FAIL - $0: unknown test '$mode' (known: chains debian perf-agree gdb)"
+	echo "Bail out! $0: unknown test '$mode' (known: chains debian perf-agree gdb)"
 	exit 2
 	;;
 esac
 only=${UST_CFI_ONLY:-}
 for s in ${only//,/ }; do
 	if ! [ -r "$here/expected/$s.txt" ]; then
-		echo "FAIL - UST_CFI_ONLY: unknown scenario '$s' (known: $(cd "$here/expected" && echo *.txt | sed 's/\.txt//g'))"
+		echo "Bail out! UST_CFI_ONLY: unknown scenario '$s' (known: $(cd "$here/expected" && echo *.txt | sed 's/\.txt//g'))"
 		exit 2
 	fi
 done
@@ -42,17 +42,18 @@ done
 . "$here/debian-progs.sh"
 for p in $debian_progs; do
 	if [ "${p#*:}" = "$p" ] || [ -z "${p#*:}" ] || ! work=/ cmd_of "${p%%:*}"; then
-		echo "FAIL - UST_CFI_DEBIAN: '$p' is not PROGRAM:SYSCALL of a known program (sort gzip find tar python3 ls)"
+		echo "Bail out! UST_CFI_DEBIAN: '$p' is not PROGRAM:SYSCALL of a known program (sort gzip find tar python3 ls)"
 		exit 2
 	fi
 done
 if [ "$mode" = gdb ]; then
-	command -v gdb >/dev/null || { echo "skip: no gdb"; exit 77; }
+	skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+	command -v gdb >/dev/null || skip_all "no gdb"
 	work=$(mktemp -d /tmp/ustitch-cfi-gdb.XXXXXX)
 	trap 'rm -rf "$work"' EXIT
 	fails=0 skips=0
 	ok() { echo "ok - $*"; }
-	bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
+	bad() { echo "not ok - $*"; fails=$((fails + 1)); }
 	skip_part() { echo "ok - $1 # SKIP $2"; skips=$((skips + 1)); }
 	expect_eq() { [ "$2" = "$3" ] && ok "$1: $2" || bad "$1: got '$2', expected '$3'"; }
 	finish() {
@@ -87,9 +88,8 @@ need_deferred() {
 	p=$("$UST_USTITCH" probe 2>&1)
 	echo "$p" | grep -q '^ftrace-deferred-unwind: yes' && return
 	echo "$p" | grep -q '^bpf-tracepoint: yes' && return
-	echo "skip: no deferred user stacks on this kernel (neither the ftrace series nor BPF tracepoint programs)"
-	echo "$p"
-	exit 77
+	echo "$p" | sed 's/^/# /'
+	skip_all "no deferred user stacks on this kernel (neither the ftrace series nor BPF tracepoint programs)"
 }
 
 # record NAME EVENT CMD...: deferred user stacks of EVENT for CMD into
@@ -175,7 +175,7 @@ seg_delta() {
 perf_agree() {
 	local s ev f n
 	need_deferred
-	command -v perf >/dev/null || { echo "skip: no perf"; exit 77; }
+	command -v perf >/dev/null || skip_all "no perf"
 	# Scenarios whose stack above the event fits perf's 8 KiB copy (see
 	# README.md); perf 6.1 unwinds them all as gdb does.
 	for s in leaf qsort bsearch sig-raise sig-thread thread plt plt-resolve deep40; do

@@ -171,8 +171,7 @@ stacks() {
 track() {
 	local why pa=kmem:mm_page_alloc e=mm_page_alloc km=kmem:kmalloc site=call_site=inotify_handle_inode_event
 	if "$UST_USTITCH" probe | grep -q '^bpf-tracing-progs: no'; then
-		echo "skip: this kernel refuses tracing programs (fentry/fexit): held-lock tracking cannot run here"
-		exit 77
+		skip_all "this kernel refuses tracing programs (fentry/fexit): held-lock tracking cannot run here"
 	fi
 	LH_PROG_ARGS=track
 	rec mutex "$pa" 'lock_held(mutex)' || return

@@ -141,7 +141,7 @@ probe_uses() { "$UST_USTITCH" probe --no-verify 2>/dev/null | grep "^record $1: 
 
 need_kernel_defer() {
 	probe_uses "--call-graph defer" | grep -q "deferred by the kernel" ||
-		{ echo "skip: this kernel has no perf defer_callchain"; exit 77; }
+		skip_all "this kernel has no perf defer_callchain"
 }
 
 # The kernel's own deferred callchains, stitched by cookie: the chains of
@@ -230,7 +230,7 @@ kernel-lost() {
 # __libc_start_main (main threads) or start_thread and clone3 (sort's).
 debian() {
 	probe_uses "-g" | grep -q "deferred by BPF" ||
-		{ echo "skip: -g does not walk by CFI here ($(probe_uses "-g"))"; exit 77; }
+		skip_all "-g does not walk by CFI here ($(probe_uses "-g"))"
 	local kb=${UST_DEBIAN_KB:-6000} prog s n full
 	seq 1 $((kb * 1000 / 7)) | awk '{ print ($1 * 7919) % 100003, $1 }' >"$work/input.txt"
 	record gzip -e cpu-clock -F 999 -g -- /bin/sh -c "gzip -9 -c '$work/input.txt' >'$work/input.gz'" || return
