@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "tdw_priv.h"
+#include "ustitch/grow.h"
 
 #define FILE_VERSION		"6"
 
@@ -41,23 +42,16 @@ struct mem {
 
 static void *mem_grow(struct mem *m, size_t n)
 {
-	size_t cap;
 	void *p;
 
 	if (m->oom)
 		return NULL;
-	if (m->len + n > m->cap) {
-		cap = m->cap ? m->cap : 4096;
-		while (cap < m->len + n)
-			cap *= 2;
-		p = realloc(m->p, cap);
-		if (!p) {
-			m->oom = true;
-			return NULL;
-		}
-		m->p = p;
-		m->cap = cap;
+	p = ust_grow(m->p, &m->cap, m->len + n, 1, 4096);
+	if (!p) {
+		m->oom = true;
+		return NULL;
 	}
+	m->p = p;
 	p = m->p + m->len;
 	m->len += n;
 	return p;
