@@ -530,11 +530,3 @@ int ust_cfi_build_mem(const void *image, size_t size, const struct ust_cfi_opts 
 	ust_sym_elf_close(&e);
 	return ret;
 }
-
-void ust_cfi_table_free(struct ust_cfi_table *t)
-{
-	if (!t)
-		return;
-	free(t->rows);
-	free(t);
-}
