@@ -12,8 +12,11 @@ void *ust_grow(void *arr, size_t *cap, size_t need, size_t elem, size_t first)
 	if (need <= *cap)
 		return arr;
 	ncap = *cap ? *cap * 2 : (first ? first : 1);
-	while (ncap < need)
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return NULL;
 		ncap *= 2;
+	}
 	if (elem && ncap > SIZE_MAX / elem)
 		return NULL;
 	n = realloc(arr, ncap * elem);

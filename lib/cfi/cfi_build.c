@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "cfi_internal.h"
+#include "ustitch/grow.h"
 
 struct seg {
 	uint64_t vaddr, end, off;	/* executable PT_LOAD: [vaddr, end) at off */
@@ -82,15 +83,12 @@ static int add_span(struct builder *b, uint64_t vlo, uint64_t vhi,
 
 		if (lo >= hi)
 			continue;
-		if (b->nr_spans == b->cap_spans) {
-			size_t cap = b->cap_spans ? 2 * b->cap_spans : 1024;
-			struct span *n = realloc(b->spans, cap * sizeof(*n));
+		struct span *n = ust_grow(b->spans, &b->cap_spans, b->nr_spans + 1,
+					  sizeof(*n), 1024);
 
-			if (!n)
-				return ust_cfi_fail(b->err, b->errsz, -ENOMEM, "out of memory");
-			b->spans = n;
-			b->cap_spans = cap;
-		}
+		if (!n)
+			return ust_cfi_fail(b->err, b->errsz, -ENOMEM, "out of memory");
+		b->spans = n;
 		b->spans[b->nr_spans++] = (struct span){
 			.off = lo - s->vaddr + s->off,
 			.end = hi - s->vaddr + s->off,
@@ -151,19 +149,16 @@ static bool in_text(const struct builder *b, uint64_t lo, uint64_t hi)
 
 static int add_eh_cov(struct builder *b, uint64_t lo, uint64_t hi)
 {
+	struct ival *n;
+
 	if (b->nr_eh_cov && b->eh_cov[b->nr_eh_cov - 1].end == lo) {
 		b->eh_cov[b->nr_eh_cov - 1].end = hi;
 		return 0;
 	}
-	if (b->nr_eh_cov == b->cap_eh_cov) {
-		size_t cap = b->cap_eh_cov ? 2 * b->cap_eh_cov : 256;
-		struct ival *n = realloc(b->eh_cov, cap * sizeof(*n));
-
-		if (!n)
-			return ust_cfi_fail(b->err, b->errsz, -ENOMEM, "out of memory");
-		b->eh_cov = n;
-		b->cap_eh_cov = cap;
-	}
+	n = ust_grow(b->eh_cov, &b->cap_eh_cov, b->nr_eh_cov + 1, sizeof(*n), 256);
+	if (!n)
+		return ust_cfi_fail(b->err, b->errsz, -ENOMEM, "out of memory");
+	b->eh_cov = n;
 	b->eh_cov[b->nr_eh_cov++] = (struct ival){ lo, hi };
 	return 0;
 }
@@ -256,15 +251,11 @@ static int cmp_span(const void *a, const void *b)
 static int push_row(struct ust_cfi_table *t, size_t *cap, uint64_t off,
 		    const struct ust_cfi_rule *r)
 {
-	if (t->nr_rows == *cap) {
-		size_t n = *cap ? 2 * *cap : 1024;
-		struct ust_cfi_row *rows = realloc(t->rows, n * sizeof(*rows));
+	struct ust_cfi_row *rows = ust_grow(t->rows, cap, t->nr_rows + 1, sizeof(*rows), 1024);
 
-		if (!rows)
-			return -ENOMEM;
-		t->rows = rows;
-		*cap = n;
-	}
+	if (!rows)
+		return -ENOMEM;
+	t->rows = rows;
 	t->rows[t->nr_rows++] = (struct ust_cfi_row){
 		.off = (__u32)off,
 		.cfa_off = r->cfa_off,
@@ -538,12 +529,4 @@ int ust_cfi_build_mem(const void *image, size_t size, const struct ust_cfi_opts 
 	ret = ust_cfi_build_elf(&e, NULL, opts, out, err, errsz);
 	ust_sym_elf_close(&e);
 	return ret;
-}
-
-void ust_cfi_table_free(struct ust_cfi_table *t)
-{
-	if (!t)
-		return;
-	free(t->rows);
-	free(t);
 }

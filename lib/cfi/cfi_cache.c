@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cfi_internal.h"
+#include "ustitch/grow.h"
 
 struct ust_cfi_cache {
 	pthread_mutex_t lock;
@@ -69,15 +70,11 @@ static struct ust_cfi_table *find(struct ust_cfi_cache *c, const uint8_t *id, si
 
 static int keep(struct ust_cfi_cache *c, struct ust_cfi_table *t)
 {
-	if (c->nr == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 32;
-		struct ust_cfi_table **n = realloc(c->tabs, cap * sizeof(*n));
+	struct ust_cfi_table **n = ust_grow(c->tabs, &c->cap, c->nr + 1, sizeof(*n), 32);
 
-		if (!n)
-			return -ENOMEM;
-		c->tabs = n;
-		c->cap = cap;
-	}
+	if (!n)
+		return -ENOMEM;
+	c->tabs = n;
 	c->tabs[c->nr++] = t;
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cfi_internal.h"
+#include "ustitch/grow.h"
 
 #define PE_OMIT		0xff
 #define PE_FMT(e)	((e) & 0x0f)
@@ -240,15 +241,11 @@ int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fde **out,
 			goto fail;
 		}
 		if (dwarf_cfi_cie_p(&ent)) {
-			if (nr_cie == cap_cie) {
-				struct cie_info *n;
+			struct cie_info *n = ust_grow(cies, &cap_cie, nr_cie + 1, sizeof(*n), 16);
 
-				cap_cie = cap_cie ? 2 * cap_cie : 16;
-				n = realloc(cies, cap_cie * sizeof(*n));
-				if (!n)
-					goto nomem;
-				cies = n;
-			}
+			if (!n)
+				goto nomem;
+			cies = n;
 			cies[nr_cie].off = off;
 			cies[nr_cie].ok = cie_encoding(&ent.cie, &cies[nr_cie].enc);
 			nr_cie++;
@@ -263,6 +260,7 @@ int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fde **out,
 	/* Pass 2: the FDEs. */
 	for (off = 0; off < data->d_size; off = next) {
 		struct cie_info key, *cie;
+		struct ust_cfi_fde *n;
 		Dwarf_CFI_Entry ent;
 		const uint8_t *p, *end;
 		uint64_t start, len;
@@ -307,15 +305,10 @@ int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fde **out,
 					   name, (unsigned long long)off);
 			goto fail;
 		}
-		if (nr == cap) {
-			struct ust_cfi_fde *n;
-
-			cap = cap ? 2 * cap : 256;
-			n = realloc(fdes, cap * sizeof(*n));
-			if (!n)
-				goto nomem;
-			fdes = n;
-		}
+		n = ust_grow(fdes, &cap, nr + 1, sizeof(*n), 256);
+		if (!n)
+			goto nomem;
+		fdes = n;
 		fdes[nr].start = start;
 		fdes[nr].end = start + len;
 		fdes[nr].sec_off = off;

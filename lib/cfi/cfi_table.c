@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * Reading a built table: lookup by file offset and rows as text.
+ * A built table: lookup by file offset, rows as text, freeing it.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cfi_internal.h"
 
@@ -112,4 +113,12 @@ void ust_cfi_build_id_hex(const struct ust_cfi_table *t, char *buf, size_t len)
 	buf[0] = '\0';
 	for (i = 0; i < t->build_id_len && 2 * i + 2 < len; i++)
 		snprintf(buf + 2 * i, 3, "%02x", t->build_id[i]);
+}
+
+void ust_cfi_table_free(struct ust_cfi_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	free(t);
 }

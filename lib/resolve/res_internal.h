@@ -2,7 +2,7 @@
 /*
  * ust_res internals: the (kdev, inode) map every source fills
  * (res_map.c), the /proc/PID/maps scan (res_proc.c) and the directory
- * index (res_index.c).  resolve.c chains them and caches the answers.
+ * index (res_index.c).  res.c chains them and caches the answers.
  */
 #ifndef USTITCH_RES_INTERNAL_H
 #define USTITCH_RES_INTERNAL_H
@@ -34,27 +34,32 @@ void ust_res_map_each(const struct ust_res_map *m,
 /* res_kdev.c: stat() @path: a regular file with exactly this (kdev, inode)? */
 bool ust_res_path_matches(const char *path, uint32_t kdev, uint64_t ino);
 
-/* res_proc.c: every mapped file of the live processes, paths verified. */
+/* res_proc.c: every mapped file of the live processes. */
 struct ust_res_proc_stats {
 	unsigned int pids;
 	unsigned int files;
 };
-/* Adds (kdev, ino) -> strdup'ed path to @m for keys not yet there. */
-int ust_res_proc_scan(struct ust_res_map *m, struct ust_res_proc_stats *st);
 
 /*
- * res_proc.c, map_files: keys whose maps path could not be verified (a
- * deleted or replaced file, another mount namespace) -> struct
- * ust_res_mapf_ent, opened through /proc/PID/map_files when asked for.
- * @mapf may be NULL.
+ * map_files: a key whose maps path could not be verified (a deleted or
+ * replaced file, another mount namespace), opened through
+ * /proc/PID/map_files when asked for.
  */
 struct ust_res_mapf_ent {
 	char *link;		/* /proc/PID/map_files/START-END */
 	char *name;		/* the maps path, " (deleted)" cut off */
 	bool deleted;
 };
-int ust_res_proc_scan2(struct ust_res_map *m, struct ust_res_map *mapf,
-		       struct ust_res_proc_stats *st);
+
+/*
+ * Reads /proc/PID/maps of every live process.  A file whose maps path
+ * stat()s to its (kdev, inode) goes to @paths as (kdev, ino) -> strdup'ed
+ * path; one that does not goes to @mapf (may be NULL) as (kdev, ino) ->
+ * struct ust_res_mapf_ent.  Keys already in @paths are left alone.
+ * @st (may be NULL) gets the counts.  0, or -1 when /proc cannot be read.
+ */
+int ust_res_proc_scan_maps(struct ust_res_map *paths, struct ust_res_map *mapf,
+			   struct ust_res_proc_stats *st);
 void ust_res_mapf_free(void *p);
 
 /* res_handle.c: open (kdev, ino) by file handle. */

@@ -140,13 +140,8 @@ static void scan_pid(struct ust_res_map *m, struct ust_res_map *tried, struct us
 	fclose(fp);
 }
 
-int ust_res_proc_scan(struct ust_res_map *m, struct ust_res_proc_stats *st)
-{
-	return ust_res_proc_scan2(m, NULL, st);
-}
-
-int ust_res_proc_scan2(struct ust_res_map *m, struct ust_res_map *mapf,
-		       struct ust_res_proc_stats *st)
+int ust_res_proc_scan_maps(struct ust_res_map *paths, struct ust_res_map *mapf,
+			   struct ust_res_proc_stats *st)
 {
 	struct ust_res_map tried;
 	struct dirent *de;
@@ -161,7 +156,7 @@ int ust_res_proc_scan2(struct ust_res_map *m, struct ust_res_map *mapf,
 		if (!all_digits(de->d_name))
 			continue;
 		pids++;
-		scan_pid(m, &tried, mapf, de->d_name, &files);
+		scan_pid(paths, &tried, mapf, de->d_name, &files);
 	}
 	closedir(d);
 	ust_res_map_fini(&tried, free);

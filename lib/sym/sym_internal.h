@@ -78,7 +78,7 @@ struct ust_sym_tab {
 	size_t nr_prim;
 	uint32_t *by_name;		/* lazy, for ust_sym_tab_find_name() */
 	char **owned;			/* names cut at their "@VERSION" */
-	size_t nr_owned;
+	size_t nr_owned, cap_owned;
 	const char *origin;		/* ".symtab" or ".dynsym" */
 };
 

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "sym_internal.h"
+#include "ustitch/grow.h"
 
 static uint8_t bind_rank(unsigned char bind)
 {
@@ -159,10 +160,8 @@ int ust_sym_tab_load(struct ust_sym_tab *t, Elf *elf, GElf_Word type)
 				t->ents[n].old_version = true;
 		}
 		if ((at = strchr(name, '@')) && at != name) {
-			/* Grown at powers of two. */
-			size_t cap = t->nr_owned && !(t->nr_owned & (t->nr_owned - 1)) ?
-				     t->nr_owned * 2 : (t->nr_owned ? 0 : 16);
-			char **owned = cap ? realloc(t->owned, cap * sizeof(*owned)) : t->owned;
+			char **owned = ust_grow(t->owned, &t->cap_owned, t->nr_owned + 1,
+						sizeof(*owned), 16);
 			char *cut = strndup(name, (size_t)(at - name));
 
 			if (!owned || !cut) {

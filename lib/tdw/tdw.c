@@ -41,7 +41,7 @@ static bool power_of_two(unsigned int v)
 	return v && !(v & (v - 1));
 }
 
-int tdw_open_beside(const char *path, int flags, mode_t mode)
+int ust_tdw_open_beside(const char *path, int flags, mode_t mode)
 {
 	char *dir = strdup(path), *slash;
 	int fd, e;
@@ -130,17 +130,17 @@ static struct ust_tdw *open_writer(const char *path, const struct ust_tdw_opts *
 	int fd = -1, ret;
 
 	if (!path || !opts) {
-		errno = -tdw_err(err, errsz, -EINVAL, "ust_tdw_open: no path or options");
+		errno = -ust_tdw_err(err, errsz, -EINVAL, "ust_tdw_open: no path or options");
 		return NULL;
 	}
 	if (opts->nr_cpus < 1 || opts->nr_cpus > 65536) {
-		errno = -tdw_err(err, errsz, -EINVAL, "ust_tdw_open: bad CPU count %d",
-				 opts->nr_cpus);
+		errno = -ust_tdw_err(err, errsz, -EINVAL, "ust_tdw_open: bad CPU count %d",
+				     opts->nr_cpus);
 		return NULL;
 	}
 	w = calloc(1, sizeof(*w));
 	if (!w) {
-		errno = -tdw_err(err, errsz, -ENOMEM, "out of memory");
+		errno = -ust_tdw_err(err, errsz, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	w->nr_cpus = opts->nr_cpus;
@@ -148,8 +148,8 @@ static struct ust_tdw *open_writer(const char *path, const struct ust_tdw_opts *
 	/* The commit word keeps the data length in 27 bits. */
 	if (!power_of_two(w->page_size) || w->page_size < 256 ||
 	    w->page_size > TDW_COMMIT_MASK) {
-		errno = -tdw_err(err, errsz, -EINVAL, "ust_tdw_open: bad page size %u",
-				 w->page_size);
+		errno = -ust_tdw_err(err, errsz, -EINVAL, "ust_tdw_open: bad page size %u",
+				     w->page_size);
 		goto fail;
 	}
 	w->header_page = dup_or_default(opts->header_page, ust_kbits_get("header_page"));
@@ -158,26 +158,26 @@ static struct ust_tdw *open_writer(const char *path, const struct ust_tdw_opts *
 	w->uname = opts->uname ? strdup(opts->uname) : host_uname();
 	w->path = strdup(path);
 	if (!w->header_page || !w->header_event || !w->clock || !w->uname || !w->path) {
-		errno = -tdw_err(err, errsz, -ENOMEM, "out of memory");
+		errno = -ust_tdw_err(err, errsz, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	if (strchr(w->clock, ' ') || strchr(w->clock, '\n') || !w->clock[0]) {
-		errno = -tdw_err(err, errsz, -EINVAL, "ust_tdw_open: bad clock name \"%s\"",
-				 w->clock);
+		errno = -ust_tdw_err(err, errsz, -EINVAL, "ust_tdw_open: bad clock name \"%s\"",
+				     w->clock);
 		goto fail;
 	}
-	if (tdw_parse_header_page(w->header_page, &w->pl, err, errsz) < 0) {
+	if (ust_tdw_parse_header_page(w->header_page, &w->pl, err, errsz) < 0) {
 		errno = EINVAL;
 		goto fail;
 	}
 	if (w->pl.data_off + 16 > w->page_size) {
-		errno = -tdw_err(err, errsz, -EINVAL, "ust_tdw_open: page size %u too small",
-				 w->page_size);
+		errno = -ust_tdw_err(err, errsz, -EINVAL, "ust_tdw_open: page size %u too small",
+				     w->page_size);
 		goto fail;
 	}
 	if (ust_tdw_add_buffer(w, NULL, NULL, 0) != 0) {
 		/* The top buffer, the first: nothing but memory can fail. */
-		errno = -tdw_err(err, errsz, -ENOMEM, "ust_tdw_open: out of memory");
+		errno = -ust_tdw_err(err, errsz, -ENOMEM, "ust_tdw_open: out of memory");
 		goto fail;
 	}
 
@@ -192,7 +192,7 @@ static struct ust_tdw *open_writer(const char *path, const struct ust_tdw_opts *
 			goto fail_placeholder;
 		}
 		/* File systems without O_TMPFILE: in place, as a direct write. */
-		fd = tdw_open_beside(path, O_TMPFILE | O_WRONLY, 0644);
+		fd = ust_tdw_open_beside(path, O_TMPFILE | O_WRONLY, 0644);
 		w->replace = fd >= 0;
 	}
 	if (fd < 0)
@@ -201,7 +201,7 @@ static struct ust_tdw *open_writer(const char *path, const struct ust_tdw_opts *
 		ret = errno;
 		if (fd >= 0)
 			close(fd);
-		errno = -tdw_err(err, errsz, -ret, "%s: %s", path, strerror(ret));
+		errno = -ust_tdw_err(err, errsz, -ret, "%s: %s", path, strerror(ret));
 		goto fail_placeholder;
 	}
 	return w;
@@ -222,16 +222,16 @@ static int publish(struct ust_tdw *w, char *err, size_t errsz)
 	int ret = 0;
 
 	if (asprintf(&tmp, "%s.%d.tmp", w->path, (int)getpid()) < 0)
-		return tdw_err(err, errsz, -ENOMEM, "out of memory");
+		return ust_tdw_err(err, errsz, -ENOMEM, "out of memory");
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fileno(w->out));
 	unlink(tmp);
 	/* Through /proc, as AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH. */
 	if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) < 0 &&
 	    linkat(fileno(w->out), "", AT_FDCWD, tmp, AT_EMPTY_PATH) < 0)
-		ret = tdw_err(err, errsz, -errno, "%s: cannot name the finished file: %s",
-			      w->path, strerror(errno));
+		ret = ust_tdw_err(err, errsz, -errno, "%s: cannot name the finished file: %s",
+				  w->path, strerror(errno));
 	else if (rename(tmp, w->path) < 0)
-		ret = tdw_err(err, errsz, -errno, "%s: %s", w->path, strerror(errno));
+		ret = ust_tdw_err(err, errsz, -errno, "%s: %s", w->path, strerror(errno));
 	if (ret < 0)
 		unlink(tmp);
 	free(tmp);
@@ -244,7 +244,7 @@ static void free_writer(struct ust_tdw *w)
 
 	for (i = 0; i < w->nr_bufs; i++) {
 		for (c = 0; c < w->nr_cpus; c++)
-			tdw_cpu_fini(&w->bufs[i].cpus[c]);
+			ust_tdw_cpu_fini(&w->bufs[i].cpus[c]);
 		free(w->bufs[i].cpus);
 		free(w->bufs[i].name);
 	}
@@ -286,17 +286,17 @@ int ust_tdw_close(struct ust_tdw *w, char *err, size_t errsz)
 
 	if (!w)
 		return -EINVAL;
-	ret = w->io_error ? tdw_stopped(w, err, errsz) : 0;
+	ret = w->io_error ? ust_tdw_stopped(w, err, errsz) : 0;
 	for (i = 0; !ret && i < w->nr_bufs; i++)
 		for (c = 0; !ret && c < w->nr_cpus; c++)
-			ret = tdw_cpu_flush(w, &w->bufs[i].cpus[c], err, errsz);
+			ret = ust_tdw_cpu_flush(w, &w->bufs[i].cpus[c], err, errsz);
 	if (!ret)
-		ret = tdw_write_file(w, err, errsz);
+		ret = ust_tdw_write_file(w, err, errsz);
 	if (!ret && w->replace)
 		ret = publish(w, err, errsz);
 	if (fclose(w->out) != 0 && !ret) {
 		ret = -errno;
-		tdw_err(err, errsz, ret, "%s: %s", w->path, strerror(-ret));
+		ust_tdw_err(err, errsz, ret, "%s: %s", w->path, strerror(-ret));
 	}
 	w->out = NULL;
 	if (ret < 0 && w->created)
@@ -342,12 +342,12 @@ int ust_tdw_add_format(struct ust_tdw *w, const char *system, const char *text,
 	int i;
 
 	if (!w || !system || !text || !system[0] || strchr(system, '/'))
-		return tdw_err(err, errsz, -EINVAL, "add_format: bad system");
+		return ust_tdw_err(err, errsz, -EINVAL, "add_format: bad system");
 	if (parse_format_head(text, &name, &id) < 0) {
 		free(name);
-		return tdw_err(err, errsz, -EINVAL,
-			       "add_format: %s: the text has no valid \"name:\" and \"ID:\"",
-			       system);
+		return ust_tdw_err(err, errsz, -EINVAL,
+				   "add_format: %s: the text has no valid \"name:\" and \"ID:\"",
+				   system);
 	}
 	/* Readers key events by ID and by system/name: both must be unique. */
 	for (i = 0; i < w->nr_formats; i++) {
@@ -358,9 +358,9 @@ int ust_tdw_add_format(struct ust_tdw *w, const char *system, const char *text,
 			return 0;	/* the same format again */
 		}
 		if (f->id == id || (!strcmp(f->system, system) && !strcmp(f->name, name))) {
-			tdw_err(err, errsz, -EEXIST,
-				"add_format: %s/%s (ID %ld) clashes with %s/%s (ID %ld)",
-				system, name, id, f->system, f->name, f->id);
+			ust_tdw_err(err, errsz, -EEXIST,
+				    "add_format: %s/%s (ID %ld) clashes with %s/%s (ID %ld)",
+				    system, name, id, f->system, f->name, f->id);
 			free(name);
 			return -EEXIST;
 		}
@@ -368,7 +368,7 @@ int ust_tdw_add_format(struct ust_tdw *w, const char *system, const char *text,
 	f = realloc(w->formats, (w->nr_formats + 1) * sizeof(*f));
 	if (!f) {
 		free(name);
-		return tdw_err(err, errsz, -ENOMEM, "out of memory");
+		return ust_tdw_err(err, errsz, -ENOMEM, "out of memory");
 	}
 	w->formats = f;
 	f = &w->formats[w->nr_formats];
@@ -381,7 +381,7 @@ int ust_tdw_add_format(struct ust_tdw *w, const char *system, const char *text,
 		free(f->system);
 		free(f->text);
 		free(name);
-		return tdw_err(err, errsz, -ENOMEM, "out of memory");
+		return ust_tdw_err(err, errsz, -ENOMEM, "out of memory");
 	}
 	w->nr_formats++;
 	return 0;
@@ -394,10 +394,10 @@ static int set_blob(char **dst, size_t *dlen, const char *text, size_t len,
 
 	/* The section sizes are u32 in version 6. */
 	if (len > UINT32_MAX)
-		return tdw_err(err, errsz, -E2BIG, "%s: too large", what);
+		return ust_tdw_err(err, errsz, -E2BIG, "%s: too large", what);
 	p = malloc(len ? len : 1);
 	if (!p)
-		return tdw_err(err, errsz, -ENOMEM, "out of memory");
+		return ust_tdw_err(err, errsz, -ENOMEM, "out of memory");
 	if (len)
 		memcpy(p, text, len);
 	free(*dst);
@@ -432,10 +432,10 @@ int ust_tdw_add_cmdline(struct ust_tdw *w, int pid, const char *comm, char *err,
 		return -EINVAL;
 	/* One "PID COMM" per line: a newline would split the entry. */
 	if (pid < 0 || !comm[0] || strchr(comm, '\n'))
-		return tdw_err(err, errsz, -EINVAL, "add_cmdline: bad entry for pid %d", pid);
+		return ust_tdw_err(err, errsz, -EINVAL, "add_cmdline: bad entry for pid %d", pid);
 	s = strdup(comm);
 	if (!s)
-		return tdw_err(err, errsz, -ENOMEM, "out of memory");
+		return ust_tdw_err(err, errsz, -ENOMEM, "out of memory");
 	/* Like saved_cmdlines, one comm per pid: the last one wins. */
 	for (i = 0; i < w->nr_cmdlines; i++) {
 		if (w->cmdlines[i].pid == pid) {
@@ -447,7 +447,7 @@ int ust_tdw_add_cmdline(struct ust_tdw *w, int pid, const char *comm, char *err,
 	c = realloc(w->cmdlines, (w->nr_cmdlines + 1) * sizeof(*c));
 	if (!c) {
 		free(s);
-		return tdw_err(err, errsz, -ENOMEM, "out of memory");
+		return ust_tdw_err(err, errsz, -ENOMEM, "out of memory");
 	}
 	w->cmdlines = c;
 	w->cmdlines[w->nr_cmdlines].pid = pid;
@@ -476,17 +476,18 @@ int ust_tdw_add_buffer(struct ust_tdw *w, const char *name, char *err, size_t er
 		return -EINVAL;
 	if (name) {
 		if (!name[0] || strchr(name, '/') || strchr(name, '\n'))
-			return tdw_err(err, errsz, -EINVAL, "add_buffer: bad name \"%s\"", name);
+			return ust_tdw_err(err, errsz, -EINVAL, "add_buffer: bad name \"%s\"",
+					   name);
 		for (i = 1; i < w->nr_bufs; i++)
 			if (!strcmp(w->bufs[i].name, name))
-				return tdw_err(err, errsz, -EEXIST,
-					       "add_buffer: \"%s\" exists", name);
+				return ust_tdw_err(err, errsz, -EEXIST,
+						   "add_buffer: \"%s\" exists", name);
 	} else if (w->nr_bufs) {
-		return tdw_err(err, errsz, -EINVAL, "add_buffer: an instance needs a name");
+		return ust_tdw_err(err, errsz, -EINVAL, "add_buffer: an instance needs a name");
 	}
 	b = realloc(w->bufs, (w->nr_bufs + 1) * sizeof(*b));
 	if (!b)
-		return tdw_err(err, errsz, -ENOMEM, "out of memory");
+		return ust_tdw_err(err, errsz, -ENOMEM, "out of memory");
 	w->bufs = b;
 	b = &w->bufs[w->nr_bufs];
 	memset(b, 0, sizeof(*b));
@@ -495,14 +496,14 @@ int ust_tdw_add_buffer(struct ust_tdw *w, const char *name, char *err, size_t er
 	if ((name && !b->name) || !b->cpus)
 		goto nomem;
 	for (c = 0; c < w->nr_cpus; c++)
-		if (tdw_cpu_init(w, &b->cpus[c]) < 0)
+		if (ust_tdw_cpu_init(w, &b->cpus[c]) < 0)
 			goto nomem;
 	return w->nr_bufs++;
 nomem:
 	if (b->cpus)
 		for (c = 0; c < w->nr_cpus; c++)
-			tdw_cpu_fini(&b->cpus[c]);
+			ust_tdw_cpu_fini(&b->cpus[c]);
 	free(b->cpus);
 	free(b->name);
-	return tdw_err(err, errsz, -ENOMEM, "out of memory");
+	return ust_tdw_err(err, errsz, -ENOMEM, "out of memory");
 }

@@ -8,7 +8,7 @@
 
 #include "tdw_priv.h"
 
-int tdw_err(char *err, size_t errsz, int ret, const char *fmt, ...)
+int ust_tdw_err(char *err, size_t errsz, int ret, const char *fmt, ...)
 {
 	va_list ap;
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "tdw_priv.h"
+#include "ustitch/grow.h"
 
 #define FILE_VERSION		"6"
 
@@ -41,23 +42,16 @@ struct mem {
 
 static void *mem_grow(struct mem *m, size_t n)
 {
-	size_t cap;
 	void *p;
 
 	if (m->oom)
 		return NULL;
-	if (m->len + n > m->cap) {
-		cap = m->cap ? m->cap : 4096;
-		while (cap < m->len + n)
-			cap *= 2;
-		p = realloc(m->p, cap);
-		if (!p) {
-			m->oom = true;
-			return NULL;
-		}
-		m->p = p;
-		m->cap = cap;
+	p = ust_grow(m->p, &m->cap, m->len + n, 1, 4096);
+	if (!p) {
+		m->oom = true;
+		return NULL;
 	}
+	m->p = p;
 	p = m->p + m->len;
 	m->len += n;
 	return p;
@@ -254,7 +248,7 @@ static int write_failed(struct ust_tdw *w, char *err, size_t errsz)
 {
 	int e = errno ? errno : EIO;
 
-	return tdw_err(err, errsz, -e, "%s: write failed: %s", w->path, strerror(e));
+	return ust_tdw_err(err, errsz, -e, "%s: write failed: %s", w->path, strerror(e));
 }
 
 static int copy_stage(struct ust_tdw *w, struct tdw_cpu *c, char *err, size_t errsz)
@@ -268,7 +262,7 @@ static int copy_stage(struct ust_tdw *w, struct tdw_cpu *c, char *err, size_t er
 	errno = 0;
 	if (fflush(c->stage) != 0 || fseek(c->stage, 0, SEEK_SET) != 0) {
 		e = errno ? errno : EIO;
-		return tdw_err(err, errsz, -e, "%s: staging file: %s", w->path, strerror(e));
+		return ust_tdw_err(err, errsz, -e, "%s: staging file: %s", w->path, strerror(e));
 	}
 	while ((n = fread(buf, 1, sizeof(buf), c->stage)) > 0) {
 		errno = 0;
@@ -276,14 +270,14 @@ static int copy_stage(struct ust_tdw *w, struct tdw_cpu *c, char *err, size_t er
 			return write_failed(w, err, errsz);
 	}
 	if (ferror(c->stage))
-		return tdw_err(err, errsz, -EIO, "%s: staging file: read failed", w->path);
+		return ust_tdw_err(err, errsz, -EIO, "%s: staging file: read failed", w->path);
 	/* Free the disk space early: a big trace has several of these. */
 	fclose(c->stage);
 	c->stage = NULL;
 	return 0;
 }
 
-int tdw_write_file(struct ust_tdw *w, char *err, size_t errsz)
+int ust_tdw_write_file(struct ust_tdw *w, char *err, size_t errsz)
 {
 	struct mem m = { 0 };
 	size_t *buf_opt = NULL, *pairs = NULL;
@@ -295,7 +289,7 @@ int tdw_write_file(struct ust_tdw *w, char *err, size_t errsz)
 	buf_opt = calloc(w->nr_bufs, sizeof(*buf_opt));
 	pairs = calloc(w->nr_bufs, sizeof(*pairs));
 	if (!clock || !buf_opt || !pairs) {
-		ret = tdw_err(err, errsz, -ENOMEM, "out of memory");
+		ret = ust_tdw_err(err, errsz, -ENOMEM, "out of memory");
 		goto out;
 	}
 
@@ -349,7 +343,7 @@ int tdw_write_file(struct ust_tdw *w, char *err, size_t errsz)
 		}
 	}
 	if (m.oom) {
-		ret = tdw_err(err, errsz, -ENOMEM, "out of memory");
+		ret = ust_tdw_err(err, errsz, -ENOMEM, "out of memory");
 		goto out;
 	}
 	off = (m.len + w->page_size - 1) / w->page_size * w->page_size;

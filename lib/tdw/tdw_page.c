@@ -80,30 +80,31 @@ static int header_field(const char *text, const char *name, unsigned int *off,
 	return -1;
 }
 
-int tdw_parse_header_page(const char *text, struct tdw_page_layout *pl,
-			  char *err, size_t errsz)
+int ust_tdw_parse_header_page(const char *text, struct tdw_page_layout *pl,
+			      char *err, size_t errsz)
 {
 	unsigned int ts_size, data_size;
 
 	if (header_field(text, "timestamp", &pl->ts_off, &ts_size) < 0 ||
 	    header_field(text, "commit", &pl->commit_off, &pl->commit_size) < 0 ||
 	    header_field(text, "data", &pl->data_off, &data_size) < 0)
-		return tdw_err(err, errsz, -1, "header_page: no timestamp, commit or data field");
+		return ust_tdw_err(err, errsz, -1,
+				   "header_page: no timestamp, commit or data field");
 	if (ts_size != 8 || (pl->commit_size != 4 && pl->commit_size != 8) ||
 	    pl->ts_off + 8 > pl->data_off || pl->commit_off + pl->commit_size > pl->data_off ||
 	    pl->data_off % 4)
-		return tdw_err(err, errsz, -1, "header_page: unsupported page header layout");
+		return ust_tdw_err(err, errsz, -1, "header_page: unsupported page header layout");
 	return 0;
 }
 
-int tdw_cpu_init(struct ust_tdw *w, struct tdw_cpu *c)
+int ust_tdw_cpu_init(struct ust_tdw *w, struct tdw_cpu *c)
 {
 	(void)w;
 	memset(c, 0, sizeof(*c));
 	return 0;
 }
 
-void tdw_cpu_fini(struct tdw_cpu *c)
+void ust_tdw_cpu_fini(struct tdw_cpu *c)
 {
 	if (c->stage)
 		fclose(c->stage);
@@ -123,7 +124,7 @@ static unsigned int page_cap(const struct ust_tdw *w)
  */
 static FILE *open_stage(struct ust_tdw *w)
 {
-	int fd = tdw_open_beside(w->path, O_TMPFILE | O_RDWR, 0600);
+	int fd = ust_tdw_open_beside(w->path, O_TMPFILE | O_RDWR, 0600);
 	FILE *f = fd >= 0 ? fdopen(fd, "w+") : NULL;
 
 	if (fd >= 0 && !f)
@@ -145,24 +146,25 @@ static int stage_page(struct ust_tdw *w, struct tdw_cpu *c, const void *page,
 		c->stage = open_stage(w);
 		if (!c->stage) {
 			e = errno ? errno : EIO;
-			return w->io_error = tdw_err(err, errsz, -e, "%s: staging file: %s",
-						     w->path, strerror(e));
+			return w->io_error = ust_tdw_err(err, errsz, -e, "%s: staging file: %s",
+							 w->path, strerror(e));
 		}
 	}
 	errno = 0;
 	if (fwrite(page, w->page_size, 1, c->stage) != 1) {
 		e = errno ? errno : EIO;
-		return w->io_error = tdw_err(err, errsz, -e, "%s: staging file: write failed: %s",
-					     w->path, strerror(e));
+		return w->io_error = ust_tdw_err(err, errsz, -e,
+						 "%s: staging file: write failed: %s",
+						 w->path, strerror(e));
 	}
 	c->nr_pages++;
 	return 0;
 }
 
-int tdw_stopped(const struct ust_tdw *w, char *err, size_t errsz)
+int ust_tdw_stopped(const struct ust_tdw *w, char *err, size_t errsz)
 {
-	return tdw_err(err, errsz, w->io_error, "%s: staging file: an earlier write failed: %s",
-		       w->path, strerror(-w->io_error));
+	return ust_tdw_err(err, errsz, w->io_error, "%s: staging file: an earlier write failed: %s",
+			   w->path, strerror(-w->io_error));
 }
 
 static int start_page(struct ust_tdw *w, struct tdw_cpu *c, uint64_t ts, char *err,
@@ -171,7 +173,7 @@ static int start_page(struct ust_tdw *w, struct tdw_cpu *c, uint64_t ts, char *e
 	if (!c->page) {
 		c->page = malloc(w->page_size);
 		if (!c->page)
-			return tdw_err(err, errsz, -ENOMEM, "out of memory");
+			return ust_tdw_err(err, errsz, -ENOMEM, "out of memory");
 	}
 	memset(c->page, 0, w->page_size);
 	put64(c->page + w->pl.ts_off, ts);
@@ -218,7 +220,7 @@ static int end_page(struct ust_tdw *w, struct tdw_cpu *c, bool pad, char *err, s
 	return ret;
 }
 
-int tdw_cpu_flush(struct ust_tdw *w, struct tdw_cpu *c, char *err, size_t errsz)
+int ust_tdw_cpu_flush(struct ust_tdw *w, struct tdw_cpu *c, char *err, size_t errsz)
 {
 	int ret;
 
@@ -237,11 +239,12 @@ static int check_target(struct ust_tdw *w, int buf, int cpu, char *err, size_t e
 	if (!w)
 		return -EINVAL;
 	if (buf < 0 || buf >= w->nr_bufs)
-		return tdw_err(err, errsz, -EINVAL, "no buffer %d", buf);
+		return ust_tdw_err(err, errsz, -EINVAL, "no buffer %d", buf);
 	if (cpu < 0 || cpu >= w->nr_cpus)
-		return tdw_err(err, errsz, -EINVAL, "no CPU %d (the trace has %d)", cpu, w->nr_cpus);
+		return ust_tdw_err(err, errsz, -EINVAL, "no CPU %d (the trace has %d)", cpu,
+				   w->nr_cpus);
 	if (w->io_error)
-		return tdw_stopped(w, err, errsz);
+		return ust_tdw_stopped(w, err, errsz);
 	return 0;
 }
 
@@ -266,14 +269,14 @@ int ust_tdw_event(struct ust_tdw *w, int buf, int cpu, uint64_t ts,
 	cap = page_cap(w);
 	/* The largest record: a whole page but for its 8-byte header. */
 	if (!data || !len || len > cap - 8)
-		return tdw_err(err, errsz, -EINVAL,
-			       "buffer %s cpu %d: a record of %zu bytes does not fit a page (1..%u)",
-			       buf_name(w, buf), cpu, len, cap - 8);
+		return ust_tdw_err(err, errsz, -EINVAL,
+				   "buffer %s cpu %d: a record of %zu bytes does not fit a page (1..%u)",
+				   buf_name(w, buf), cpu, len, cap - 8);
 	if (c->have_ts && ts < c->last_ts)
-		return tdw_err(err, errsz, -EINVAL,
-			       "buffer %s cpu %d: timestamp %llu is before the previous record's %llu",
-			       buf_name(w, buf), cpu, (unsigned long long)ts,
-			       (unsigned long long)c->last_ts);
+		return ust_tdw_err(err, errsz, -EINVAL,
+				   "buffer %s cpu %d: timestamp %llu is before the previous record's %llu",
+				   buf_name(w, buf), cpu, (unsigned long long)ts,
+				   (unsigned long long)c->last_ts);
 
 	dlen = (len + TDW_ALIGN - 1) & ~(TDW_ALIGN - 1);
 	hdr = dlen > TDW_MAX_SMALL_DATA ? 8 : 4;
@@ -356,16 +359,16 @@ int ust_tdw_raw_page(struct ust_tdw *w, int buf, int cpu, const void *page, size
 	if (ret < 0)
 		return ret;
 	if (!page || len < w->pl.data_off || len > w->page_size)
-		return tdw_err(err, errsz, -EINVAL, "raw page of %zu bytes (page size %u)",
-			       len, w->page_size);
+		return ust_tdw_err(err, errsz, -EINVAL, "raw page of %zu bytes (page size %u)",
+				   len, w->page_size);
 	c = &w->bufs[buf].cpus[cpu];
-	ret = tdw_cpu_flush(w, c, err, errsz);
+	ret = ust_tdw_cpu_flush(w, c, err, errsz);
 	if (ret < 0)
 		return ret;
 	if (!c->page) {
 		c->page = malloc(w->page_size);
 		if (!c->page)
-			return tdw_err(err, errsz, -ENOMEM, "out of memory");
+			return ust_tdw_err(err, errsz, -ENOMEM, "out of memory");
 	}
 	/* A short read of trace_pipe_raw: the rest of the page is unused. */
 	memcpy(c->page, page, len);

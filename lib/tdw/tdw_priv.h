@@ -105,24 +105,24 @@ struct ust_tdw {
 	int io_error;
 };
 
-/* tdw_err.c: format the message into @err (if any); returns @ret. */
-int tdw_err(char *err, size_t errsz, int ret, const char *fmt, ...)
+/* ust_tdw_err.c: format the message into @err (if any); returns @ret. */
+int ust_tdw_err(char *err, size_t errsz, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* tdw.c: open(2) @flags in the directory of @path (for O_TMPFILE); fd or -1. */
-int tdw_open_beside(const char *path, int flags, mode_t mode);
+int ust_tdw_open_beside(const char *path, int flags, mode_t mode);
 
 /* tdw_page.c */
-int tdw_parse_header_page(const char *text, struct tdw_page_layout *pl,
-			  char *err, size_t errsz);
-int tdw_cpu_init(struct ust_tdw *w, struct tdw_cpu *c);
-void tdw_cpu_fini(struct tdw_cpu *c);
+int ust_tdw_parse_header_page(const char *text, struct tdw_page_layout *pl,
+			      char *err, size_t errsz);
+int ust_tdw_cpu_init(struct ust_tdw *w, struct tdw_cpu *c);
+void ust_tdw_cpu_fini(struct tdw_cpu *c);
 /* Stage the open page and any pending lost-events mark. */
-int tdw_cpu_flush(struct ust_tdw *w, struct tdw_cpu *c, char *err, size_t errsz);
+int ust_tdw_cpu_flush(struct ust_tdw *w, struct tdw_cpu *c, char *err, size_t errsz);
 /* w->io_error, with a message: the writer stopped after a failed write. */
-int tdw_stopped(const struct ust_tdw *w, char *err, size_t errsz);
+int ust_tdw_stopped(const struct ust_tdw *w, char *err, size_t errsz);
 
 /* tdw_file.c */
-int tdw_write_file(struct ust_tdw *w, char *err, size_t errsz);
+int ust_tdw_write_file(struct ust_tdw *w, char *err, size_t errsz);
 
 #endif

@@ -11,8 +11,10 @@
  */
 #include <babeltrace2/babeltrace.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ust_bt2.h"
+#include "ustitch/grow.h"
 
 void ust_bt2_queue_init(struct ust_bt2_queue *q)
 {
@@ -31,17 +33,15 @@ void ust_bt2_queue_fini(struct ust_bt2_queue *q)
 int ust_bt2_queue_push(struct ust_bt2_queue *q, const struct ust_bt2_item *it)
 {
 	if (q->len == q->cap) {
-		size_t cap = q->cap ? 2 * q->cap : 1024, i;
-		struct ust_bt2_item *v = malloc(cap * sizeof(*v));
+		size_t old = q->cap;
+		struct ust_bt2_item *v = ust_grow(q->v, &q->cap, q->len + 1, sizeof(*v), 1024);
 
 		if (!v)
 			return -1;
-		for (i = 0; i < q->len; i++)
-			v[i] = q->v[(q->head + i) % q->cap];
-		free(q->v);
+		/* The ring's wrapped part [0, head) follows [head, old): the
+		 * capacity at least doubled, so it fits. */
+		memcpy(v + old, v, q->head * sizeof(*v));
 		q->v = v;
-		q->cap = cap;
-		q->head = 0;
 	}
 	q->v[(q->head + q->len) % q->cap] = *it;
 	q->len++;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "ust_bt2.h"
+#include "ustitch/grow.h"
 
 int ust_bt2_stacks_init(struct ust_bt2_stacks *s, const struct ust_bt2_opts *o)
 {
@@ -70,15 +71,10 @@ int ust_bt2_stacks_add(struct ust_bt2_stacks *s, uint64_t id, int pid, const uin
 
 	if (ust_hmap_get(&s->ids, id, &have))
 		return 0;
-	if (s->nr == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 256;
-		struct ust_bt2_stack *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		s->v = v;
-		s->cap = cap;
-	}
+	st = ust_grow(s->v, &s->cap, s->nr + 1, sizeof(*st), 256);
+	if (!st)
+		return -1;
+	s->v = st;
 	st = &s->v[s->nr];
 	st->pid = pid;
 	st->nr = nr;
@@ -201,15 +197,10 @@ int ust_bt2_objs_add(struct ust_bt2_stacks *s, int pid, uint64_t base, uint64_t 
 	if (ino && (ust_res_add_mapping(s->res, kdev, ino, path, bid, bid_len) ||
 		    ust_hmap_put(&s->files, file_key(kdev, ino), 1)))
 		return -1;
-	if (s->nr_objs == s->cap_objs) {
-		size_t cap = s->cap_objs ? 2 * s->cap_objs : 64;
-		struct ust_bt2_obj *v = realloc(s->objs, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		s->objs = v;
-		s->cap_objs = cap;
-	}
+	o = ust_grow(s->objs, &s->cap_objs, s->nr_objs + 1, sizeof(*o), 64);
+	if (!o)
+		return -1;
+	s->objs = o;
 	o = &s->objs[s->nr_objs++];
 	o->pid = pid;
 	o->base = base;

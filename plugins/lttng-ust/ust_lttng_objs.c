@@ -5,7 +5,8 @@
  * the file elsewhere (path, build-id, load bias, address range).
  *
  * The table is read from /proc/self/maps with plain syscalls into static
- * storage, not with dl_iterate_phdr: that takes the loader lock and
+ * storage (lib/base/maps.c's ust_maps_each, which neither allocates nor
+ * touches stdio), not with dl_iterate_phdr: that takes the loader lock and
  * allocates, and a refresh must be possible from the hot path when a
  * frame lies in an object loaded since the last one (a dlopen we were not
  * told about; interposing dlopen would change the caller glibc uses for
@@ -31,6 +32,7 @@
 #include "ust_lttng_tp.h"
 #include "ustitch/abi.h"
 #include "ustitch/hmap.h"
+#include "ustitch/maps.h"
 
 #define MAX_MAPS	2048
 #define MAX_OBJS	512
@@ -97,58 +99,6 @@ static bool read_mem(uintptr_t addr, void *out, size_t len)
 	return process_vm_readv(ust_lttng_proc.pid, &l, 1, &r, 1, 0) == (ssize_t)len;
 }
 
-static bool parse_hex(const char **p, const char *end, uint64_t *v)
-{
-	const char *s = *p;
-	uint64_t x = 0;
-
-	if (s >= end)
-		return false;
-	for (; s < end; s++) {
-		unsigned int d;
-
-		if (*s >= '0' && *s <= '9')
-			d = (unsigned int)(*s - '0');
-		else if (*s >= 'a' && *s <= 'f')
-			d = (unsigned int)(*s - 'a' + 10);
-		else
-			break;
-		x = x << 4 | d;
-	}
-	if (s == *p)
-		return false;
-	*v = x;
-	*p = s;
-	return true;
-}
-
-static bool parse_dec(const char **p, const char *end, uint64_t *v)
-{
-	const char *s = *p;
-	uint64_t x = 0;
-
-	for (; s < end && *s >= '0' && *s <= '9'; s++)
-		x = x * 10 + (uint64_t)(*s - '0');
-	if (s == *p)
-		return false;
-	*v = x;
-	*p = s;
-	return true;
-}
-
-static void skip_spaces(const char **p, const char *end)
-{
-	while (*p < end && **p == ' ')
-		(*p)++;
-}
-
-static void skip_field(const char **p, const char *end)
-{
-	while (*p < end && **p != ' ')
-		(*p)++;
-	skip_spaces(p, end);
-}
-
 /* The GNU build-id among the notes at [addr, addr + size). */
 static uint8_t read_build_id(uintptr_t addr, size_t size, uint8_t *out)
 {
@@ -212,71 +162,57 @@ static void read_elf(struct obj *o, uintptr_t start)
 			o->bid_len = read_build_id(o->base + ph[i].p_vaddr, ph[i].p_filesz, o->bid);
 }
 
-/* One line of /proc/self/maps into @t. */
-static void add_line(struct table *t, const char *p, const char *end)
+/* One line of /proc/self/maps into the table @arg. */
+static int add_ent(struct ust_maps_ent *e, void *arg)
 {
-	uint64_t start, stop, pgoff, major, minor, ino;
-	const char *path;
+	struct table *t = arg;
 	struct obj *o = NULL;
 	size_t len;
 	unsigned int i;
 
-	if (!parse_hex(&p, end, &start) || p >= end || *p++ != '-' ||
-	    !parse_hex(&p, end, &stop))
-		return;
-	skip_spaces(&p, end);
-	skip_field(&p, end);		/* perms */
-	if (!parse_hex(&p, end, &pgoff))
-		return;
-	skip_spaces(&p, end);
-	if (!parse_hex(&p, end, &major) || p >= end || *p++ != ':' || !parse_hex(&p, end, &minor))
-		return;
-	skip_spaces(&p, end);
-	if (!parse_dec(&p, end, &ino) || !ino || t->nr_maps >= MAX_MAPS)
-		return;
-	skip_spaces(&p, end);
-	path = p;
-	len = (size_t)(end - p);
-	if (len > 10 && !memcmp(end - 10, " (deleted)", 10))
+	if (!e->ino || t->nr_maps >= MAX_MAPS)
+		return 0;
+	len = strlen(e->path);
+	if (len > 10 && !memcmp(e->path + len - 10, " (deleted)", 10))
 		len -= 10;
 
 	/* A new object at each image start; later pieces join the last
 	 * object of the same file. */
-	for (i = t->nr_objs; i-- > 0 && pgoff;)
-		if (t->objs[i].ino == ino && t->objs[i].kdev == UST_ABI_MKKDEV(major, minor)) {
+	for (i = t->nr_objs; i-- > 0 && e->off;)
+		if (t->objs[i].ino == e->ino && t->objs[i].kdev == e->kdev) {
 			o = &t->objs[i];
 			break;
 		}
 	if (!o) {
 		if (t->nr_objs >= MAX_OBJS || t->pool_len + len + 1 > POOL_SIZE)
-			return;
+			return 0;
 		o = &t->objs[t->nr_objs++];
 		memset(o, 0, sizeof(*o));
-		o->ino = ino;
-		o->kdev = UST_ABI_MKKDEV(major, minor);
+		o->ino = e->ino;
+		o->kdev = e->kdev;
 		o->path = (uint32_t)t->pool_len;
-		memcpy(t->pool + t->pool_len, path, len);
+		memcpy(t->pool + t->pool_len, e->path, len);
 		t->pool[t->pool_len + len] = '\0';
 		t->pool_len += len + 1;
-		o->base = (uintptr_t)(start - pgoff);
-		o->lo = (uintptr_t)start;
-		if (!pgoff)
-			read_elf(o, (uintptr_t)start);
+		o->base = (uintptr_t)(e->start - e->off);
+		o->lo = (uintptr_t)e->start;
+		if (!e->off)
+			read_elf(o, (uintptr_t)e->start);
 	}
-	if (stop > o->hi)
-		o->hi = (uintptr_t)stop;
-	if (start < o->lo)
-		o->lo = (uintptr_t)start;
-	t->maps[t->nr_maps].start = (uintptr_t)start;
-	t->maps[t->nr_maps].end = (uintptr_t)stop;
-	t->maps[t->nr_maps].pgoff = pgoff;
+	if (e->end > o->hi)
+		o->hi = (uintptr_t)e->end;
+	if (e->start < o->lo)
+		o->lo = (uintptr_t)e->start;
+	t->maps[t->nr_maps].start = (uintptr_t)e->start;
+	t->maps[t->nr_maps].end = (uintptr_t)e->end;
+	t->maps[t->nr_maps].pgoff = e->off;
 	t->maps[t->nr_maps].obj = (uint32_t)(o - t->objs);
 	t->nr_maps++;
+	return 0;
 }
 
 static void fill(struct table *t)
 {
-	size_t have = 0;
 	int fd;
 
 	t->nr_maps = t->nr_objs = 0;
@@ -284,22 +220,7 @@ static void fill(struct table *t)
 	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	for (;;) {
-		ssize_t got = read(fd, rbuf + have, sizeof(rbuf) - have);
-		char *p = rbuf, *nl;
-
-		if (got <= 0)
-			break;
-		have += (size_t)got;
-		while ((nl = memchr(p, '\n', have - (size_t)(p - rbuf)))) {
-			add_line(t, p, nl);
-			p = nl + 1;
-		}
-		have -= (size_t)(p - rbuf);
-		if (have == sizeof(rbuf))
-			have = 0;	/* a line longer than the buffer: drop it */
-		memmove(rbuf, p, have);
-	}
+	ust_maps_each(fd, rbuf, sizeof(rbuf), add_ent, t);
 	close(fd);
 }
 

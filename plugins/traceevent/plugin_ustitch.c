@@ -238,7 +238,7 @@ static void put_option_errors(struct pstate *p, struct trace_seq *s)
 	p->mark_err[0] = '\0';
 }
 
-/* The trace files this process reads: lib/report/input.c. */
+/* The trace files this process reads: lib/report/report.c. */
 static int candidates(char out[][UST_REPORT_PATH_MAX], int max)
 {
 	return ust_report_candidates(opt_str(OPT_FILE), out, max);

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1 */
-/* ust_grow: the one grow-by-doubling helper for arrays. */
+/*
+ * ust_grow: the one grow-by-doubling helper for arrays that are appended
+ * to (vectors, byte buffers, the ring of a queue).  Hash tables that double
+ * (ust_hmap in base/hmap.c, the resolver's map in resolve/res_map.c, the
+ * DWARF reader's path set in sym/sym_dwarf.c) rehash every entry into a
+ * new table instead of moving the old block, so they do not use it.
+ */
 #ifndef USTITCH_GROW_H
 #define USTITCH_GROW_H
 

@@ -2,7 +2,7 @@
 /*
  * ust_res: (kernel dev_t, inode) -> a path on this machine.
  *
- * Sources, in order (resolve.c says why): mapping records carried in the
+ * Sources, in order (res.c says why): mapping records carried in the
  * trace (ust_res_add_mapping) and in its archive (trace.dat.ustitch/), the
  * file opened by handle (open_by_handle_at), the live processes'
  * /proc/PID/maps and map_files, the trace's directory and the current one

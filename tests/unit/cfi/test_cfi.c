@@ -38,6 +38,7 @@
 #include <cmocka.h>
 
 #include "ustitch/cfi.h"
+#include "ustitch/grow.h"
 #include "ustitch/sym.h"
 #include "cfi_testutil.h"
 
@@ -66,10 +67,7 @@ struct re_dump {
 
 static void *grow(void *p, size_t *cap, size_t nr, size_t size)
 {
-	if (nr < *cap)
-		return p;
-	*cap = *cap ? 2 * *cap : 1024;
-	p = realloc(p, *cap * size);
+	p = ust_grow(p, cap, nr + 1, size, 1024);
 	assert_non_null(p);
 	return p;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ustitch/strbuf.h"
+#include "ustitch/grow.h"
 
 void ust_sb_init(struct ust_sb *sb)
 {
@@ -26,23 +27,16 @@ void ust_sb_reset(struct ust_sb *sb)
 
 static bool reserve(struct ust_sb *sb, size_t more)
 {
-	size_t cap;
 	char *n;
 
 	if (sb->oom)
 		return false;
-	if (sb->len + more + 1 <= sb->cap)
-		return true;
-	cap = sb->cap ? sb->cap : 256;
-	while (cap < sb->len + more + 1)
-		cap *= 2;
-	n = realloc(sb->buf, cap);
+	n = ust_grow(sb->buf, &sb->cap, sb->len + more + 1, 1, 256);
 	if (!n) {
 		sb->oom = true;
 		return false;
 	}
 	sb->buf = n;
-	sb->cap = cap;
 	return true;
 }
 

@@ -317,7 +317,7 @@ static void proc_scan(struct ust_res *r, uint32_t kdev, uint64_t ino)
 	    !rescan_allowed(r))
 		return;
 	r->nr_scans++;
-	ust_res_proc_scan2(&r->proc, &r->mapf, NULL);
+	ust_res_proc_scan_maps(&r->proc, &r->mapf, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &r->last_scan);
 }
 
