@@ -650,6 +650,55 @@ static void test_python(void **state)
 	ust_cfi_table_free(build_and_compare(PYTHON));
 }
 
+/*
+ * The step through a lazy PLT entry at vaddr @pc (its pc & 15 is the
+ * runtime one's: segments are page-aligned): the return address at rsp
+ * until the entry's push (offset 11 of 16) has run, at rsp + 8 after.
+ */
+static void check_step_plt(const struct ust_cfi_row *row, uint64_t pc)
+{
+	struct step_mem m = { .nr_reads = 0 };
+	struct ust_cfi_regs g;
+	uint64_t cfa = STEP_SP + ((pc & 15) >= 11 ? 16 : 8);
+
+	ust_cfi_regs_init(&g, pc, STEP_SP, STEP_BP, STEP_BX);
+	assert_int_equal(ust_cfi_step_row(&m, &g, row), UST_CFI_STEP_NEXT);
+	assert_int_equal(g.sp, cfa);
+	assert_int_equal(g.ip, step_word(cfa - 8));
+	/* A PLT entry saves nothing: rbp and rbx stay, unread. */
+	assert_int_equal(ust_cfi_regs_bp(&m, &g), 1);
+	assert_int_equal(ust_cfi_regs_bx(&m, &g), 1);
+	assert_int_equal(g.bp, STEP_BP);
+	assert_int_equal(g.bx, STEP_BX);
+	assert_int_equal(m.nr_reads, 1);
+}
+
+/*
+ * The step through gcc's realigned frame: CFA = *(rbp + N) (the word a
+ * test puts there), rbp saved at rbp + 0, rbx (if the row says so) at rbp
+ * + M: from this frame's rbp, not from the CFA.
+ */
+static void check_step_deref(const struct ust_cfi_row *row)
+{
+	struct step_mem m = { .nr_reads = 0 };
+	struct ust_cfi_regs g;
+	uint64_t cfa = STEP_SP + 0x1000;
+
+	m.at[0] = STEP_BP + row->cfa_off;
+	m.val[0] = cfa;
+	m.nr_at = 1;
+	ust_cfi_regs_init(&g, 0x1000, STEP_SP, STEP_BP, STEP_BX);
+	g.ip_exact = 0;
+	assert_int_equal(ust_cfi_step_row(&m, &g, row), UST_CFI_STEP_NEXT);
+	assert_int_equal(g.sp, cfa);
+	assert_int_equal(g.ip, step_word(cfa - 8));
+	assert_int_equal(ust_cfi_regs_bx(&m, &g), 1);
+	assert_int_equal(ust_cfi_regs_bp(&m, &g), 1);
+	assert_int_equal(g.bp, step_word(STEP_BP));
+	if (row->rbx_type == UST_CFI_RBP_DEREF_RBP)
+		assert_int_equal(g.bx, step_word(STEP_BP + row->rbx_off));
+}
+
 /* The test programs: every row, plus the rules readelf shows only as "exp". */
 static void check_prog(const char *path, bool lazy_plt, bool realigned)
 {
@@ -671,6 +720,8 @@ static void check_prog(const char *path, bool lazy_plt, bool realigned)
 		assert_int_equal(row->cfa_type, UST_CFI_CFA_PLT);
 		assert_int_equal(row->cfa_off, 8);
 		assert_int_equal(row->rbp_off, 11);
+		for (i = 0; i < 16; i++)
+			check_step_plt(row, plt + 16 + i);
 		assert_int_equal(ct_seg_off(&segs, plt + plt_size - 1, &off), 0);
 		assert_int_equal(ust_cfi_lookup(t, off)->cfa_type, UST_CFI_CFA_PLT);
 	}
@@ -686,6 +737,7 @@ static void check_prog(const char *path, bool lazy_plt, bool realigned)
 				assert_true(t->rows[i].rbx_off < 0);
 				deref_rbx = true;
 			}
+			check_step_deref(&t->rows[i]);
 		}
 	}
 	/* gcc 12's realigned(): rbx saved by "DW_CFA_expression rbx: breg6 -32". */
@@ -708,6 +760,45 @@ static void check_prog(const char *path, bool lazy_plt, bool realigned)
 	}
 	ct_free_segs(&segs);
 	ust_cfi_table_free(t);
+}
+
+/*
+ * The frame-pointer step of both walkers: CFA = rbp + 16, the return
+ * address below it, the caller's rbp at rbp; rbp 0 ends the walk at the
+ * outermost frame, an rbp not above rsp (or misaligned) cuts it, an
+ * unreadable record is a fault, and rbx is unknown after the step.
+ */
+static void test_step_fp(void **state)
+{
+	struct step_mem m = { .nr_reads = 0 };
+	struct ust_cfi_regs g;
+
+	(void)state;
+	assert_true(ust_cfi_row_fp(NULL));
+	ust_cfi_regs_init(&g, 0x401000, STEP_SP, STEP_BP, STEP_BX);
+	assert_int_equal(ust_cfi_step_fp(&m, &g), UST_CFI_STEP_NEXT);
+	assert_int_equal(g.ip, step_word(STEP_BP + 8));
+	assert_int_equal(g.sp, STEP_BP + 16);
+	assert_int_equal(g.bp, step_word(STEP_BP));
+	assert_false(g.bx_ok);
+	assert_false(g.ip_exact);
+
+	ust_cfi_regs_init(&g, 0x401000, STEP_SP, 0, STEP_BX);
+	assert_int_equal(ust_cfi_step_fp(&m, &g), UST_CFI_STEP_BOTTOM);
+	ust_cfi_regs_init(&g, 0x401000, STEP_SP, STEP_SP - 64, STEP_BX);
+	assert_int_equal(ust_cfi_step_fp(&m, &g), UST_CFI_STEP_BAD);
+	ust_cfi_regs_init(&g, 0x401000, STEP_SP, STEP_BP + 4, STEP_BX);
+	assert_int_equal(ust_cfi_step_fp(&m, &g), UST_CFI_STEP_BAD);
+	m.fail = STEP_BP + 8;
+	ust_cfi_regs_init(&g, 0x401000, STEP_SP, STEP_BP, STEP_BX);
+	assert_int_equal(ust_cfi_step_fp(&m, &g), UST_CFI_STEP_FAULT);
+	m.fail = 0;
+	/* A return address of 0: the walk ends. */
+	m.at[0] = STEP_BP + 8;
+	m.val[0] = 0;
+	m.nr_at = 1;
+	ust_cfi_regs_init(&g, 0x401000, STEP_SP, STEP_BP, STEP_BX);
+	assert_int_equal(ust_cfi_step_fp(&m, &g), UST_CFI_STEP_END);
 }
 
 static void test_prog_pie(void **state)
@@ -1270,6 +1361,7 @@ static void test_disk_cache(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_step_fp),
 		cmocka_unit_test(test_prog_pie),
 		cmocka_unit_test(test_prog_nopie),
 		cmocka_unit_test(test_prog_lib),
