@@ -498,6 +498,7 @@ static __always_inline int ust_bpfu_walk_fp(struct ust_bpfu_walk *w, __u32 nr)
 		bool at_sp = ust_bpfu_walk_ra_at_sp(w, w->g.r.ip);
 		__u64 ra = 0;
 
+		/* A page not present: ust_bpfu_walk_ret() makes it WALK_PAGE. */
 		if (w->page)
 			return UST_CFI_STEP_FAULT;
 		if (at_sp && !ust_bpfu_walk_u64(w, &ra, w->g.r.sp) && ra) {

@@ -55,9 +55,9 @@ struct ust_cfi_regs {
 	__u32 bx_ok;		/* rbx likewise (only a CFA defined by rbx needs it) */
 	__u32 ip_exact;		/* ip is not a return address: frame 0, after a signal frame */
 	/*
-	 * bp (bx) still holds the walk's first register's value, and whether
-	 * a rule used it: a walk whose result depends on that value only
-	 * through these (the BPF walk's memo compares them).
+	 * bp (bx) still holds the value the walk started with, and whether a
+	 * rule used that value: the BPF walk's memo compares a register only
+	 * then (rbx is often a loop's counter, and the walk rarely needs it).
 	 */
 	__u32 bp_reg, bx_reg;
 	__u32 bp_used, bx_used;
