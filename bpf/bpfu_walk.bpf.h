@@ -12,7 +12,8 @@
  * Per frame: the VMA of the ip (a few kept per task: bpf_find_vma() takes
  * the mmap lock), its (inode, dev) -> the file's slice of rows, a bounded
  * binary search for the row of the file offset, then the caller's rip,
- * rsp and rbp from the row's rules.
+ * rsp, rbp and rbx from the row's rules: the step of ust_cfi_step.h, the
+ * same code the LTTng provider's walk runs.
  *
  * A file seen for the first time has no entry: the walk asks user space
  * for its table (a NEED_CFI record, once per file, leaving a PENDING entry
@@ -48,7 +49,16 @@
 #ifndef UST_BPFU_WALK_BPF_H
 #define UST_BPFU_WALK_BPF_H
 
-#include "ust_cfi_abi.h"
+/*
+ * The step's rules (ust_cfi_step.h), reading the stack through the
+ * window, each word logged for the memo (ust_bpfu_walk_u64(), below).
+ */
+struct ust_bpfu_walk;
+static __always_inline long ust_bpfu_walk_u64(struct ust_bpfu_walk *w, __u64 *val, __u64 addr);
+#define UST_CFI_STEP_CTX		struct ust_bpfu_walk
+#define UST_CFI_STEP_READ(c, a, v)	ust_bpfu_walk_u64((c), (v), (a))
+#define UST_CFI_STEP_FN			static __always_inline
+#include "ust_cfi_step.h"
 
 #ifndef UST_BPFU_CFI
 #define UST_BPFU_CFI 1
@@ -86,7 +96,7 @@ const volatile bool ust_leaf_ret = true;
 #define UST_BPFU_WALK_NEXT	0	/* a frame recorded, go on */
 #define UST_BPFU_WALK_END	1	/* the walk ends */
 #define UST_BPFU_WALK_PAGE	2	/* fault in w->page and step again */
-#define UST_BPFU_WALK_VMA	3	/* look the VMA of w->g.ip up, then step again */
+#define UST_BPFU_WALK_VMA	3	/* look the VMA of w->g.r.ip up, then step again */
 /*
  * bpf_loop() rounds for a walk: a frame, and the VMA lookup of a frame in
  * a file the task's slots do not hold, each a round; and a round per page
@@ -107,24 +117,7 @@ struct ust_bpfu_walk_vma {
  * undone by putting the copy taken before it back (faultable walks).
  */
 struct ust_bpfu_walk_regs {
-	__u64 ip, sp, bp, bx;
-	/*
-	 * Where a rule saved them, rbp and rbx are read only when a rule
-	 * needs their value (a CFA from rbp or rbx, a frame-pointer step):
-	 * most frames need the return address alone.  *_at: the address of
-	 * the saved value, 0 when bp/bx hold it.
-	 */
-	__u64 bp_at, bx_at;
-	__u32 bp_ok;		/* bp is known (every rule so far told it) */
-	__u32 bx_ok;		/* bx likewise (only a CFA defined by rbx needs it) */
-	__u32 ip_exact;		/* ip is not a return address: frame 0, after a signal frame */
-	/*
-	 * bp (bx) still holds the starting register's value, and whether the
-	 * walk used that value: only then does the memo compare it.  (rbx is
-	 * often a loop's counter, and the walk rarely needs it.)
-	 */
-	__u32 bp_reg, bx_reg;
-	__u32 bp_used, bx_used;
+	struct ust_cfi_regs r;	/* the frame's registers (ust_cfi_step.h) */
 	/* Frames by CFI and by frame pointers: counted once per walk, not per frame. */
 	__u32 cfi_frames;
 	__u32 fp_frames;
@@ -255,29 +248,6 @@ static __always_inline long ust_bpfu_walk_u64(struct ust_bpfu_walk *w, __u64 *va
 	}
 	w->g.nr_words = n + 1;
 	return 0;
-}
-
-/* rbp's value, read from where it was saved if it is not here yet; false: unknown. */
-static __always_inline bool ust_bpfu_walk_bp(struct ust_bpfu_walk *w)
-{
-	if (w->g.bp_ok && w->g.bp_at) {
-		w->g.bp_ok = !ust_bpfu_walk_u64(w, &w->g.bp, w->g.bp_at);
-		w->g.bp_at = 0;
-	}
-	if (w->g.bp_reg)
-		w->g.bp_used = 1;
-	return w->g.bp_ok;
-}
-
-static __always_inline bool ust_bpfu_walk_bx(struct ust_bpfu_walk *w)
-{
-	if (w->g.bx_ok && w->g.bx_at) {
-		w->g.bx_ok = !ust_bpfu_walk_u64(w, &w->g.bx, w->g.bx_at);
-		w->g.bx_at = 0;
-	}
-	if (w->g.bx_reg)
-		w->g.bx_used = 1;
-	return w->g.bx_ok;
 }
 
 /*
@@ -517,191 +487,73 @@ static __always_inline bool ust_bpfu_walk_ra_at_sp(struct ust_bpfu_walk *w, __u6
 }
 
 /*
- * One frame-pointer step, the kernel's unwind_user walk (x86-64): CFA =
- * rbp + 16, return address at CFA - 8, the caller's rbp at CFA - 16; stop
- * when the CFA does not grow or is misaligned.
+ * One frame-pointer step (ust_cfi_step_fp()), after, for frame 0, a look
+ * at its instruction: a return address at [sp] comes first.
  */
 static __always_inline int ust_bpfu_walk_fp(struct ust_bpfu_walk *w, __u32 nr)
 {
-	__u64 cfa, frame[2];
+	int ret;
 
 	if (nr == 0 && ust_leaf_ret) {
-		bool at_sp = ust_bpfu_walk_ra_at_sp(w, w->g.ip);
+		bool at_sp = ust_bpfu_walk_ra_at_sp(w, w->g.r.ip);
 		__u64 ra = 0;
 
+		/* A page not present: ust_bpfu_walk_ret() makes it WALK_PAGE. */
 		if (w->page)
-			return UST_BPFU_WALK_PAGE;
-		if (at_sp && !ust_bpfu_walk_u64(w, &ra, w->g.sp) && ra) {
+			return UST_CFI_STEP_FAULT;
+		if (at_sp && !ust_bpfu_walk_u64(w, &ra, w->g.r.sp) && ra) {
 			w->g.flags |= UST_BPFU_F_LEAF_RET | UST_BPFU_F_FP;
-			w->g.ip = ra;
-			w->g.sp += 8;
-			w->g.ip_exact = 0;
-			return UST_BPFU_WALK_NEXT;
+			w->g.r.ip = ra;
+			w->g.r.sp += 8;
+			w->g.r.ip_exact = 0;
+			return UST_CFI_STEP_NEXT;
 		}
 		if (w->page)
-			return UST_BPFU_WALK_PAGE;
+			return UST_CFI_STEP_FAULT;
 	}
-	ust_bpfu_walk_bp(w);
-	if (w->page)
-		return UST_BPFU_WALK_PAGE;
-	cfa = w->g.bp + 16;
-	/*
-	 * rbp 0 marks the outermost frame (the x86-64 ABI; the kernel starts
-	 * a program with it, and _start clears it): ld.so's own _start has
-	 * no CFI, and this is how its stacks end.
-	 */
-	if (w->g.bp_ok && !w->g.bp) {
-		w->g.flags |= UST_BPFU_F_BOTTOM;
-		return UST_BPFU_WALK_END;
+	ret = ust_cfi_step_fp(w, &w->g.r);
+	if (ret == UST_CFI_STEP_NEXT) {
+		w->g.flags |= UST_BPFU_F_FP;
+		w->g.fp_frames++;
 	}
-	if (!w->g.bp_ok || cfa <= w->g.sp || (cfa & 7)) {
-		w->g.flags |= UST_BPFU_F_NO_UNWIND;	/* no frame pointer here either */
-		return UST_BPFU_WALK_END;
-	}
-	if (ust_bpfu_walk_u64(w, &frame[0], w->g.bp) ||
-	    ust_bpfu_walk_u64(w, &frame[1], w->g.bp + 8)) {
-		if (w->page)
-			return UST_BPFU_WALK_PAGE;
-		w->g.flags |= UST_BPFU_F_FAULT;
-		return UST_BPFU_WALK_END;
-	}
-	if (!frame[1])
-		return UST_BPFU_WALK_END;
-	w->g.flags |= UST_BPFU_F_FP;
-	w->g.fp_frames++;
-	w->g.ip = frame[1];
-	w->g.sp = cfa;
-	w->g.bp = frame[0];
-	w->g.bp_at = 0;
-	w->g.bp_reg = 0;
-	w->g.bx_ok = 0;		/* whatever the callee did with it, nothing tells */
-	w->g.bx_reg = 0;
-	w->g.ip_exact = 0;
-	return UST_BPFU_WALK_NEXT;
+	return ret;
 }
 
 #if UST_BPFU_CFI
-/* The rt_sigreturn trampoline: the interrupted registers, from the ucontext. */
-static __always_inline int ust_bpfu_walk_signal(struct ust_bpfu_walk *w)
-{
-	__u64 ip = 0, sp = 0, bp = 0, bx = 0, uc = w->g.sp;
-
-	if (ust_bpfu_walk_u64(w, &ip, uc + UST_CFI_SIGFRAME_RIP) ||
-	    ust_bpfu_walk_u64(w, &sp, uc + UST_CFI_SIGFRAME_RSP) ||
-	    ust_bpfu_walk_u64(w, &bp, uc + UST_CFI_SIGFRAME_RBP) ||
-	    ust_bpfu_walk_u64(w, &bx, uc + UST_CFI_SIGFRAME_RBX)) {
-		if (w->page)
-			return UST_BPFU_WALK_PAGE;
-		w->g.flags |= UST_BPFU_F_FAULT;
-		return UST_BPFU_WALK_END;
-	}
-	if (!ip)
-		return UST_BPFU_WALK_END;
-	w->g.ip = ip;
-	w->g.sp = sp;
-	w->g.bp = bp;
-	w->g.bx = bx;
-	w->g.bp_at = 0;
-	w->g.bx_at = 0;
-	w->g.bp_reg = 0;
-	w->g.bx_reg = 0;
-	w->g.bp_ok = 1;
-	w->g.bx_ok = 1;
-	w->g.ip_exact = 1;	/* the interrupted instruction itself */
-	w->g.cfi_frames++;
-	return UST_BPFU_WALK_NEXT;
-}
-
-/* One CFI step by @row. */
+/* One step by @row, a rule (ust_cfi_step_row()). */
 static __always_inline int ust_bpfu_walk_cfi(struct ust_bpfu_walk *w, const struct ust_cfi_row *row)
 {
-	__u64 cfa, ra = 0;
-	__s64 off = row->cfa_off;
+	int ret = ust_cfi_step_row(w, &w->g.r, row);
 
-	switch (row->cfa_type) {
-	case UST_CFI_CFA_RSP:
-		cfa = w->g.sp + off;
-		break;
-	case UST_CFI_CFA_RBP:
-		if (!ust_bpfu_walk_bp(w))
-			goto bad;
-		cfa = w->g.bp + off;
-		break;
-	case UST_CFI_CFA_RBX:
-		if (!ust_bpfu_walk_bx(w))
-			goto bad;
-		cfa = w->g.bx + off;
-		break;
-	case UST_CFI_CFA_PLT:
-		cfa = w->g.sp + off + ((__s64)(w->g.ip & 15) >= row->rbp_off ? 8 : 0);
-		break;
-	case UST_CFI_CFA_DEREF_RBP:
-		if (!ust_bpfu_walk_bp(w))
-			goto bad;
-		if (ust_bpfu_walk_u64(w, &cfa, w->g.bp + off))
-			goto fault;
-		break;
-	default:
-		goto bad;
-	}
-	/* The caller's frame is above this one: anything else is garbage. */
-	if (cfa <= w->g.sp || cfa - w->g.sp > (1ULL << 30))
-		goto bad;
-	if (ust_bpfu_walk_u64(w, &ra, cfa - 8))
-		goto fault;
-	/*
-	 * The caller's rbx and rbp: where they are saved, read when needed.
-	 * rbx first: its rule may name this frame's rbp, which rbp's changes.
-	 */
-	if (row->rbx_type == UST_CFI_RBP_CFA) {
-		w->g.bx_at = cfa + row->rbx_off;
-		w->g.bx_ok = 1;
-		w->g.bx_reg = 0;
-	} else if (row->rbx_type == UST_CFI_RBP_DEREF_RBP) {
-		if (ust_bpfu_walk_bp(w))
-			w->g.bx_at = w->g.bp + row->rbx_off;
-		else
-			w->g.bx_ok = 0;
-		w->g.bx_reg = 0;
-	} else if (row->rbx_type != UST_CFI_RBP_SAME) {
-		w->g.bx_ok = 0;
-		w->g.bx_reg = 0;
-	}
-	if (row->rbp_type == UST_CFI_RBP_CFA) {
-		w->g.bp_at = cfa + row->rbp_off;
-		w->g.bp_ok = 1;
-		w->g.bp_reg = 0;
-	} else if (row->rbp_type == UST_CFI_RBP_DEREF_RBP) {
-		if (ust_bpfu_walk_bp(w))
-			w->g.bp_at = w->g.bp + row->rbp_off;
-		w->g.bp_reg = 0;
-	} else if (row->rbp_type != UST_CFI_RBP_SAME) {
-		w->g.bp_ok = 0;
-		w->g.bp_reg = 0;
-	}
-	/* A lazy read of rbp above that needs a page: the step again, with it. */
+	/* A signal frame is by CFI whatever its reads gave. */
+	if (ret <= UST_CFI_STEP_BOTTOM || row->cfa_type == UST_CFI_CFA_SIGNAL)
+		w->g.flags |= UST_BPFU_F_CFI;
+	if (ret == UST_CFI_STEP_NEXT || ret == UST_CFI_STEP_END)
+		w->g.cfi_frames++;
+	return ret;
+}
+#endif
+
+/*
+ * A step's answer (UST_CFI_STEP_*) as the walk's (UST_BPFU_WALK_*), with
+ * the flag of how it ended; @bad: the flag of a cut (no CFA, no frame
+ * pointer).  A read of a page not present, in a faultable walk, whatever
+ * the step made of it: the step again, with that page.
+ */
+static __always_inline int ust_bpfu_walk_ret(struct ust_bpfu_walk *w, int ret, __u32 bad)
+{
 	if (w->page)
 		return UST_BPFU_WALK_PAGE;
-	w->g.flags |= UST_BPFU_F_CFI;
-	w->g.cfi_frames++;
-	if (!ra)
-		return UST_BPFU_WALK_END;
-	w->g.ip = ra;
-	w->g.sp = cfa;
-	w->g.ip_exact = 0;
-	return UST_BPFU_WALK_NEXT;
-bad:
-	if (w->page)
-		return UST_BPFU_WALK_PAGE;
-	w->g.flags |= UST_BPFU_F_BAD_CFA;
-	return UST_BPFU_WALK_END;
-fault:
-	if (w->page)
-		return UST_BPFU_WALK_PAGE;
-	w->g.flags |= UST_BPFU_F_FAULT;
+	if (ret == UST_CFI_STEP_NEXT)
+		return UST_BPFU_WALK_NEXT;
+	if (ret == UST_CFI_STEP_BOTTOM)
+		w->g.flags |= UST_BPFU_F_BOTTOM;
+	else if (ret == UST_CFI_STEP_BAD)
+		w->g.flags |= bad;
+	else if (ret == UST_CFI_STEP_FAULT)
+		w->g.flags |= UST_BPFU_F_FAULT;
 	return UST_BPFU_WALK_END;
 }
-#endif /* UST_BPFU_CFI */
 
 /*
  * Frame g.nr: record g.ip (as file offset, inode, dev when a VMA holds it),
@@ -736,7 +588,7 @@ __noinline int ust_bpfu_walk_frame(struct ust_bpfu_walk_task *t)
 		w->page = 0;
 	}
 	for (i = 0; i < UST_BPFU_WALK_VMAS; i++) {
-		if (w->vmas[i].v.found && w->g.ip >= w->vmas[i].v.start && w->g.ip < w->vmas[i].v.end) {
+		if (w->vmas[i].v.found && w->g.r.ip >= w->vmas[i].v.start && w->g.r.ip < w->vmas[i].v.end) {
 			s = &w->vmas[i];
 			break;
 		}
@@ -751,11 +603,11 @@ __noinline int ust_bpfu_walk_frame(struct ust_bpfu_walk_task *t)
 		return UST_BPFU_WALK_VMA;
 	f = &t->r.frames[nr & (UST_BPFU_SLOTS - 1)];
 	if (s) {
-		f->off = w->g.ip - s->v.start + (s->v.pgoff << 12);
+		f->off = w->g.r.ip - s->v.start + (s->v.pgoff << 12);
 		f->ino = s->v.ino;
 		f->dev = s->v.dev;
 	} else {
-		f->off = w->g.ip;
+		f->off = w->g.r.ip;
 		f->ino = 0;
 		f->dev = 0;
 	}
@@ -763,8 +615,7 @@ __noinline int ust_bpfu_walk_frame(struct ust_bpfu_walk_task *t)
 	w->g.nr = nr + 1;
 
 #if UST_BPFU_CFI
-	/* A return address is after the call: the call itself is at ip - 1. */
-	pc = w->g.ip - (w->g.ip_exact ? 0 : 1);
+	pc = ust_cfi_regs_pc(&w->g.r);
 	if (s && s->tstate == UST_BPFU_CFI_READY && pc >= s->v.start) {
 		off = pc - s->v.start + (s->v.pgoff << 12);
 		if (off <= 0xffffffffULL) {
@@ -777,19 +628,12 @@ __noinline int ust_bpfu_walk_frame(struct ust_bpfu_walk_task *t)
 	} else if (s && s->tstate == UST_BPFU_CFI_PENDING) {
 		w->g.flags |= UST_BPFU_F_NO_TABLE;
 	}
-	if (!row || row->cfa_type == UST_CFI_CFA_NONE || row->cfa_type == UST_CFI_CFA_UNSUPPORTED) {
-		ret = ust_bpfu_walk_fp(w, nr);
-	} else if (row->cfa_type == UST_CFI_CFA_END) {
-		w->g.flags |= UST_BPFU_F_CFI | UST_BPFU_F_BOTTOM;
-		ret = UST_BPFU_WALK_END;
-	} else if (row->cfa_type == UST_CFI_CFA_SIGNAL) {
-		w->g.flags |= UST_BPFU_F_CFI;
-		ret = ust_bpfu_walk_signal(w);
-	} else {
-		ret = ust_bpfu_walk_cfi(w, row);
-	}
+	if (ust_cfi_row_fp(row))
+		ret = ust_bpfu_walk_ret(w, ust_bpfu_walk_fp(w, nr), UST_BPFU_F_NO_UNWIND);
+	else
+		ret = ust_bpfu_walk_ret(w, ust_bpfu_walk_cfi(w, row), UST_BPFU_F_BAD_CFA);
 #else
-	ret = ust_bpfu_walk_fp(w, nr);
+	ret = ust_bpfu_walk_ret(w, ust_bpfu_walk_fp(w, nr), UST_BPFU_F_NO_UNWIND);
 #endif
 	if (ret == UST_BPFU_WALK_PAGE)
 		w->g = w->saved;
@@ -879,18 +723,10 @@ __noinline int ust_bpfu_walk_start(struct ust_bpfu_walk_task *t, __u32 flags, in
 		else
 			ust_bpfu_walk_refresh(w, &w->vmas[i]);
 	}
-	w->g.ip = regs->ip;
-	w->g.sp = regs->sp;
-	w->g.bp = regs->bp;
-	w->g.bx = regs->bx;
-	w->g.bp_ok = 1;
-	w->g.bx_ok = 1;
-	w->g.bp_reg = 1;
-	w->g.bx_reg = 1;
-	w->g.ip_exact = 1;
+	ust_cfi_regs_init(&w->g.r, regs->ip, regs->sp, regs->bp, regs->bx);
 	w->g.flags = flags;
-	if (memo && kept && w->memo.ok && w->memo.ip == w->g.ip && w->memo.sp == w->g.sp &&
-	    (!w->memo.bp_used || w->memo.bp == w->g.bp) && (!w->memo.bx_used || w->memo.bx == w->g.bx)) {
+	if (memo && kept && w->memo.ok && w->memo.ip == w->g.r.ip && w->memo.sp == w->g.r.sp &&
+	    (!w->memo.bp_used || w->memo.bp == w->g.r.bp) && (!w->memo.bx_used || w->memo.bx == w->g.r.bx)) {
 		bpf_loop((w->memo.nr_words + 3) / 4, ust_bpfu_walk_recheck_cb, &c, 0);
 		if (w->memo.ok) {
 			t->r.nr = w->memo.nr;
@@ -912,10 +748,10 @@ __noinline int ust_bpfu_walk_start(struct ust_bpfu_walk_task *t, __u32 flags, in
 	 */
 	t->mm = seq_ok ? mm : 0;
 	t->seq = seq;
-	w->memo.ip = w->g.ip;
-	w->memo.sp = w->g.sp;
-	w->memo.bp = w->g.bp;
-	w->memo.bx = w->g.bx;
+	w->memo.ip = w->g.r.ip;
+	w->memo.sp = w->g.r.sp;
+	w->memo.bp = w->g.r.bp;
+	w->memo.bx = w->g.r.bx;
 	return 0;
 }
 
@@ -946,8 +782,8 @@ __noinline int ust_bpfu_walk_finish(struct ust_bpfu_walk_task *t, __u32 flags0)
 	if (w->no_memo || w->g.nr_words > UST_BPFU_WALK_MEMO_WORDS ||
 	    (w->g.flags & (UST_BPFU_F_FAULT | UST_BPFU_F_RAW | UST_BPFU_F_NO_TABLE)))
 		return 0;
-	w->memo.bp_used = w->g.bp_used;
-	w->memo.bx_used = w->g.bx_used;
+	w->memo.bp_used = w->g.r.bp_used;
+	w->memo.bx_used = w->g.r.bx_used;
 	w->memo.nr = w->g.nr;
 	w->memo.flags = w->g.flags & ~flags0;
 	w->memo.nr_words = w->g.nr_words;
@@ -966,7 +802,7 @@ static __always_inline void ust_bpfu_walk_vma_round(struct ust_bpfu_walk_task *t
 	struct ust_bpfu_walk *w = ust_bpfu_walk_of(t);
 
 	w->vma_asked = w->g.nr + 1;
-	ust_bpfu_walk_vma(t, w->g.ip);
+	ust_bpfu_walk_vma(t, w->g.r.ip);
 }
 
 /* A frame per round, or its VMA's lookup. */

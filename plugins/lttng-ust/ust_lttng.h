@@ -75,15 +75,16 @@ extern struct ust_lttng_proc ust_lttng_proc;
 /* A pc's object, its file offset and its unwind table, for the walk. */
 #define UST_LTTNG_CFI_WAIT_NS	500000000LL	/* per file: longest wait for its table */
 
+struct ust_cfi_table;
+
 enum { UST_LTTNG_CFI_NONE, UST_LTTNG_CFI_READY, UST_LTTNG_CFI_PENDING };
 
 struct ust_lttng_cfi_obj {
 	uintptr_t lo, hi;		/* the executable segment holding the pc */
 	uint64_t delta;			/* file offset = pc + delta */
 	uint32_t file;
-	int status;			/* UST_LTTNG_CFI_*: READY = rows below */
-	const struct ust_cfi_row *rows;	/* sorted by file offset, never freed */
-	uint32_t nr_rows;
+	int status;			/* UST_LTTNG_CFI_*: READY = a table below */
+	const struct ust_cfi_table *tab;	/* its rows (ust_cfi_lookup()), never freed */
 };
 
 typedef int (*ust_lttng_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);

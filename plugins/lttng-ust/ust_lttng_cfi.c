@@ -431,8 +431,7 @@ static void fill_table(struct ust_lttng_cfi_obj *o)
 	int st = atomic_load_explicit(&f->state, memory_order_acquire);
 	long long want;
 
-	o->rows = NULL;
-	o->nr_rows = 0;
+	o->tab = NULL;
 	o->status = UST_LTTNG_CFI_NONE;
 	if (st == F_IDLE) {
 		int idle = F_IDLE;
@@ -461,8 +460,7 @@ static void fill_table(struct ust_lttng_cfi_obj *o)
 		const struct ust_cfi_table *t = atomic_load_explicit(&f->tab, memory_order_acquire);
 
 		if (t) {
-			o->rows = t->rows;
-			o->nr_rows = t->nr_rows;
+			o->tab = t;
 			o->status = UST_LTTNG_CFI_READY;
 		}
 	} else if (st == F_WANTED) {

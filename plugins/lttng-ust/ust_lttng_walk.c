@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
  * The stack walk, bounded and unable to fault: by the CFI tables of
- * ust_lttng_cfi.c, the rules of the BPF unwinder (bpf/unwind_walk.bpf.h),
- * and by frame pointers where an address has no table.
+ * ust_lttng_cfi.c and frame pointers where an address has no table, one
+ * step at a time by bpf/ust_cfi_step.h, the code the BPF unwinder's walk
+ * (bpf/bpfu_walk.bpf.h) runs too: the two cannot drift apart.
  *
  * Where it starts.  The context callbacks run inside lttng-ust, below the
  * tracepoint probe, which is compiled into the application with its flags
@@ -17,14 +18,11 @@
  * context for the slot holding ip, the word below being the caller's
  * frame pointer; this needs the probe built with frame pointers.
  *
- * Per frame (as the BPF walker): the object of pc (ip - 1 for a return
- * address, ip itself after a signal frame), its row by file offset, then
- *   RSP/RBP/RBX/PLT/DEREF_RBP  CFA from the rule, return address at
- *                              CFA - 8, rsp = CFA, rbp and rbx by their
- *                              save rules;
- *   SIGNAL                     rip, rsp, rbp, rbx from the ucontext;
- *   END                        the outermost frame;
- *   NONE, UNSUPPORTED, no row  one frame-pointer step (rbp 0: outermost).
+ * Per frame: the object of pc (ip - 1 for a return address, ip itself
+ * after a signal frame), its row by file offset (ust_cfi_lookup()), then
+ * the step of that row (ust_cfi_step_row(): CFA rules, SIGNAL, END), or
+ * one frame-pointer step (ust_cfi_step_fp()) for NONE, UNSUPPORTED and no
+ * row at all.
  * An address in no loaded object (JIT code) or in one whose table is not
  * ready takes a frame-pointer step and marks the stack (F_FP, F_RAW,
  * F_NO_TABLE).  A thread we started ends at its start routine.
@@ -43,13 +41,21 @@
 #include "ustitch/abi.h"
 #include "ustitch/cfi.h"
 
+#define NO_ASAN __attribute__((no_sanitize("address")))
+
+/* The step's rules (bpf/ust_cfi_step.h), reading through read_u64(). */
+struct wctx;
+NO_ASAN static inline int read_u64(struct wctx *c, __u64 addr, __u64 *val);
+#define UST_CFI_STEP_CTX		struct wctx
+#define UST_CFI_STEP_READ(c, a, v)	read_u64((c), (a), (v))
+#define UST_CFI_STEP_FN			NO_ASAN static inline
+#include "ust_cfi_step.h"
+
 #define PROBE_FRAME_SCAN	4096	/* bytes above the probe context */
 #define SCAN_CHUNK		32	/* words per process_vm_readv */
 #define DELTA_SLOTS		256
 #define SKIP_MAX		24	/* our frames, lttng-ust's, the probe's */
 #define OBJ_CACHE		4
-
-#define NO_ASAN __attribute__((no_sanitize("address")))
 
 /*
  * Where the probe's frame record lies relative to its probe context is
@@ -198,11 +204,6 @@ NO_ASAN static int walk_fp(const struct rd *r, uintptr_t wrap_fp, const void *pc
 
 /* --- the CFI walk ------------------------------------------------------- */
 
-struct ws {
-	uintptr_t ip, sp, bp, bx;
-	bool bp_ok, bx_ok, exact;	/* exact: ip is not a return address */
-};
-
 struct wctx {
 	struct rd r;
 	uint32_t flags;
@@ -224,23 +225,6 @@ static const struct ust_lttng_cfi_obj *obj_of(struct wctx *c, uintptr_t pc)
 	if (c->nc < OBJ_CACHE)
 		c->nc++;
 	return &c->objs[slot];
-}
-
-static const struct ust_cfi_row *row_of(const struct ust_lttng_cfi_obj *o, uint64_t off)
-{
-	uint32_t lo = 0, hi = o->nr_rows;
-
-	if (!hi || off > 0xffffffffULL || off < o->rows[0].off)
-		return NULL;
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (o->rows[mid].off <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return &o->rows[lo];
 }
 
 /*
@@ -294,158 +278,68 @@ static inline void row_remember(uint64_t key, const struct ust_cfi_row *row)
 	atomic_store_explicit(&s->key, key, memory_order_release);
 }
 
-/* One frame-pointer step (the kernel's unwind_user walk); true: the walk ends. */
-NO_ASAN static bool step_fp(struct wctx *c, struct ws *s)
+/* The step's reads (UST_CFI_STEP_READ): 0, or -1 when the word is not readable. */
+NO_ASAN static inline int read_u64(struct wctx *c, __u64 addr, __u64 *val)
 {
-	uintptr_t cfa = s->bp + 16, ra, bp;
+	uintptr_t v;
 
-	if (s->bp_ok && !s->bp) {
-		c->flags |= UST_ABI_STACK_F_BOTTOM;	/* rbp 0 marks the outermost frame */
-		return true;
-	}
-	if (!s->bp_ok || cfa <= s->sp || (cfa & 7)) {
-		c->flags |= UST_ABI_STACK_F_NO_UNWIND;
-		return true;
-	}
-	if (!read1(&c->r, s->bp, &bp) || !read1(&c->r, s->bp + 8, &ra)) {
-		c->flags |= UST_ABI_STACK_F_FAULT;
-		return true;
-	}
-	if (!ra)
-		return true;
-	c->flags |= UST_ABI_STACK_F_FP;
-	s->ip = ra;
-	s->sp = cfa;
-	s->bp = bp;
-	s->bx_ok = false;
-	s->exact = false;
-	return false;
+	if (!read1(&c->r, (uintptr_t)addr, &v))
+		return -1;
+	*val = v;
+	return 0;
 }
 
-NO_ASAN static bool step_signal(struct wctx *c, struct ws *s)
+/* From frame @s to its caller (ust_cfi_step.h); true: the walk ends. */
+NO_ASAN static bool step(struct wctx *c, struct ust_cfi_regs *s)
 {
-	uintptr_t uc = s->sp, ip, sp, bp, bx;
-
-	if (!read1(&c->r, uc + UST_CFI_SIGFRAME_RIP, &ip) ||
-	    !read1(&c->r, uc + UST_CFI_SIGFRAME_RSP, &sp) ||
-	    !read1(&c->r, uc + UST_CFI_SIGFRAME_RBP, &bp) ||
-	    !read1(&c->r, uc + UST_CFI_SIGFRAME_RBX, &bx)) {
-		c->flags |= UST_ABI_STACK_F_FAULT;
-		return true;
-	}
-	if (!ip)
-		return true;
-	s->ip = ip;
-	s->sp = sp;
-	s->bp = bp;
-	s->bx = bx;
-	s->bp_ok = s->bx_ok = true;
-	s->exact = true;	/* the interrupted instruction itself */
-	return false;
-}
-
-NO_ASAN static bool step_cfi(struct wctx *c, struct ws *s, const struct ust_cfi_row *row)
-{
-	uintptr_t cfa, ra, bp = s->bp, bx = s->bx;
-	bool bp_ok = s->bp_ok, bx_ok = s->bx_ok;
-	intptr_t off = row->cfa_off;
-
-	switch (row->cfa_type) {
-	case UST_CFI_CFA_RSP:
-		cfa = s->sp + off;
-		break;
-	case UST_CFI_CFA_RBP:
-		if (!s->bp_ok)
-			goto bad;
-		cfa = s->bp + off;
-		break;
-	case UST_CFI_CFA_RBX:
-		if (!s->bx_ok)
-			goto bad;
-		cfa = s->bx + off;
-		break;
-	case UST_CFI_CFA_PLT:
-		cfa = s->sp + off + ((intptr_t)(s->ip & 15) >= row->rbp_off ? 8 : 0);
-		break;
-	case UST_CFI_CFA_DEREF_RBP:
-		if (!s->bp_ok)
-			goto bad;
-		if (!read1(&c->r, s->bp + off, &cfa))
-			goto fault;
-		break;
-	default:
-		goto bad;
-	}
-	/* The caller's frame is above this one: anything else is garbage. */
-	if (cfa <= s->sp || cfa - s->sp > ((uintptr_t)1 << 30))
-		goto bad;
-	if (!read1(&c->r, cfa - 8, &ra))
-		goto fault;
-	/* Both from this frame's registers, before either changes. */
-	if (row->rbp_type == UST_CFI_RBP_CFA) {
-		if (!read1(&c->r, cfa + row->rbp_off, &bp))
-			goto fault;
-		bp_ok = true;
-	} else if (row->rbp_type == UST_CFI_RBP_DEREF_RBP) {
-		bp_ok = s->bp_ok && read1(&c->r, s->bp + row->rbp_off, &bp);
-	} else if (row->rbp_type != UST_CFI_RBP_SAME) {
-		bp_ok = false;
-	}
-	if (row->rbx_type == UST_CFI_RBP_CFA)
-		bx_ok = read1(&c->r, cfa + row->rbx_off, &bx);
-	else if (row->rbx_type != UST_CFI_RBP_SAME)
-		bx_ok = false;
-	c->flags |= UST_ABI_STACK_F_CFI;
-	if (!ra)
-		return true;
-	s->ip = ra;
-	s->sp = cfa;
-	s->bp = bp;
-	s->bx = bx;
-	s->bp_ok = bp_ok;
-	s->bx_ok = bx_ok;
-	s->exact = false;
-	return false;
-bad:
-	c->flags |= UST_ABI_STACK_F_BAD_CFA;
-	return true;
-fault:
-	c->flags |= UST_ABI_STACK_F_FAULT;
-	return true;
-}
-
-/* From frame s to its caller; true: the walk ends. */
-NO_ASAN static bool step(struct wctx *c, struct ws *s)
-{
-	/* A return address is after the call: the call itself is at ip - 1. */
-	uintptr_t pc = s->ip - (s->exact ? 0 : 1);
-	uint64_t key = row_key(pc, c->gen);
+	uintptr_t pc = ust_cfi_regs_pc(s);
+	uint64_t key = row_key(pc, c->gen), off;
 	const struct ust_cfi_row *row = row_cached(key);
 	const struct ust_lttng_cfi_obj *o;
+	uint32_t bad;
+	int ret;
 
 	if (row)
 		goto have_row;
 	o = obj_of(c, pc);
-	if (!o)
+	if (!o) {
 		c->flags |= UST_ABI_STACK_F_RAW;	/* JIT code, anonymous memory */
-	else if (o->status == UST_LTTNG_CFI_READY)
-		row = row_of(o, pc + o->delta);
-	else if (o->status == UST_LTTNG_CFI_PENDING)
+	} else if (o->status == UST_LTTNG_CFI_READY) {
+		off = pc + o->delta;
+		if (off <= 0xffffffffULL)	/* a row's offset is 32 bits */
+			row = ust_cfi_lookup(o->tab, off);
+	} else if (o->status == UST_LTTNG_CFI_PENDING) {
 		c->flags |= UST_ABI_STACK_F_NO_TABLE;
+	}
 	if (row)
 		row_remember(key, row);
 have_row:
-	if (!row || row->cfa_type == UST_CFI_CFA_NONE || row->cfa_type == UST_CFI_CFA_UNSUPPORTED)
-		return step_fp(c, s);
-	if (row->cfa_type == UST_CFI_CFA_END) {
-		c->flags |= UST_ABI_STACK_F_CFI | UST_ABI_STACK_F_BOTTOM;
-		return true;
+	if (ust_cfi_row_fp(row)) {
+		ret = ust_cfi_step_fp(c, s);
+		if (ret == UST_CFI_STEP_NEXT)
+			c->flags |= UST_ABI_STACK_F_FP;
+		bad = UST_ABI_STACK_F_NO_UNWIND;
+	} else {
+		ret = ust_cfi_step_row(c, s, row);
+		/* A signal frame is by CFI whatever its reads gave. */
+		if (ret <= UST_CFI_STEP_BOTTOM || row->cfa_type == UST_CFI_CFA_SIGNAL)
+			c->flags |= UST_ABI_STACK_F_CFI;
+		bad = UST_ABI_STACK_F_BAD_CFA;
 	}
-	if (row->cfa_type == UST_CFI_CFA_SIGNAL) {
-		c->flags |= UST_ABI_STACK_F_CFI;
-		return step_signal(c, s);
+	switch (ret) {
+	case UST_CFI_STEP_NEXT:
+		return false;
+	case UST_CFI_STEP_BOTTOM:
+		c->flags |= UST_ABI_STACK_F_BOTTOM;
+		break;
+	case UST_CFI_STEP_BAD:
+		c->flags |= bad;
+		break;
+	case UST_CFI_STEP_FAULT:
+		c->flags |= UST_ABI_STACK_F_FAULT;
+		break;
 	}
-	return step_cfi(c, s, row);
+	return true;
 }
 
 /* Our registers at the call: rip (the return address), rsp after it, rbp, rbx. */
@@ -470,18 +364,14 @@ void ust_lttng_regs(uintptr_t *regs);
 NO_ASAN static int walk_cfi(struct wctx *c, uintptr_t ip, uintptr_t *out, int max)
 {
 	uintptr_t regs[4];
-	struct ws s;
+	struct ust_cfi_regs s;
 	int k, n = 0;
 
 	ust_lttng_regs(regs);
 	if (regs[1] < c->r.sp)
 		c->r.sp = regs[1];	/* our own frames are read directly too */
-	s.ip = regs[0];
-	s.sp = regs[1];
-	s.bp = regs[2];
-	s.bx = regs[3];
-	s.bp_ok = s.bx_ok = true;
-	s.exact = false;
+	ust_cfi_regs_init(&s, regs[0], regs[1], regs[2], regs[3]);
+	s.ip_exact = 0;		/* regs[0] is our return address */
 	/* Up through our frames, lttng-ust's and the probe's. */
 	for (k = 0; s.ip != ip; k++)
 		if (k >= SKIP_MAX || step(c, &s))

@@ -11,6 +11,11 @@
  * test programs built -O2 -fomit-frame-pointer (PIE, non-PIE, the shared
  * library; -z lazy).
  *
+ * At each of those pcs, the unwind step of bpf/ust_cfi_step.h (the one
+ * the BPF walk and the LTTng provider run) from made-up registers must
+ * take the CFA, the return address and the caller's rbp and rbx from
+ * where readelf's row says.
+ *
  * Then the cases readelf cannot tell apart: the PLT expression, the
  * realigned frame (CFA = *(rbp - N)), __restore_rt (found through the
  * kernel's copy of our own sigaction), _start, ld.so's lazy-binding entry
@@ -41,6 +46,46 @@
 #include "ustitch/grow.h"
 #include "ustitch/sym.h"
 #include "cfi_testutil.h"
+
+/*
+ * The unwind step both walkers run (bpf/ust_cfi_step.h), compiled here
+ * over a pretend stack: every word reads as step_word(its address) (or
+ * what a test put there), and the reads are logged, so a step's result
+ * tells which addresses it took the CFA, the return address, rbp and rbx
+ * from.
+ */
+struct step_mem {
+	uint64_t at[8], val[8];		/* words a test put there */
+	int nr_at;
+	uint64_t fail;			/* a word that cannot be read (0: none) */
+	uint64_t reads[16];
+	int nr_reads;
+};
+
+static uint64_t step_word(uint64_t addr)
+{
+	return addr + 0x10000;		/* one-to-one: a value names its address */
+}
+
+static int step_read(struct step_mem *m, __u64 addr, __u64 *val)
+{
+	int i;
+
+	if (m->nr_reads < 16)
+		m->reads[m->nr_reads] = addr;
+	m->nr_reads++;
+	if (m->fail && addr == m->fail)
+		return -1;
+	*val = step_word(addr);
+	for (i = 0; i < m->nr_at; i++)
+		if (m->at[i] == addr)
+			*val = m->val[i];
+	return 0;
+}
+
+#define UST_CFI_STEP_CTX		struct step_mem
+#define UST_CFI_STEP_READ(c, a, v)	step_read((c), (a), (v))
+#include "ust_cfi_step.h"
 
 #define LIBC	"/lib/x86_64-linux-gnu/libc.so.6"
 #define LDSO	"/lib64/ld-linux-x86-64.so.2"
@@ -203,6 +248,8 @@ struct cmp_stats {
 	unsigned long pcs, rows, mismatches, skipped_overlap, none_checked;
 	unsigned long by_type[UST_CFI_NR_CFA_TYPES];
 	unsigned long rbx_saved;	/* pcs that agreed where readelf has an rbx rule (not u/s) */
+	unsigned long stepped;		/* pcs where the step was checked against readelf */
+	unsigned long step_exp;		/* pcs of a CFA expression: stepped, not checked */
 };
 
 static bool parse_reg_off(const char *s, const char *reg, int64_t *off)
@@ -311,6 +358,124 @@ static bool agrees(const struct re_row *r, const struct ust_cfi_row *row, char *
 	       saved_agrees("rbx", r->rbx, row->rbx_type, row->rbx_off, why, len);
 }
 
+/* The registers the step starts from: rbp and rbx above rsp, far apart. */
+#define STEP_SP	0x7ffd00000000ULL
+#define STEP_BP	(STEP_SP + 0x100000)
+#define STEP_BX	(STEP_SP + 0x200000)
+
+static bool step_read_at(const struct step_mem *m, uint64_t addr)
+{
+	int i;
+
+	for (i = 0; i < m->nr_reads && i < 16; i++)
+		if (m->reads[i] == addr)
+			return true;
+	return false;
+}
+
+/*
+ * A caller's callee-saved register after the step, against readelf's
+ * column @re: "u"/"s" keeps @reg0 (this frame's value), "c-N" is the word
+ * at CFA - N, an expression is the table's own DEREF_RBP rule (readelf
+ * does not decode it) or unknown, anything else unknown.
+ */
+static bool step_saved_agrees(const char *name, const char *re, struct step_mem *m,
+			      struct ust_cfi_regs *g, bool bx, uint64_t reg0, uint64_t cfa,
+			      uint8_t type, int16_t roff, char *why, size_t len)
+{
+	uint64_t got;
+	int ok;
+
+	m->nr_reads = 0;
+	ok = bx ? ust_cfi_regs_bx(m, g) : ust_cfi_regs_bp(m, g);
+	got = bx ? g->bx : g->bp;
+	if (strcmp(re, "u") == 0 || strcmp(re, "s") == 0) {
+		if (!ok || got != reg0 || m->nr_reads) {
+			snprintf(why, len, "step: %s %s, got %#" PRIx64 " (known %d, %d reads)",
+				 name, re, got, ok, m->nr_reads);
+			return false;
+		}
+	} else if (re[0] == 'c' && (re[1] == '-' || re[1] == '+') &&
+		   type == UST_CFI_RBP_CFA) {
+		uint64_t at = cfa + strtoll(re + 1, NULL, 10);
+
+		if (!ok || got != step_word(at) || !step_read_at(m, at)) {
+			snprintf(why, len, "step: %s %s, read %s at %#" PRIx64 " (cfa %#" PRIx64 ")",
+				 name, re, ok ? "elsewhere" : "nothing", at, cfa);
+			return false;
+		}
+	} else if (type == UST_CFI_RBP_DEREF_RBP && strcmp(re, "exp") == 0) {
+		if (!ok || got != step_word(STEP_BP + roff)) {
+			snprintf(why, len, "step: %s exp (deref-rbp%+d), got %#" PRIx64, name, roff,
+				 got);
+			return false;
+		}
+	} else if (ok) {
+		snprintf(why, len, "step: %s %s, yet known (%#" PRIx64 ")", name, re, got);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The step at vaddr @pc by @row (which agrees with readelf's @r): from
+ * rsp, rbp, rbx = STEP_SP, _BP, _BX, where does it take the caller's
+ * registers from?  1: as readelf says, 0: not (@why), -1: not checked
+ * (a CFA expression, or a row that leaves the step to frame pointers).
+ */
+static int step_agrees(const struct re_row *r, const struct ust_cfi_row *row, uint64_t pc,
+		       char *why, size_t len)
+{
+	struct step_mem m = { .nr_reads = 0 };
+	struct ust_cfi_regs g;
+	uint64_t cfa;
+	int64_t off;
+	int ret;
+
+	if (ust_cfi_row_fp(row))
+		return -1;
+	ust_cfi_regs_init(&g, pc, STEP_SP, STEP_BP, STEP_BX);
+	ret = ust_cfi_step_row(&m, &g, row);
+	if (r->signal) {
+		if (ret != UST_CFI_STEP_NEXT || g.ip != step_word(STEP_SP + UST_CFI_SIGFRAME_RIP) ||
+		    g.sp != step_word(STEP_SP + UST_CFI_SIGFRAME_RSP) ||
+		    g.bp != step_word(STEP_SP + UST_CFI_SIGFRAME_RBP) ||
+		    g.bx != step_word(STEP_SP + UST_CFI_SIGFRAME_RBX) || !g.ip_exact) {
+			snprintf(why, len, "step: signal frame, got %d ip %#" PRIx64, ret,
+				 (uint64_t)g.ip);
+			return 0;
+		}
+		return 1;
+	}
+	if (strcmp(r->ra, "u") == 0) {
+		if (ret != UST_CFI_STEP_BOTTOM || m.nr_reads) {
+			snprintf(why, len, "step: ra undefined, got %d after %d reads", ret, m.nr_reads);
+			return 0;
+		}
+		return 1;
+	}
+	if (parse_reg_off(r->cfa, "rsp", &off))
+		cfa = STEP_SP + off;
+	else if (parse_reg_off(r->cfa, "rbp", &off))
+		cfa = STEP_BP + off;
+	else if (parse_reg_off(r->cfa, "rbx", &off))
+		cfa = STEP_BX + off;
+	else
+		return -1;	/* PLT, DEREF_RBP: the special cases below check them */
+	/* ra c-8 (agrees() held): the caller's rsp is the CFA, rip the word below it. */
+	if (ret != UST_CFI_STEP_NEXT || g.sp != cfa || g.ip != step_word(cfa - 8) ||
+	    !step_read_at(&m, cfa - 8) || g.ip_exact) {
+		snprintf(why, len, "step: cfa %s = %#" PRIx64 ", got %d sp %#" PRIx64 " ip %#" PRIx64,
+			 r->cfa, cfa, ret, (uint64_t)g.sp, (uint64_t)g.ip);
+		return 0;
+	}
+	/* rbx first: a DEREF_RBP rule for it names this frame's rbp. */
+	return step_saved_agrees("rbx", r->rbx, &m, &g, true, STEP_BX, cfa, row->rbx_type,
+				 row->rbx_off, why, len) &&
+	       step_saved_agrees("rbp", r->rbp, &m, &g, false, STEP_BP, cfa, row->rbp_type,
+				 row->rbp_off, why, len);
+}
+
 /* Is @pc inside more than one FDE? (@f sorted by start) */
 static bool overlapped(const struct re_fde *f, size_t n, uint64_t pc)
 {
@@ -371,11 +536,18 @@ static void compare_section(const char *path, const char *sec, const struct ust_
 				why[0] = '\0';
 				snprintf(why, sizeof(why), "no row");
 			} else if (agrees(r, row, why, sizeof(why))) {
+				int st = step_agrees(r, row, pcs[j], why, sizeof(why));
+
+				if (st == 0)
+					goto mismatch;
+				cs->stepped += st > 0;
+				cs->step_exp += st < 0 && !ust_cfi_row_fp(row);
 				cs->by_type[row->cfa_type]++;
 				if (strcmp(r->rbx, "u") != 0 && strcmp(r->rbx, "s") != 0)
 					cs->rbx_saved++;
 				continue;
 			}
+mismatch:
 			if (cs->mismatches++ < 10)
 				print_message("%s: vaddr %#" PRIx64 " (off %#" PRIx64 "): %s\n",
 					      path, pcs[j], off, why);
@@ -403,13 +575,15 @@ static void compare_section(const char *path, const char *sec, const struct ust_
 	}
 	print_message("%s: %lu readelf rows, %lu pcs compared (rsp %lu rbp %lu rbx %lu plt %lu "
 		      "deref-rbp %lu signal %lu end %lu unsupported %lu; rbx saved at %lu), %lu gap "
-		      "ends NONE, %lu skipped (overlapping FDEs), %lu mismatches; table %u rows\n",
+		      "ends NONE, %lu skipped (overlapping FDEs), %lu mismatches; table %u rows; "
+		      "the step checked at %lu pcs (%lu by an expression unchecked)\n",
 		      path, cs->rows, cs->pcs, cs->by_type[UST_CFI_CFA_RSP],
 		      cs->by_type[UST_CFI_CFA_RBP], cs->by_type[UST_CFI_CFA_RBX],
 		      cs->by_type[UST_CFI_CFA_PLT], cs->by_type[UST_CFI_CFA_DEREF_RBP],
 		      cs->by_type[UST_CFI_CFA_SIGNAL], cs->by_type[UST_CFI_CFA_END],
 		      cs->by_type[UST_CFI_CFA_UNSUPPORTED], cs->rbx_saved,
-		      cs->none_checked, cs->skipped_overlap, cs->mismatches, t->nr_rows);
+		      cs->none_checked, cs->skipped_overlap, cs->mismatches, t->nr_rows,
+		      cs->stepped, cs->step_exp);
 	re_free(&d);
 	ct_free_segs(&segs);
 }
@@ -451,6 +625,7 @@ static struct ust_cfi_table *build_and_compare(const char *path)
 		assert_int_equal(t->rows[t->nr_rows - 1].cfa_type, UST_CFI_CFA_NONE);
 	compare_with_readelf(path, t, &cs);
 	assert_true(cs.pcs > 0);
+	assert_true(cs.stepped > 0);
 	assert_int_equal(cs.mismatches, 0);
 	return t;
 }
@@ -471,6 +646,55 @@ static void test_python(void **state)
 {
 	(void)state;
 	ust_cfi_table_free(build_and_compare(PYTHON));
+}
+
+/*
+ * The step through a lazy PLT entry at vaddr @pc (its pc & 15 is the
+ * runtime one's: segments are page-aligned): the return address at rsp
+ * until the entry's push (offset 11 of 16) has run, at rsp + 8 after.
+ */
+static void check_step_plt(const struct ust_cfi_row *row, uint64_t pc)
+{
+	struct step_mem m = { .nr_reads = 0 };
+	struct ust_cfi_regs g;
+	uint64_t cfa = STEP_SP + ((pc & 15) >= 11 ? 16 : 8);
+
+	ust_cfi_regs_init(&g, pc, STEP_SP, STEP_BP, STEP_BX);
+	assert_int_equal(ust_cfi_step_row(&m, &g, row), UST_CFI_STEP_NEXT);
+	assert_int_equal(g.sp, cfa);
+	assert_int_equal(g.ip, step_word(cfa - 8));
+	/* A PLT entry saves nothing: rbp and rbx stay, unread. */
+	assert_int_equal(ust_cfi_regs_bp(&m, &g), 1);
+	assert_int_equal(ust_cfi_regs_bx(&m, &g), 1);
+	assert_int_equal(g.bp, STEP_BP);
+	assert_int_equal(g.bx, STEP_BX);
+	assert_int_equal(m.nr_reads, 1);
+}
+
+/*
+ * The step through gcc's realigned frame: CFA = *(rbp + N) (the word a
+ * test puts there), rbp saved at rbp + 0, rbx (if the row says so) at rbp
+ * + M: from this frame's rbp, not from the CFA.
+ */
+static void check_step_deref(const struct ust_cfi_row *row)
+{
+	struct step_mem m = { .nr_reads = 0 };
+	struct ust_cfi_regs g;
+	uint64_t cfa = STEP_SP + 0x1000;
+
+	m.at[0] = STEP_BP + row->cfa_off;
+	m.val[0] = cfa;
+	m.nr_at = 1;
+	ust_cfi_regs_init(&g, 0x1000, STEP_SP, STEP_BP, STEP_BX);
+	g.ip_exact = 0;
+	assert_int_equal(ust_cfi_step_row(&m, &g, row), UST_CFI_STEP_NEXT);
+	assert_int_equal(g.sp, cfa);
+	assert_int_equal(g.ip, step_word(cfa - 8));
+	assert_int_equal(ust_cfi_regs_bx(&m, &g), 1);
+	assert_int_equal(ust_cfi_regs_bp(&m, &g), 1);
+	assert_int_equal(g.bp, step_word(STEP_BP));
+	if (row->rbx_type == UST_CFI_RBP_DEREF_RBP)
+		assert_int_equal(g.bx, step_word(STEP_BP + row->rbx_off));
 }
 
 /* The test programs: every row, plus the rules readelf shows only as "exp". */
@@ -494,6 +718,8 @@ static void check_prog(const char *path, bool lazy_plt, bool realigned)
 		assert_int_equal(row->cfa_type, UST_CFI_CFA_PLT);
 		assert_int_equal(row->cfa_off, 8);
 		assert_int_equal(row->rbp_off, 11);
+		for (i = 0; i < 16; i++)
+			check_step_plt(row, plt + 16 + i);
 		assert_int_equal(ct_seg_off(&segs, plt + plt_size - 1, &off), 0);
 		assert_int_equal(ust_cfi_lookup(t, off)->cfa_type, UST_CFI_CFA_PLT);
 	}
@@ -509,6 +735,7 @@ static void check_prog(const char *path, bool lazy_plt, bool realigned)
 				assert_true(t->rows[i].rbx_off < 0);
 				deref_rbx = true;
 			}
+			check_step_deref(&t->rows[i]);
 		}
 	}
 	/* gcc 12's realigned(): rbx saved by "DW_CFA_expression rbx: breg6 -32". */
@@ -531,6 +758,45 @@ static void check_prog(const char *path, bool lazy_plt, bool realigned)
 	}
 	ct_free_segs(&segs);
 	ust_cfi_table_free(t);
+}
+
+/*
+ * The frame-pointer step of both walkers: CFA = rbp + 16, the return
+ * address below it, the caller's rbp at rbp; rbp 0 ends the walk at the
+ * outermost frame, an rbp not above rsp (or misaligned) cuts it, an
+ * unreadable record is a fault, and rbx is unknown after the step.
+ */
+static void test_step_fp(void **state)
+{
+	struct step_mem m = { .nr_reads = 0 };
+	struct ust_cfi_regs g;
+
+	(void)state;
+	assert_true(ust_cfi_row_fp(NULL));
+	ust_cfi_regs_init(&g, 0x401000, STEP_SP, STEP_BP, STEP_BX);
+	assert_int_equal(ust_cfi_step_fp(&m, &g), UST_CFI_STEP_NEXT);
+	assert_int_equal(g.ip, step_word(STEP_BP + 8));
+	assert_int_equal(g.sp, STEP_BP + 16);
+	assert_int_equal(g.bp, step_word(STEP_BP));
+	assert_false(g.bx_ok);
+	assert_false(g.ip_exact);
+
+	ust_cfi_regs_init(&g, 0x401000, STEP_SP, 0, STEP_BX);
+	assert_int_equal(ust_cfi_step_fp(&m, &g), UST_CFI_STEP_BOTTOM);
+	ust_cfi_regs_init(&g, 0x401000, STEP_SP, STEP_SP - 64, STEP_BX);
+	assert_int_equal(ust_cfi_step_fp(&m, &g), UST_CFI_STEP_BAD);
+	ust_cfi_regs_init(&g, 0x401000, STEP_SP, STEP_BP + 4, STEP_BX);
+	assert_int_equal(ust_cfi_step_fp(&m, &g), UST_CFI_STEP_BAD);
+	m.fail = STEP_BP + 8;
+	ust_cfi_regs_init(&g, 0x401000, STEP_SP, STEP_BP, STEP_BX);
+	assert_int_equal(ust_cfi_step_fp(&m, &g), UST_CFI_STEP_FAULT);
+	m.fail = 0;
+	/* A return address of 0: the walk ends. */
+	m.at[0] = STEP_BP + 8;
+	m.val[0] = 0;
+	m.nr_at = 1;
+	ust_cfi_regs_init(&g, 0x401000, STEP_SP, STEP_BP, STEP_BX);
+	assert_int_equal(ust_cfi_step_fp(&m, &g), UST_CFI_STEP_END);
 }
 
 static void test_prog_pie(void **state)
@@ -1093,6 +1359,7 @@ static void test_disk_cache(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_step_fp),
 		cmocka_unit_test(test_prog_pie),
 		cmocka_unit_test(test_prog_nopie),
 		cmocka_unit_test(test_prog_lib),
