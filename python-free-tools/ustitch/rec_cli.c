@@ -20,7 +20,7 @@
 #include "ustitch/abi.h"
 #include "ustitch/bpfu.h"
 #include "ustitch/probe.h"
-#include "rec.h"
+#include "ustitch/rec.h"
 #include "rec_addrfilter.h"
 #include "rec_lockheld.h"
 #include "rec_perf.h"

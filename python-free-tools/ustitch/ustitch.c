@@ -16,7 +16,7 @@
 #include "ustitch/probe.h"
 #include "rec_perf.h"
 #include "archive.h"
-#include "rec.h"
+#include "ustitch/rec.h"
 
 static void usage(FILE *out)
 {

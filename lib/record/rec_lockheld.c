@@ -42,7 +42,7 @@
 #include "ustitch/probe.h"
 #include "ustitch/strbuf.h"
 #include "ustitch/tdw.h"
-#include "rec.h"
+#include "ustitch/rec.h"
 #include "rec_lockheld.h"
 #include "rec_perf.h"
 

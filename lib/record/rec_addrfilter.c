@@ -12,7 +12,7 @@
 
 #include "ustitch/addrfilter.h"
 #include "ustitch/af_bpf.h"
-#include "rec.h"
+#include "ustitch/rec.h"
 #include "rec_addrfilter.h"
 
 #define PFX "ustitch record: --addr-filter: "

@@ -8,7 +8,7 @@
 
 #include "ustitch/grow.h"
 #include "ustitch/tdw.h"
-#include "rec.h"
+#include "ustitch/rec.h"
 
 struct spool_ent {
 	uint64_t ts;

@@ -21,7 +21,7 @@
 #include "ustitch/maps.h"
 #include "ustitch/resolve.h"
 #include "ustitch/sym.h"
-#include "rec.h"
+#include "ustitch/rec.h"
 
 struct known {
 	uint32_t kdev;

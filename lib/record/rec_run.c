@@ -31,7 +31,7 @@
 #include "ustitch/capture.h"
 #include "ustitch/encode.h"
 #include "ustitch/tdw.h"
-#include "rec.h"
+#include "ustitch/rec.h"
 
 #define PFX "ustitch record: "
 

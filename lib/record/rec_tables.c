@@ -17,7 +17,7 @@
 
 #include "ustitch/bpfu.h"
 #include "ustitch/encode.h"
-#include "rec.h"
+#include "ustitch/rec.h"
 
 #define PFX "ustitch record: "
 

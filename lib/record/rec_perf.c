@@ -62,7 +62,7 @@
 #include "ustitch/perf_stitch.h"
 #include "ustitch/probe.h"
 #include "ustitch/tdw.h"
-#include "rec.h"
+#include "ustitch/rec.h"
 #include "rec_perf.h"
 
 #define PFX		"ustitch record: "
