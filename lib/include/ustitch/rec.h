@@ -1,8 +1,27 @@
 /* SPDX-License-Identifier: LGPL-2.1 */
-/* ustitch record: the command line, the recording, the BPF record spool. */
+/*
+ * ust_rec: record a trace.dat the way `ustitch record` does.
+ *
+ *   ftrace events --(private tracefs instances: ust_cap)----> trace.dat
+ *   BPF cookies and stacks, perf samples, lock_held() and
+ *   --addr-filter events --(spool: ust_rec_spool)--> its "ustitch" buffer
+ *
+ * Typical use: fill a struct ust_rec_opts (one ust_rec_buffer per ftrace
+ * buffer; sources such as perf sampling added through their
+ * constructors), ust_rec_validate() it against this kernel (touches
+ * nothing), then ust_rec_run() it.  ust_rec_opts_free() releases what the
+ * options own.
+ *
+ * Messages: the summary and progress lines go to ust_rec_opts.out; errors
+ * found before anything is touched come back in @err; warnings while
+ * recording go to the print function (ust_rec_set_print(), as
+ * libbpf_set_print()), by default to stderr.  Every line starts with
+ * "ustitch record: ", and option names are ustitch record's spelling.
+ */
 #ifndef USTITCH_REC_H
 #define USTITCH_REC_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,168 +29,168 @@
 #include <sys/types.h>
 #include <time.h>
 
-struct rec_event {
-	char *system, *event;	/* after glob expansion: exact names */
-	char *filter;
+struct ust_af;
+struct ust_bpfu;
+struct ust_bpfu_rec;
+struct ust_probe_report;
+struct ust_rec_source;
+struct ust_tdw;
+
+/* ---- options ----------------------------------------------------------- */
+
+struct ust_rec_event {
+	char *system, *event;	/* after ust_rec_validate(): exact names */
+	char *filter;		/* ftrace filter, maybe with lock_held() terms, or NULL */
 };
 
-struct rec_buffer {
+struct ust_rec_buffer {
 	char *name;		/* NULL: the main buffer */
-	struct rec_event *ev;	/* as typed (patterns), then expanded */
+	struct ust_rec_event *ev;	/* patterns (globs), then expanded */
 	int nr_ev;
 	char **opts;		/* ftrace options to set, deferred ones removed */
 	int nr_opts;
-	bool deferred;		/* -O userstacktrace_delay */
+	bool deferred;		/* deferred user stacks (-O userstacktrace_delay) */
 };
 
-struct rec_source;
-struct ust_bpfu;
-struct ust_cap;
-struct ust_af;
-
-/* getopt_long code of --unwind. */
-#define REC_OPT_UNWIND	0x1800
-
-struct rec_opts {
-	struct rec_buffer *bufs;
+/* Everything malloc'ed here is owned by the options (ust_rec_opts_free()). */
+struct ust_rec_opts {
+	struct ust_rec_buffer *bufs;	/* [0] is the main buffer */
 	int nr_bufs;
 	const char *output;
-	const char *clock;
-	bool clock_given;
-	size_t buffer_kb;
-	pid_t *pids;
+	const char *clock;		/* NULL: "local" */
+	bool clock_given;		/* the clock was asked for, not defaulted */
+	size_t buffer_kb;		/* per CPU; 0: the kernel's default */
+	pid_t *pids;			/* trace only these processes */
 	int nr_pids;
-	bool quiet;
-	char **cmd;		/* NULL: until SIGINT/SIGTERM */
-	struct rec_source *sources;	/* extra producers (perf sampling, ...) */
-	bool lockheld;		/* -p lockheld: lock_held() filters asked for explicitly */
-	struct ust_af *af;	/* --addr-filter ranges, or NULL (rec_addrfilter.c) */
-	bool unwind_fp;		/* --unwind fp: user stacks by frame pointers only */
+	bool quiet;			/* no progress lines, no summary */
+	FILE *out;			/* summary and progress lines; NULL: stderr */
+	char **cmd;			/* NULL: until SIGINT/SIGTERM */
+	struct ust_rec_source *sources;	/* extra producers (perf sampling, ...) */
+	bool lockheld;			/* lock_held() filters asked for explicitly */
+	struct ust_af *af;		/* --addr-filter ranges, or NULL */
+	bool unwind_fp;			/* user stacks by frame pointers only */
 };
 
-/* No command and no -P: the whole machine is recorded. */
-static inline bool rec_whole_machine(const struct rec_opts *o)
+/* No command and no pid: the whole machine is recorded. */
+static inline bool ust_rec_whole_machine(const struct ust_rec_opts *o)
 {
 	return !o->cmd && !o->nr_pids;
 }
 
 /*
- * What a source gets to work with while recording.  Records it produces go
- * into the spool (written into the trace.dat's "ustitch" buffer, per CPU
- * in timestamp order); the formats of the events they use are registered
- * with rec_ctx_add_format() so that the file describes them.
+ * Add one --addr-filter SPEC (perf's language) to @o->af, checked against
+ * the ranges already there.  0, or -EINVAL (-ENOMEM) with the reason in @err.
  */
-struct rec_ctx {
-	struct rec_opts *o;
-	struct rec_spool *spool;
-	struct rec_maps *maps;
-	struct ust_bpfu *bpfu;		/* NULL unless deferred stacks come from BPF */
-	pid_t child;			/* the command, or -1 */
-	uint16_t cookie_id, stack_id, mapping_id;	/* ids of the BPF-made records */
-	uint16_t flags_id;		/* ustitch/stack_flags */
-	struct ust_cap *cap;		/* its writer takes a source's cmdlines */
-	int next_id;			/* first id free for a source's own events */
-	char **formats;			/* "system\0text" pairs added at the end */
-	int nr_formats;
+int ust_rec_addrfilter_add(struct ust_rec_opts *o, const char *spec, char *err, size_t errsz);
+
+/* Free what @o owns (buffers, pids, sources, address ranges). */
+void ust_rec_opts_free(struct ust_rec_opts *o);
+
+/* ---- perf sampling source (rec_perf.c) ---------------------------------- */
+
+/* How -g makes user stacks (--call-graph). */
+enum ust_rec_perf_cg {
+	UST_REC_PERF_CG_DEFAULT,	/* -g: the best way here (keeps one chosen) */
+	UST_REC_PERF_CG_DEFER,		/* the kernel's deferred callchains */
+	UST_REC_PERF_CG_BPF,		/* the BPF unwinder */
+	UST_REC_PERF_CG_FP,		/* perf's immediate frame-pointer callchains */
 };
 
-/* Register a format text for the file ("ustitch", text). 0 or -1. */
-int rec_ctx_add_format(struct rec_ctx *c, const char *system, const char *text);
-/* A fresh event id no event of this kernel (nor another source) uses. */
-int rec_ctx_new_id(struct rec_ctx *c);
+/* Is @name (no "system:") a perf sampling event such as cpu-clock? */
+bool ust_rec_perf_is_event(const char *name);
+/* The perf sampling source of @o, added on first use.  NULL (errno
+ * ENOMEM) on failure. */
+struct ust_rec_source *ust_rec_perf_source(struct ust_rec_opts *o);
+/* Does @o sample? */
+bool ust_rec_perf_wanted(const struct ust_rec_opts *o);
+/* Sample event @name too.  0, or -EINVAL (-ENOMEM) with the reason in @err. */
+int ust_rec_perf_add_event(struct ust_rec_source *s, const char *name, char *err, size_t errsz);
+/* Samples per second (-F), or one every @period events (-c). */
+void ust_rec_perf_set_freq(struct ust_rec_source *s, uint64_t hz);
+void ust_rec_perf_set_period(struct ust_rec_source *s, uint64_t period);
+/* With kernel and user stacks, made the way @cg says. */
+void ust_rec_perf_set_call_graph(struct ust_rec_source *s, enum ust_rec_perf_cg cg);
+/* For ustitch probe, after @r's probes: how -g (and --call-graph defer)
+ * make user stacks here, and why (loads the BPF unwinder for a moment). */
+void ust_rec_perf_probe_default(const struct ust_probe_report *r, FILE *out);
 
-/* CLOCK_MONOTONIC in ns: the clock of BPF, perf (use_clockid) and "mono". */
-static inline uint64_t rec_mono_now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
-}
+/* ---- validation and the run (rec_validate.c, rec_run.c) ------------------ */
 
 /*
- * An extra producer of records: parsed from the command line, checked
- * before anything is touched, started once the ftrace instances exist,
- * polled (without blocking) in the main loop, stopped before the file is
- * written.
+ * Expand the event patterns and check everything against this kernel
+ * without changing anything; events filtered with lock_held() (or every
+ * event, with --addr-filter) move into a source recorded through perf.
+ * Sets @native_deferred when the kernel makes deferred stacks itself.
+ * 0, or -EINVAL (-ENOMEM) with the reason in @err.
  */
-struct rec_source_ops {
-	const char *name;
-	int (*start)(struct rec_source *s, struct rec_ctx *c, char *err, size_t errlen);
-	/* 0, 1 to be polled again soon (its buffers fill up), or -1. */
-	int (*poll)(struct rec_source *s, struct rec_ctx *c);
-	/*
-	 * Optional, after start: add to the epoll set @epfd the fds that
-	 * become readable when the source's buffers need reading (perf
-	 * wakeup watermarks), so that the main loop polls it before they
-	 * overflow.  0 or -1.
-	 */
-	int (*wait_fds)(struct rec_source *s, int epfd);
-	void (*stop)(struct rec_source *s, struct rec_ctx *c);
-	void (*summary)(struct rec_source *s, FILE *out);
-	void (*free)(struct rec_source *s);
+int ust_rec_validate(struct ust_rec_opts *o, bool *native_deferred, char *err, size_t errsz);
+
+/*
+ * Record until the command exits, or until SIGINT, SIGTERM or SIGHUP
+ * (handlers installed for the run), then write the trace.  Everything is
+ * undone on every way out; after a failure no trace is left.  Frees @o's
+ * sources and address ranges.  0, or -EIO after the reasons were printed
+ * (ust_rec_set_print()); @cmd_errno (may be NULL) gets execvp()'s errno
+ * when the command could not be run, else 0.  The command's own exit
+ * status is not the recording's.
+ */
+int ust_rec_run(struct ust_rec_opts *o, bool native_deferred, int *cmd_errno);
+
+/* Where warnings during a run go (default: stderr), as libbpf_set_print(). */
+enum ust_rec_print_level {
+	UST_REC_WARN,
+	UST_REC_INFO,
 };
+typedef int (*ust_rec_print_fn_t)(enum ust_rec_print_level level, const char *fmt, va_list ap);
+/* Install @fn (NULL: print nothing); returns the one before. */
+ust_rec_print_fn_t ust_rec_set_print(ust_rec_print_fn_t fn);
 
-struct rec_source {
-	const struct rec_source_ops *ops;
-	void *priv;
-	struct rec_source *next;
-};
+/* ---- the spool (rec_spool.c) --------------------------------------------- */
 
-/* Append @s to the options' list of sources. */
-void rec_add_source(struct rec_opts *o, struct rec_source *s);
-
-/* Parse; on error print "ustitch record: ..." and return 2. */
-int rec_parse(int argc, char **argv, struct rec_opts *o);
-/* Expand event patterns and check everything against this kernel without
- * changing anything.  0, or prints why and returns 2. */
-int rec_validate(struct rec_opts *o, bool *native_deferred);
-int rec_run(struct rec_opts *o, bool native_deferred);
-void rec_usage(FILE *out);
-
-/* The spool: BPF records kept until the end, then written per CPU in
- * timestamp order (a task_work can be preempted between taking its
+/* Records of the "ustitch" buffer kept until the end, then written per CPU
+ * in timestamp order (a task_work can be preempted between taking its
  * timestamp and reserving ring-buffer space). */
-struct rec_spool;
-struct rec_spool *rec_spool_new(void);
-int rec_spool_add(struct rec_spool *s, unsigned int cpu, uint64_t ts,
-		  const void *data, size_t len);
+struct ust_rec_spool;
+struct ust_rec_spool *ust_rec_spool_new(void);
+/* These return 0, or a negative errno (also left in errno). */
+int ust_rec_spool_add(struct ust_rec_spool *s, unsigned int cpu, uint64_t ts,
+		      const void *data, size_t len);
 /* Events lost before @ts on @cpu (the writer marks the next page). */
-int rec_spool_add_lost(struct rec_spool *s, unsigned int cpu, uint64_t ts, uint64_t count);
-struct ust_tdw;
-int rec_spool_write(struct rec_spool *s, struct ust_tdw *w, int buf, int nr_cpus);
-unsigned long rec_spool_count(const struct rec_spool *s);
-void rec_spool_free(struct rec_spool *s);
+int ust_rec_spool_add_lost(struct ust_rec_spool *s, unsigned int cpu, uint64_t ts, uint64_t count);
+int ust_rec_spool_write(struct ust_rec_spool *s, struct ust_tdw *w, int buf, int nr_cpus);
+unsigned long ust_rec_spool_count(const struct ust_rec_spool *s);
+void ust_rec_spool_free(struct ust_rec_spool *s);
+
+/* ---- mapping records (rec_maps.c) ----------------------------------------- */
 
 /* Mapping records for the files in stacks, read while the process lives. */
-struct rec_maps;
+struct ust_rec_maps;
 /* @cmd_path: the traced command (its directory is searched too), or NULL. */
-struct rec_maps *rec_maps_new(uint16_t mapping_type, const char *cmd_path);
+struct ust_rec_maps *ust_rec_maps_new(uint16_t mapping_type, const char *cmd_path);
 /* A frame's file (@kdev, @ino; 0 for none): if not seen before, spool a
  * ustitch/user_mapping record (path and build-id from /proc/TGID). */
-void rec_maps_note_file(struct rec_maps *m, struct rec_spool *s, pid_t tgid,
-			unsigned int cpu, uint64_t ts, uint32_t kdev, uint64_t ino);
+void ust_rec_maps_note_file(struct ust_rec_maps *m, struct ust_rec_spool *s, pid_t tgid,
+			    unsigned int cpu, uint64_t ts, uint32_t kdev, uint64_t ino);
 /*
  * A process that made an event: look at its mappings now, while it surely
  * lives (its stacks may be handled after it exited).  Once per process.
  */
-void rec_maps_note_task(struct rec_maps *m, pid_t tgid);
+void ust_rec_maps_note_task(struct ust_rec_maps *m, pid_t tgid);
 /* Snapshot a live process's file mappings. */
-void rec_maps_snapshot(struct rec_maps *m, pid_t tgid);
-unsigned long rec_maps_count(const struct rec_maps *m);
-void rec_maps_free(struct rec_maps *m);
+void ust_rec_maps_snapshot(struct ust_rec_maps *m, pid_t tgid);
+unsigned long ust_rec_maps_count(const struct ust_rec_maps *m);
+void ust_rec_maps_free(struct ust_rec_maps *m);
 
-/* ---- unwind tables (rec_tables.c) ---------------------------------- */
-
-struct ust_bpfu;
+/* ---- unwind tables and stack flags (rec_tables.c) ------------------------- */
 
 /* The command's file, as execvp() will find it; NULL if none. */
-const char *rec_cmd_path(const char *cmd, char *buf, size_t len);
-/* Load the tables of the command, the -P processes or (neither) every process, before tracing starts. */
-void rec_tables_preload(struct ust_bpfu *u, const struct rec_opts *o);
+const char *ust_rec_tables_cmd_path(const char *cmd, char *buf, size_t len);
+/* Load the tables of the command, the pids or (neither) every process,
+ * before tracing starts. */
+void ust_rec_tables_preload(struct ust_bpfu *u, const struct ust_rec_opts *o);
 
 /* How the stacks were taken (UST_BPFU_STACK_* flags), for the summary. */
-struct rec_stack_counts {
+struct ust_rec_stack_counts {
 	unsigned long stacks;
 	unsigned long bottom_cfi;	/* reached the outermost frame by CFI alone */
 	unsigned long bottom_fp;	/* ... with frame pointers for some frames */
@@ -179,13 +198,22 @@ struct rec_stack_counts {
 	unsigned long no_table, bad_cfa, fault, no_unwind;
 };
 
-struct ust_bpfu_rec;
 /*
  * A ustitch/stack_flags record just before @rec's stack (how the BPF side
- * took it), when it has anything to say.  0, or -1 if the spool failed.
+ * took it), when it has anything to say.  0, or a negative errno.
  */
-int rec_tables_flags_record(struct rec_spool *spool, uint16_t flags_id, const struct ust_bpfu_rec *rec);
-void rec_tables_count(struct rec_stack_counts *n, unsigned int flags);
-void rec_tables_summary(struct ust_bpfu *u, const struct rec_stack_counts *n, FILE *out);
+int ust_rec_tables_flags_record(struct ust_rec_spool *spool, uint16_t flags_id,
+				const struct ust_bpfu_rec *rec);
+void ust_rec_tables_count(struct ust_rec_stack_counts *n, unsigned int flags);
+void ust_rec_tables_summary(struct ust_bpfu *u, const struct ust_rec_stack_counts *n, FILE *out);
+
+/* CLOCK_MONOTONIC in ns: the clock of BPF, perf (use_clockid) and "mono". */
+static inline uint64_t ust_rec_mono_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
 
 #endif
