@@ -1,31 +1,57 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * ustitch record: the command line, spelled like trace-cmd record's, and
- * its validation against this kernel.  Everything here only reads tracefs:
- * a bad command line must leave no trace of itself.
+ * ustitch record: the command line, spelled like trace-cmd record's,
+ * into a struct ust_rec_opts (ust_rec_validate() then checks it against
+ * this kernel).  Nothing here touches tracefs.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <tracefs/tracefs.h>
 
 #include "ustitch/abi.h"
-#include "ustitch/bpfu.h"
-#include "ustitch/probe.h"
-#include "rec.h"
-#include "rec_addrfilter.h"
-#include "rec_lockheld.h"
-#include "rec_perf.h"
+#include "ustitch/rec.h"
+#include "rec_cli.h"
 
 #define PFX "ustitch record: "
+
+/* getopt_long codes of the long options without a short one. */
+#define OPT_CALL_GRAPH	0x100	/* as perf record's */
+#define OPT_ADDR_FILTER	0x1700
+#define OPT_UNWIND	0x1800
+
+static void usage_addr_filter(FILE *out)
+{
+	fputs("  --addr-filter SPEC  keep only the events and samples of code in an address\n"
+	      "                   range, in perf's language (repeatable; ranges add up):\n"
+	      "                     filter file:SYMBOL@PATH     the user IP (at kernel entry, or\n"
+	      "                       sampled) is in SYMBOL of PATH: any process, any address\n"
+	      "                     filter file:OFF[/SIZE]@PATH  the same by file offset\n"
+	      "                     filter kernel:SYMBOL|ADDR[/SIZE]  a sample's kernel IP is there\n"
+	      "                     start file:SYM@PATH / stop file:SYM@PATH  a task's events\n"
+	      "                       are kept from its call of a start until a stop (uprobes;\n"
+	      "                       kernel: ranges by kprobes, where the kernel has them)\n"
+	      "                   e.g. --addr-filter 'filter file:malloc@/lib/x86_64-linux-gnu/libc.so.6'\n"
+	      "                   Filter ranges are ORed; the result is ANDed with each -f.\n"
+	      "                   Tracepoint events are recorded through perf + BPF (\"ustitch\"\n"
+	      "                   buffer); samples are filtered by BPF on the sampling event.\n",
+	      out);
+}
+
+static void usage_perf(FILE *out)
+{
+	fputs("  -e NAME          a perf sampling event: cpu-clock, task-clock, page-faults, ...\n"
+	      "                   (a name without ':'; samples go into the \"ustitch\" buffer)\n"
+	      "  -F freq          samples per second (default 4000); -c period: every period events\n"
+	      "  -g               with kernel and user stacks; user stacks deferred to the return\n"
+	      "                   to user space, walked by CFI tables (BPF), else by perf's\n"
+	      "                   defer_callchain (ustitch probe says which, and why)\n"
+	      "  --call-graph M   defer (the kernel's own deferred callchains: frame pointers),\n"
+	      "                   bpf (the BPF unwinder), fp (perf's immediate frame-pointer stacks)\n", out);
+}
 
 void rec_usage(FILE *out)
 {
@@ -62,8 +88,8 @@ void rec_usage(FILE *out)
 	      "  --unwind cfi|fp  how BPF walks user stacks: cfi (default) by unwind tables\n"
 	      "                   built from each file's .eh_frame, frame pointers where a\n"
 	      "                   file has none; fp by frame pointers only, as the kernel does\n", out);
-	rec_af_usage(out);
-	rec_perf_usage(out);
+	usage_addr_filter(out);
+	usage_perf(out);
 	fputs("\n"
 	      "Read the result with: trace-cmd report [-O ustitch:lines=1] trace.dat\n", out);
 }
@@ -76,12 +102,19 @@ static int fail(const char *fmt, const char *a, const char *b)
 	return 2;
 }
 
-static struct rec_buffer *cur_buf(struct rec_opts *o)
+/* A library's reason, as a line of ours.  2. */
+static int fail_lib(const char *what, const char *err)
+{
+	fprintf(stderr, PFX "%s%s\n", what, err);
+	return 2;
+}
+
+static struct ust_rec_buffer *cur_buf(struct ust_rec_opts *o)
 {
 	return &o->bufs[o->nr_bufs - 1];
 }
 
-static int add_buf(struct rec_opts *o, const char *name)
+static int add_buf(struct ust_rec_opts *o, const char *name)
 {
 	void *n = realloc(o->bufs, (size_t)(o->nr_bufs + 1) * sizeof(*o->bufs));
 
@@ -94,7 +127,7 @@ static int add_buf(struct rec_opts *o, const char *name)
 	return 0;
 }
 
-static int add_event(struct rec_buffer *b, const char *sys, const char *ev)
+static int add_event(struct ust_rec_buffer *b, const char *sys, const char *ev)
 {
 	void *n = realloc(b->ev, (size_t)(b->nr_ev + 1) * sizeof(*b->ev));
 
@@ -121,7 +154,7 @@ static int add_str(char ***arr, int *nr, const char *s)
 
 /* -e: an ftrace event pattern for the current buffer, or a perf event
  * (perf's spelling: a name without "system:").  0, or 2. */
-static int opt_event(struct rec_opts *o, const char *arg, bool *ftrace)
+static int opt_event(struct ust_rec_opts *o, const char *arg, bool *ftrace)
 {
 	char *spec = strdup(arg), *colon = strchr(spec, ':');
 	int r;
@@ -130,9 +163,14 @@ static int opt_event(struct rec_opts *o, const char *arg, bool *ftrace)
 		free(spec);
 		return fail("bad event '%s': expected system:event, system or event%s", arg, "");
 	}
-	if (!colon && rec_perf_is_event(spec)) {
+	if (!colon && ust_rec_perf_is_event(spec)) {
 		/* perf's spelling: a sampling event, not ftrace's. */
-		r = rec_perf_add_event(o, spec);
+		struct ust_rec_source *p = ust_rec_perf_source(o);
+		char err[256];
+
+		r = !p || ust_rec_perf_add_event(p, spec, err, sizeof(err)) ? 2 : 0;
+		if (p && r)
+			fail_lib("", err);
 		free(spec);
 		return r;
 	}
@@ -151,9 +189,9 @@ static int opt_event(struct rec_opts *o, const char *arg, bool *ftrace)
 }
 
 /* -f: the filter of the -e just before it. */
-static int opt_filter(struct rec_opts *o, const char *arg, bool after_event)
+static int opt_filter(struct ust_rec_opts *o, const char *arg, bool after_event)
 {
-	struct rec_buffer *b = cur_buf(o);
+	struct ust_rec_buffer *b = cur_buf(o);
 
 	if (!b->nr_ev || !after_event)
 		return fail("-f '%s' must follow the -e it filters%s", arg, "");
@@ -164,9 +202,9 @@ static int opt_filter(struct rec_opts *o, const char *arg, bool after_event)
 }
 
 /* -O: an ftrace option of the current buffer; userstacktrace_delay is ours. */
-static int opt_option(struct rec_opts *o, const char *arg)
+static int opt_option(struct ust_rec_opts *o, const char *arg)
 {
-	struct rec_buffer *b = cur_buf(o);
+	struct ust_rec_buffer *b = cur_buf(o);
 
 	if (!strcmp(arg, UST_ABI_OPT_USERSTACKTRACE_DELAY))
 		b->deferred = true;
@@ -177,7 +215,7 @@ static int opt_option(struct rec_opts *o, const char *arg)
 	return 0;
 }
 
-static int opt_buffer_kb(struct rec_opts *o, const char *arg)
+static int opt_buffer_kb(struct ust_rec_opts *o, const char *arg)
 {
 	char *end;
 	long kb = strtol(arg, &end, 10);
@@ -188,7 +226,7 @@ static int opt_buffer_kb(struct rec_opts *o, const char *arg)
 	return 0;
 }
 
-static int opt_pid(struct rec_opts *o, const char *arg)
+static int opt_pid(struct ust_rec_opts *o, const char *arg)
 {
 	char *end;
 	long pid = strtol(arg, &end, 10);
@@ -207,7 +245,7 @@ static int opt_pid(struct rec_opts *o, const char *arg)
 }
 
 /* -B: start an extra buffer; the -e/-f/-O after it are its own. */
-static int opt_buffer(struct rec_opts *o, const char *arg)
+static int opt_buffer(struct ust_rec_opts *o, const char *arg)
 {
 	int i;
 
@@ -220,7 +258,7 @@ static int opt_buffer(struct rec_opts *o, const char *arg)
 	return add_buf(o, arg) ? 2 : 0;
 }
 
-static int opt_tracer(struct rec_opts *o, const char *arg)
+static int opt_tracer(struct ust_rec_opts *o, const char *arg)
 {
 	if (!strcmp(arg, "lockheld"))
 		o->lockheld = true;
@@ -231,7 +269,7 @@ static int opt_tracer(struct rec_opts *o, const char *arg)
 }
 
 /* --unwind cfi|fp: how the BPF side walks user stacks. */
-static int opt_unwind(struct rec_opts *o, const char *arg)
+static int opt_unwind(struct ust_rec_opts *o, const char *arg)
 {
 	if (!strcmp(arg, "cfi"))
 		o->unwind_fp = false;
@@ -243,8 +281,71 @@ static int opt_unwind(struct rec_opts *o, const char *arg)
 	return 0;
 }
 
+/* --addr-filter SPEC: checked now, so that a bad one leaves no trace. */
+static int opt_addr_filter(struct ust_rec_opts *o, const char *spec)
+{
+	char err[2048];
+
+	if (ust_rec_addrfilter_add(o, spec, err, sizeof(err)))
+		return fail_lib("--addr-filter: ", err);
+	return 0;
+}
+
+static int parse_count(const char *opt, const char *arg, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || !v || arg[0] == '-') {
+		fprintf(stderr, PFX "%s '%s': not a positive number\n", opt, arg);
+		return 2;
+	}
+	*out = v;
+	return 0;
+}
+
+/* -F, -c, -g, --call-graph: the perf sampling source's.  0, or 2. */
+static int opt_perf(struct ust_rec_opts *o, int opt, const char *arg)
+{
+	struct ust_rec_source *p = ust_rec_perf_source(o);
+	uint64_t n;
+
+	if (!p)
+		return 2;
+	switch (opt) {
+	case 'F':
+		if (parse_count("-F", arg, &n))
+			return 2;
+		ust_rec_perf_set_freq(p, n);
+		return 0;
+	case 'c':
+		if (parse_count("-c", arg, &n))
+			return 2;
+		ust_rec_perf_set_period(p, n);
+		return 0;
+	case 'g':
+		ust_rec_perf_set_call_graph(p, UST_REC_PERF_CG_DEFAULT);
+		return 0;
+	}
+	if (!strcmp(arg, "defer")) {
+		ust_rec_perf_set_call_graph(p, UST_REC_PERF_CG_DEFER);
+	} else if (!strcmp(arg, "fp")) {
+		ust_rec_perf_set_call_graph(p, UST_REC_PERF_CG_FP);
+	} else if (!strcmp(arg, "bpf")) {
+		ust_rec_perf_set_call_graph(p, UST_REC_PERF_CG_BPF);
+	} else {
+		fprintf(stderr, PFX "--call-graph %s: expected defer, fp or bpf%s\n", arg,
+			!strncmp(arg, "dwarf", 5) || !strcmp(arg, "lbr") ?
+			" (dwarf and lbr are not supported)" : "");
+		return 2;
+	}
+	return 0;
+}
+
 /* One option other than -e.  0, or 2 (printed). */
-static int opt_one(struct rec_opts *o, int c, const char *arg, bool after_event)
+static int opt_one(struct ust_rec_opts *o, int c, const char *arg, bool after_event)
 {
 	switch (c) {
 	case 'f':
@@ -269,9 +370,9 @@ static int opt_one(struct rec_opts *o, int c, const char *arg, bool after_event)
 	case 'q':
 		o->quiet = true;
 		return 0;
-	case REC_AF_OPT:
-		return rec_af_option(o, arg) ? 2 : 0;
-	case REC_OPT_UNWIND:
+	case OPT_ADDR_FILTER:
+		return opt_addr_filter(o, arg);
+	case OPT_UNWIND:
 		return opt_unwind(o, arg);
 	case 'h':
 		rec_usage(stdout);
@@ -279,8 +380,8 @@ static int opt_one(struct rec_opts *o, int c, const char *arg, bool after_event)
 	case 'F':
 	case 'c':
 	case 'g':
-	case REC_PERF_OPT_CALL_GRAPH:
-		return rec_perf_option(o, c, arg) ? 2 : 0;
+	case OPT_CALL_GRAPH:
+		return opt_perf(o, c, arg);
 	default:
 		rec_usage(stderr);
 		return 2;
@@ -288,25 +389,34 @@ static int opt_one(struct rec_opts *o, int c, const char *arg, bool after_event)
 }
 
 /* Every buffer records something (the main one may hold samples only). */
-static int check_buffers(struct rec_opts *o)
+static int check_buffers(struct ust_rec_opts *o)
 {
 	int b;
 
 	for (b = 0; b < o->nr_bufs; b++)
-		if (!o->bufs[b].nr_ev && !(b == 0 && rec_perf_wanted(o)))	/* samples only */
+		if (!o->bufs[b].nr_ev && !(b == 0 && ust_rec_perf_wanted(o)))	/* samples only */
 			return fail("%s%s has no events: give at least one -e",
 				    o->bufs[b].name ? "buffer " : "the main buffer",
 				    o->bufs[b].name ? o->bufs[b].name : "");
 	return 0;
 }
 
-int rec_parse(int argc, char **argv, struct rec_opts *o)
+int rec_validate(struct ust_rec_opts *o, bool *native_deferred)
+{
+	char err[2048];
+
+	if (ust_rec_validate(o, native_deferred, err, sizeof(err)))
+		return fail_lib("", err);
+	return 0;
+}
+
+int rec_parse(int argc, char **argv, struct ust_rec_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
-		{ "call-graph", required_argument, NULL, REC_PERF_OPT_CALL_GRAPH },
-		{ "addr-filter", required_argument, NULL, REC_AF_OPT },
-		{ "unwind", required_argument, NULL, REC_OPT_UNWIND },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "addr-filter", required_argument, NULL, OPT_ADDR_FILTER },
+		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool last_was_event = false;
@@ -329,157 +439,4 @@ int rec_parse(int argc, char **argv, struct rec_opts *o)
 	if (optind < argc)
 		o->cmd = argv + optind;
 	return check_buffers(o);
-}
-
-/* ---- validation ------------------------------------------------------ */
-
-static bool is_dir(const char *path)
-{
-	struct stat st;
-
-	return !stat(path, &st) && S_ISDIR(st.st_mode);
-}
-
-/* Expand one pattern into exact events, appended to @out. */
-static int expand(const struct rec_event *pat, struct rec_buffer *out)
-{
-	const char *tdir = tracefs_tracing_dir();
-	char path[4096];
-	struct dirent *sd;
-	DIR *sdir;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "%s/events", tdir);
-	sdir = opendir(path);
-	if (!sdir)
-		return -1;
-	while ((sd = readdir(sdir))) {
-		const char *evpat = pat->event;
-		struct dirent *ed;
-		DIR *edir;
-
-		if (sd->d_name[0] == '.')
-			continue;
-		if (pat->system[0]) {
-			if (fnmatch(pat->system, sd->d_name, 0))
-				continue;
-		} else if (!fnmatch(pat->event, sd->d_name, 0)) {
-			evpat = "*";	/* "-e sched": the whole system */
-		}
-		snprintf(path, sizeof(path), "%s/events/%s", tdir, sd->d_name);
-		if (!is_dir(path) || !(edir = opendir(path)))
-			continue;
-		while ((ed = readdir(edir))) {
-			char epath[4096 + 512];
-
-			if (ed->d_name[0] == '.' || fnmatch(evpat, ed->d_name, 0))
-				continue;
-			snprintf(epath, sizeof(epath), "%s/%s/format", path, ed->d_name);
-			if (access(epath, R_OK))
-				continue;
-			if (add_event(out, sd->d_name, ed->d_name))
-				break;
-			if (pat->filter)
-				out->ev[out->nr_ev - 1].filter = strdup(pat->filter);
-			n++;
-		}
-		closedir(edir);
-	}
-	closedir(sdir);
-	return n;
-}
-
-static bool option_exists(const char *name)
-{
-	char path[4096];
-
-	if (!strncmp(name, "no", 2) && strlen(name) > 2) {
-		snprintf(path, sizeof(path), "%s/options/%s", tracefs_tracing_dir(), name + 2);
-		if (!access(path, F_OK))
-			return true;
-	}
-	snprintf(path, sizeof(path), "%s/options/%s", tracefs_tracing_dir(), name);
-	return !access(path, F_OK);
-}
-
-static bool clock_exists(const char *clock)
-{
-	char *text = tracefs_instance_file_read(NULL, "trace_clock", NULL), *tok, *save = NULL;
-	bool found = false;
-
-	if (!text)
-		return false;
-	for (tok = strtok_r(text, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
-		size_t l = strlen(tok);
-
-		if (tok[0] == '[' && l > 2 && tok[l - 1] == ']') {
-			tok[l - 1] = '\0';
-			tok++;
-		}
-		if (!strcmp(tok, clock))
-			found = true;
-	}
-	free(text);
-	return found;
-}
-
-int rec_validate(struct rec_opts *o, bool *native_deferred)
-{
-	bool deferred = false;
-	int b, i;
-
-	if (!tracefs_tracing_dir() || !is_dir(tracefs_tracing_dir()))
-		return fail("tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)%s%s", "", "");
-	for (b = 0; b < o->nr_bufs; b++) {
-		struct rec_buffer *buf = &o->bufs[b], exp = { 0 };
-
-		for (i = 0; i < buf->nr_ev; i++) {
-			int n = expand(&buf->ev[i], &exp);
-
-			if (n <= 0) {
-				char pat[512];
-
-				snprintf(pat, sizeof(pat), "%s%s%s", buf->ev[i].system,
-					 buf->ev[i].system[0] ? ":" : "", buf->ev[i].event);
-				return fail("no event matches '%s' on this kernel%s", pat, "");
-			}
-		}
-		for (i = 0; i < buf->nr_ev; i++) {
-			free(buf->ev[i].system);
-			free(buf->ev[i].event);
-			free(buf->ev[i].filter);
-		}
-		free(buf->ev);
-		buf->ev = exp.ev;
-		buf->nr_ev = exp.nr_ev;
-		for (i = 0; i < buf->nr_opts; i++)
-			if (!option_exists(buf->opts[i]))
-				return fail("-O %s: no such ftrace option on this kernel%s", buf->opts[i], "");
-		deferred |= buf->deferred;
-	}
-	/* Events filtered with lock_held() leave ftrace for perf + BPF. */
-	if (rec_lockheld_claim(o))
-		return 2;
-	*native_deferred = false;
-	if (deferred) {
-		char reason[UST_PROBE_REASON_MAX];
-
-		if (ust_probe_one(UST_PROBE_FTRACE_DEFERRED, reason, sizeof(reason))) {
-			*native_deferred = true;
-		} else if (!ust_bpfu_built()) {
-			return fail("-O userstacktrace_delay: this kernel has no deferred user stacks (%s) and ustitch was built without BPF%s",
-				    reason, "");
-		} else if (!ust_probe_one(UST_PROBE_BPF_TRACEPOINT, reason, sizeof(reason))) {
-			return fail("-O userstacktrace_delay: BPF tracepoint programs are not usable here: %s%s", reason, "");
-		} else if (o->clock_given && strcmp(o->clock, "mono")) {
-			return fail("-C %s: deferred stacks made by BPF need -C mono (BPF's clock)%s", o->clock, "");
-		} else {
-			o->clock = "mono";
-		}
-	}
-	if (rec_perf_validate(o))
-		return 2;
-	if (o->clock && !clock_exists(o->clock))
-		return fail("-C %s: no such trace clock on this kernel%s", o->clock, "");
-	return 0;
 }

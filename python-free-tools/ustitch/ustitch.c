@@ -6,6 +6,7 @@
  *   ustitch archive ...  the trace's files by build-id, for reports elsewhere
  *   ustitch reset        remove what recorders killed by SIGKILL left in tracefs
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,9 +15,9 @@
 #include "ustitch/capture.h"
 #include "ustitch/lh_bpf.h"
 #include "ustitch/probe.h"
-#include "rec_perf.h"
+#include "ustitch/rec.h"
 #include "archive.h"
-#include "rec.h"
+#include "rec_cli.h"
 
 static void usage(FILE *out)
 {
@@ -83,7 +84,7 @@ static void probe_verify(bool tracing)
 }
 
 /* Deferred ftrace stacks: the kernel's own events, else the BPF backport
- * (the same records), else ftrace's immediate userstacktrace (rec_run). */
+ * (the same records), else ftrace's immediate userstacktrace (ust_rec_run). */
 static void probe_ftrace_default(const struct ust_probe_report *rep)
 {
 	const struct ust_probe_item *it = rep->items;
@@ -115,7 +116,7 @@ static int cmd_probe(int argc, char **argv)
 		return 1;
 	printf("\nWhat ustitch record uses here:\n");
 	probe_ftrace_default(&rep);
-	rec_perf_probe_default(&rep, stdout);
+	ust_rec_perf_probe_default(&rep, stdout);
 	if (verify)
 		probe_verify(rep.items[UST_PROBE_BPF_TRACING].available);
 	return fflush(stdout) ? 1 : 0;
@@ -134,17 +135,23 @@ static int cmd_reset(void)
 
 static int cmd_record(int argc, char **argv)
 {
-	struct rec_opts o;
+	struct ust_rec_opts o;
 	bool native = false;
 	int r;
 
 	r = rec_parse(argc, argv, &o);
-	if (r)
-		return r;
-	r = rec_validate(&o, &native);
-	if (r)
-		return r;
-	return rec_run(&o, native);
+	if (!r)
+		r = rec_validate(&o, &native);
+	if (!r) {
+		int cmd_errno = 0;
+
+		r = ust_rec_run(&o, native, &cmd_errno) ? 1 : 0;
+		/* A command that never ran gets a shell's status. */
+		if (cmd_errno)
+			r = cmd_errno == ENOENT ? 127 : 126;
+	}
+	ust_rec_opts_free(&o);
+	return r;
 }
 
 int main(int argc, char **argv)

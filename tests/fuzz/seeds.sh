@@ -68,7 +68,7 @@ n=0
 for spec in "$src"/tests/e2e/cases/*.spec; do
 	name=$(basename "$spec" .spec)
 	sed "${sub[@]}" "$spec" >"$work/spec"
-	if "$build/python-free-tools/ust-mktrace" "$work/spec" "$out/scan-templates/$name.dat" 2>"$work/err"; then
+	if "$build/tests/mktrace/ust-mktrace" "$work/spec" "$out/scan-templates/$name.dat" 2>"$work/err"; then
 		n=$((n + 1))
 	else
 		rm -f "$out/scan-templates/$name.dat"

@@ -21,7 +21,7 @@
 #include "ustitch/maps.h"
 #include "ustitch/resolve.h"
 #include "ustitch/sym.h"
-#include "rec.h"
+#include "ustitch/rec.h"
 
 struct known {
 	uint32_t kdev;
@@ -32,7 +32,7 @@ struct known {
 	bool emitted;
 };
 
-struct rec_maps {
+struct ust_rec_maps {
 	uint16_t type;
 	struct known *k;
 	size_t nr, cap;
@@ -53,7 +53,7 @@ static uint64_t key_of(uint32_t kdev, uint64_t ino)
 	return ust_hmap_mix(ino) ^ ((uint64_t)kdev << 1);
 }
 
-static struct known *find(struct rec_maps *m, uint32_t kdev, uint64_t ino)
+static struct known *find(struct ust_rec_maps *m, uint32_t kdev, uint64_t ino)
 {
 	uint64_t i;
 
@@ -62,9 +62,9 @@ static struct known *find(struct rec_maps *m, uint32_t kdev, uint64_t ino)
 	return (m->k[i].kdev == kdev && m->k[i].ino == ino) ? &m->k[i] : NULL;
 }
 
-struct rec_maps *rec_maps_new(uint16_t mapping_type, const char *cmd_path)
+struct ust_rec_maps *ust_rec_maps_new(uint16_t mapping_type, const char *cmd_path)
 {
-	struct rec_maps *m = calloc(1, sizeof(*m));
+	struct ust_rec_maps *m = calloc(1, sizeof(*m));
 	struct ust_res_opts ro = { 0 };
 	char *slash;
 	size_t i;
@@ -98,7 +98,7 @@ struct rec_maps *rec_maps_new(uint16_t mapping_type, const char *cmd_path)
 	return m;
 }
 
-static void add_known(struct rec_maps *m, uint32_t kdev, uint64_t ino, const char *path,
+static void add_known(struct ust_rec_maps *m, uint32_t kdev, uint64_t ino, const char *path,
 		      const char *map_file)
 {
 	struct known *k;
@@ -129,7 +129,7 @@ static void add_known(struct rec_maps *m, uint32_t kdev, uint64_t ino, const cha
 	m->nr++;
 }
 
-void rec_maps_snapshot(struct rec_maps *m, pid_t tgid)
+void ust_rec_maps_snapshot(struct ust_rec_maps *m, pid_t tgid)
 {
 	char path[64], line[4096 + 256];
 	FILE *f;
@@ -151,15 +151,15 @@ void rec_maps_snapshot(struct rec_maps *m, pid_t tgid)
 	fclose(f);
 }
 
-void rec_maps_note_task(struct rec_maps *m, pid_t tgid)
+void ust_rec_maps_note_task(struct ust_rec_maps *m, pid_t tgid)
 {
 	if (ust_hmap_get(&m->tgids, (uint64_t)tgid, NULL))
 		return;
 	ust_hmap_put(&m->tgids, (uint64_t)tgid, 1);
-	rec_maps_snapshot(m, tgid);
+	ust_rec_maps_snapshot(m, tgid);
 }
 
-static void emit(struct rec_maps *m, struct rec_spool *s, struct known *k, pid_t tgid,
+static void emit(struct ust_rec_maps *m, struct ust_rec_spool *s, struct known *k, pid_t tgid,
 		 unsigned int cpu, uint64_t ts)
 {
 	unsigned char buf[4096 + 64];
@@ -167,11 +167,11 @@ static void emit(struct rec_maps *m, struct rec_spool *s, struct known *k, pid_t
 
 	n = ust_enc_mapping(buf, sizeof(buf), m->type, tgid, k->kdev, k->ino,
 			    k->build_id_len ? k->build_id : NULL, k->build_id_len, k->path);
-	if (n > 0 && !rec_spool_add(s, cpu, ts, buf, (size_t)n))
+	if (n > 0 && !ust_rec_spool_add(s, cpu, ts, buf, (size_t)n))
 		k->emitted = true;
 }
 
-void rec_maps_note_file(struct rec_maps *m, struct rec_spool *s, pid_t tgid,
+void ust_rec_maps_note_file(struct ust_rec_maps *m, struct ust_rec_spool *s, pid_t tgid,
 			unsigned int cpu, uint64_t ts, uint32_t kdev, uint64_t ino)
 {
 	struct known *k;
@@ -183,7 +183,7 @@ void rec_maps_note_file(struct rec_maps *m, struct rec_spool *s, pid_t tgid,
 	if (!k && !ust_hmap_get(&m->failed, key_of(kdev, ino), NULL)) {
 		struct ust_res_hit hit;
 
-		rec_maps_snapshot(m, tgid);
+		ust_rec_maps_snapshot(m, tgid);
 		k = find(m, kdev, ino);
 		/* hit.path may be an fd of the file (/proc/self/fd/N): the
 		 * record names it by hit.name, a path when the resolver knows one. */
@@ -199,7 +199,7 @@ void rec_maps_note_file(struct rec_maps *m, struct rec_spool *s, pid_t tgid,
 		emit(m, s, k, tgid, cpu, ts);
 }
 
-unsigned long rec_maps_count(const struct rec_maps *m)
+unsigned long ust_rec_maps_count(const struct ust_rec_maps *m)
 {
 	unsigned long i, n = 0;
 
@@ -208,7 +208,7 @@ unsigned long rec_maps_count(const struct rec_maps *m)
 	return n;
 }
 
-void rec_maps_free(struct rec_maps *m)
+void ust_rec_maps_free(struct ust_rec_maps *m)
 {
 	unsigned long i;
 

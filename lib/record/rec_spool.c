@@ -8,7 +8,7 @@
 
 #include "ustitch/grow.h"
 #include "ustitch/tdw.h"
-#include "rec.h"
+#include "ustitch/rec.h"
 
 struct spool_ent {
 	uint64_t ts;
@@ -18,16 +18,16 @@ struct spool_ent {
 	uint32_t len;
 };
 
-struct rec_spool {
+struct ust_rec_spool {
 	FILE *f;
 	uint64_t off;
 	struct spool_ent *ents;
 	size_t nr, cap;
 };
 
-struct rec_spool *rec_spool_new(void)
+struct ust_rec_spool *ust_rec_spool_new(void)
 {
-	struct rec_spool *s = calloc(1, sizeof(*s));
+	struct ust_rec_spool *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
@@ -39,7 +39,15 @@ struct rec_spool *rec_spool_new(void)
 	return s;
 }
 
-int rec_spool_add(struct rec_spool *s, unsigned int cpu, uint64_t ts,
+/* A failed call's errno, negated (errno kept for callers that read it). */
+static int neg_errno(void)
+{
+	if (!errno)
+		errno = EIO;
+	return -errno;
+}
+
+int ust_rec_spool_add(struct ust_rec_spool *s, unsigned int cpu, uint64_t ts,
 		  const void *data, size_t len)
 {
 	struct spool_ent *e;
@@ -48,11 +56,11 @@ int rec_spool_add(struct rec_spool *s, unsigned int cpu, uint64_t ts,
 		void *n = ust_grow(s->ents, &s->cap, s->nr + 1, sizeof(*s->ents), 4096);
 
 		if (!n)
-			return -1;
+			return neg_errno();
 		s->ents = n;
 	}
 	if (fwrite(data, 1, len, s->f) != len)
-		return -1;
+		return neg_errno();
 	e = &s->ents[s->nr];
 	e->ts = ts;
 	e->seq = s->nr;
@@ -76,18 +84,19 @@ static int cmp_ent(const void *a, const void *b)
 }
 
 /* A lost mark is an entry of length 0 whose offset holds the count. */
-int rec_spool_add_lost(struct rec_spool *s, unsigned int cpu, uint64_t ts, uint64_t count)
+int ust_rec_spool_add_lost(struct ust_rec_spool *s, unsigned int cpu, uint64_t ts, uint64_t count)
 {
 	struct spool_ent *e;
+	int ret = ust_rec_spool_add(s, cpu, ts, "", 0);
 
-	if (rec_spool_add(s, cpu, ts, "", 0))
-		return -1;
+	if (ret)
+		return ret;
 	e = &s->ents[s->nr - 1];
 	e->off = count;
 	return 0;
 }
 
-int rec_spool_write(struct rec_spool *s, struct ust_tdw *w, int buf, int nr_cpus)
+int ust_rec_spool_write(struct ust_rec_spool *s, struct ust_tdw *w, int buf, int nr_cpus)
 {
 	unsigned char *data = NULL;
 	size_t cap = 0;
@@ -95,7 +104,7 @@ int rec_spool_write(struct rec_spool *s, struct ust_tdw *w, int buf, int nr_cpus
 	int fd, ret;
 
 	if (fflush(s->f))
-		return -1;
+		return neg_errno();
 	fd = fileno(s->f);
 	qsort(s->ents, s->nr, sizeof(*s->ents), cmp_ent);
 	for (i = 0; i < s->nr; i++) {
@@ -108,7 +117,7 @@ int rec_spool_write(struct rec_spool *s, struct ust_tdw *w, int buf, int nr_cpus
 			if (ret < 0) {
 				free(data);
 				errno = -ret;
-				return -1;
+				return ret;
 			}
 			continue;
 		}
@@ -117,32 +126,32 @@ int rec_spool_write(struct rec_spool *s, struct ust_tdw *w, int buf, int nr_cpus
 
 			if (!n) {
 				free(data);
-				return -1;
+				return neg_errno();
 			}
 			data = n;
 			cap = e->len;
 		}
 		if (pread(fd, data, e->len, (off_t)e->off) != (ssize_t)e->len) {
 			free(data);
-			return -1;
+			return neg_errno();
 		}
 		ret = ust_tdw_event(w, buf, (int)e->cpu, e->ts, data, e->len, NULL, 0);
 		if (ret < 0) {
 			free(data);
 			errno = -ret;
-			return -1;
+			return ret;
 		}
 	}
 	free(data);
 	return 0;
 }
 
-unsigned long rec_spool_count(const struct rec_spool *s)
+unsigned long ust_rec_spool_count(const struct ust_rec_spool *s)
 {
 	return s->nr;
 }
 
-void rec_spool_free(struct rec_spool *s)
+void ust_rec_spool_free(struct ust_rec_spool *s)
 {
 	if (!s)
 		return;

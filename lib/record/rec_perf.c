@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * ustitch record: perf sampling events as a record source.
+ * ust_rec_perf: perf sampling events as a record source.
  *
  *   perf ring buffers (one per event, CPU and task) --+
  *   BPF cookies and user stacks (ust_bpfu) ----------+--> ust_perf_stitch
@@ -62,20 +62,19 @@
 #include "ustitch/perf_stitch.h"
 #include "ustitch/probe.h"
 #include "ustitch/tdw.h"
-#include "rec.h"
-#include "rec_perf.h"
+#include "ustitch/rec.h"
+#include "rec_priv.h"
 
-#define PFX		"ustitch record: "
+#define PFX		UST_REC_PFX
 #define DEF_FREQ	4000			/* perf record's default */
 #define DEF_PAGES	256			/* 1 MiB per ring */
 #define BPF_RING_BYTES	(16u << 20)
-/* Cookie counters of this source: far from rec_run's BPF instance (0). */
+/* Cookie counters of this source: far from ust_rec_run's BPF instance (0). */
 #define BPF_CTR_BASE	(1ULL << 45)
 #define FP_CTR_BASE	(1ULL << 46)
 #define SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
 			 PERF_SAMPLE_PERIOD)
 
-enum cg { CG_DEFAULT, CG_DEFER, CG_BPF, CG_FP };
 enum how { HOW_NONE, HOW_KERNEL, HOW_BPF, HOW_FP };
 
 static const char *const how_names[] = {
@@ -106,18 +105,18 @@ struct tinfo {
 };
 
 struct perf_src {
-	struct rec_source src;
+	struct ust_rec_source src;
 	struct pev *ev;
 	int nr_ev;
 	uint64_t freq, period;
 	bool callchain;
-	enum cg cg;
+	enum ust_rec_perf_cg cg;
 	enum how how;
 	bool kernel_defers;		/* perf_event_open takes defer_callchain */
 	bool defer_output;		/* ... and defer_output (6.19+: the records' receivers) */
 	char how_note[320];
 	/* while recording */
-	struct rec_ctx *c;
+	struct ust_rec_ctx *c;
 	struct ring *rings;
 	size_t nr_rings;
 	struct ust_perf_layout lay;
@@ -125,7 +124,7 @@ struct perf_src {
 	struct ust_perf_stitch_stats stats;
 	struct ust_perf_maps *maps;	/* HOW_KERNEL, HOW_FP: addresses -> files */
 	struct ust_bpfu *bpfu;		/* HOW_BPF, or --addr-filter */
-	const struct ust_af *af;	/* --addr-filter (rec_opts'), or NULL */
+	const struct ust_af *af;	/* --addr-filter (ust_rec_opts'), or NULL */
 	struct ust_perf_kstack_fmt kfmt;
 	uint16_t sample_id;
 	uint64_t bpf_drops;
@@ -136,17 +135,17 @@ struct perf_src {
 	bool maps_stale;		/* records were lost: MMAP2 among them? */
 	uint64_t fp_ctr;
 	unsigned long kstacks, ustacks, spool_errs;
-	struct rec_stack_counts walks;	/* how the BPF stacks were taken */
+	struct ust_rec_stack_counts walks;	/* how the BPF stacks were taken */
 	bool started, stopped;
 };
 
-static const struct rec_source_ops perf_ops;
+static const struct ust_rec_source_ops perf_ops;
 
-/* ---- command line ------------------------------------------------------ */
+/* ---- options ----------------------------------------------------------- */
 
-static struct perf_src *find_src(const struct rec_opts *o)
+static struct perf_src *find_src(const struct ust_rec_opts *o)
 {
-	struct rec_source *s;
+	struct ust_rec_source *s;
 
 	for (s = o->sources; s; s = s->next)
 		if (s->ops == &perf_ops)
@@ -154,12 +153,12 @@ static struct perf_src *find_src(const struct rec_opts *o)
 	return NULL;
 }
 
-static struct perf_src *get_src(struct rec_opts *o)
+struct ust_rec_source *ust_rec_perf_source(struct ust_rec_opts *o)
 {
 	struct perf_src *p = find_src(o);
 
 	if (p)
-		return p;
+		return &p->src;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
@@ -167,11 +166,11 @@ static struct perf_src *get_src(struct rec_opts *o)
 	p->src.priv = p;
 	ust_hmap_init(&p->tid_idx);
 	ust_hmap_init(&p->pids_seen);
-	rec_add_source(o, &p->src);
-	return p;
+	ust_rec_add_source(o, &p->src);
+	return &p->src;
 }
 
-bool rec_perf_is_event(const char *name)
+bool ust_rec_perf_is_event(const char *name)
 {
 	uint32_t type;
 	uint64_t config;
@@ -179,94 +178,59 @@ bool rec_perf_is_event(const char *name)
 	return ust_perf_event_by_name(name, &type, &config);
 }
 
-bool rec_perf_wanted(const struct rec_opts *o)
+bool ust_rec_perf_wanted(const struct ust_rec_opts *o)
 {
 	return find_src(o) != NULL;
 }
 
-int rec_perf_add_event(struct rec_opts *o, const char *name)
+int ust_rec_perf_add_event(struct ust_rec_source *s, const char *name, char *err, size_t errsz)
 {
-	struct perf_src *p = get_src(o);
+	struct perf_src *p = s->priv;
 	struct pev *n;
 	int i;
 
-	if (!p)
-		return 2;
 	for (i = 0; i < p->nr_ev; i++) {
 		if (!strcmp(p->ev[i].name, name)) {
-			fprintf(stderr, PFX "-e %s given twice\n", name);
-			return 2;
+			snprintf(err, errsz, "-e %s given twice", name);
+			return -EINVAL;
 		}
 	}
 	n = realloc(p->ev, (size_t)(p->nr_ev + 1) * sizeof(*n));
 	if (!n)
-		return 2;
+		goto oom;
 	p->ev = n;
 	n = &p->ev[p->nr_ev];
-	if (!ust_perf_event_by_name(name, &n->type, &n->config) || !(n->name = strdup(name)))
-		return 2;
+	if (!ust_perf_event_by_name(name, &n->type, &n->config)) {
+		snprintf(err, errsz, "-e %s: not a perf sampling event", name);
+		return -EINVAL;
+	}
+	if (!(n->name = strdup(name)))
+		goto oom;
 	p->nr_ev++;
 	return 0;
+oom:
+	snprintf(err, errsz, "out of memory");
+	return -ENOMEM;
 }
 
-static int parse_count(const char *opt, const char *arg, uint64_t *out)
+void ust_rec_perf_set_freq(struct ust_rec_source *s, uint64_t hz)
 {
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (errno || *end || !v || arg[0] == '-') {
-		fprintf(stderr, PFX "%s '%s': not a positive number\n", opt, arg);
-		return 2;
-	}
-	*out = v;
-	return 0;
+	((struct perf_src *)s->priv)->freq = hz;
 }
 
-int rec_perf_option(struct rec_opts *o, int opt, const char *arg)
+void ust_rec_perf_set_period(struct ust_rec_source *s, uint64_t period)
 {
-	struct perf_src *p = get_src(o);
-
-	if (!p)
-		return 2;
-	switch (opt) {
-	case 'F':
-		return parse_count("-F", arg, &p->freq);
-	case 'c':
-		return parse_count("-c", arg, &p->period);
-	case 'g':
-		p->callchain = true;
-		return 0;
-	case REC_PERF_OPT_CALL_GRAPH:
-		p->callchain = true;
-		if (!strcmp(arg, "defer")) {
-			p->cg = CG_DEFER;
-		} else if (!strcmp(arg, "fp")) {
-			p->cg = CG_FP;
-		} else if (!strcmp(arg, "bpf")) {
-			p->cg = CG_BPF;
-		} else {
-			fprintf(stderr, PFX "--call-graph %s: expected defer, fp or bpf%s\n", arg,
-				!strncmp(arg, "dwarf", 5) || !strcmp(arg, "lbr") ?
-				" (dwarf and lbr are not supported)" : "");
-			return 2;
-		}
-		return 0;
-	}
-	return 2;
+	((struct perf_src *)s->priv)->period = period;
 }
 
-void rec_perf_usage(FILE *out)
+void ust_rec_perf_set_call_graph(struct ust_rec_source *s, enum ust_rec_perf_cg cg)
 {
-	fputs("  -e NAME          a perf sampling event: cpu-clock, task-clock, page-faults, ...\n"
-	      "                   (a name without ':'; samples go into the \"ustitch\" buffer)\n"
-	      "  -F freq          samples per second (default 4000); -c period: every period events\n"
-	      "  -g               with kernel and user stacks; user stacks deferred to the return\n"
-	      "                   to user space, walked by CFI tables (BPF), else by perf's\n"
-	      "                   defer_callchain (ustitch probe says which, and why)\n"
-	      "  --call-graph M   defer (the kernel's own deferred callchains: frame pointers),\n"
-	      "                   bpf (the BPF unwinder), fp (perf's immediate frame-pointer stacks)\n", out);
+	struct perf_src *p = s->priv;
+
+	p->callchain = true;
+	/* -g after --call-graph M keeps M. */
+	if (cg != UST_REC_PERF_CG_DEFAULT)
+		p->cg = cg;
 }
 
 /* ---- attributes ---------------------------------------------------------- */
@@ -339,7 +303,7 @@ static bool bpf_usable(char *why, size_t len)
 	return true;
 }
 
-int rec_perf_validate(struct rec_opts *o)
+int ust_rec_perf_validate(struct ust_rec_opts *o, char *err, size_t errsz)
 {
 	struct perf_src *p = find_src(o);
 	char reason[UST_PROBE_REASON_MAX], reason2[UST_PROBE_REASON_MAX + 64];
@@ -348,69 +312,69 @@ int rec_perf_validate(struct rec_opts *o)
 	if (!p)
 		return 0;
 	if (!p->nr_ev) {
-		fprintf(stderr, PFX "-F, -c, -g and --call-graph need a sampling event, e.g. -e cpu-clock\n");
-		return 2;
+		snprintf(err, errsz, "-F, -c, -g and --call-graph need a sampling event, e.g. -e cpu-clock");
+		return -EINVAL;
 	}
 	if (p->freq && p->period) {
-		fprintf(stderr, PFX "-F and -c exclude each other\n");
-		return 2;
+		snprintf(err, errsz, "-F and -c exclude each other");
+		return -EINVAL;
 	}
 	if (o->clock_given && strcmp(o->clock, "mono")) {
-		fprintf(stderr, PFX "-C %s: sampling needs -C mono (samples are stamped with CLOCK_MONOTONIC)\n",
+		snprintf(err, errsz, "-C %s: sampling needs -C mono (samples are stamped with CLOCK_MONOTONIC)",
 			o->clock);
-		return 2;
+		return -EINVAL;
 	}
 	o->clock = "mono";
 	p->how = HOW_NONE;
-	if (p->callchain && p->cg != CG_FP) {
+	if (p->callchain && p->cg != UST_REC_PERF_CG_FP) {
 		p->kernel_defers = ust_probe_one(UST_PROBE_PERF_DEFER, reason, sizeof(reason));
 		p->defer_output = p->kernel_defers && ust_probe_perf_defer_output();
 	}
 	if (!p->callchain) {
 		/* no user stacks */
-	} else if (p->cg == CG_FP || getenv("USTITCH_FORCE_IMMEDIATE")) {
+	} else if (p->cg == UST_REC_PERF_CG_FP || getenv("USTITCH_FORCE_IMMEDIATE")) {
 		p->how = HOW_FP;
-		if (p->cg != CG_FP)
+		if (p->cg != UST_REC_PERF_CG_FP)
 			snprintf(p->how_note, sizeof(p->how_note), "immediate stacks requested");
-	} else if (p->cg == CG_DEFER && p->kernel_defers) {
+	} else if (p->cg == UST_REC_PERF_CG_DEFER && p->kernel_defers) {
 		p->how = HOW_KERNEL;
 	} else if (bpf_usable(reason2, sizeof(reason2))) {
 		/* Whether BPF can defer here is known once it is loaded (open_bpf()). */
 		p->how = HOW_BPF;
-		if (p->cg == CG_DEFER)
+		if (p->cg == UST_REC_PERF_CG_DEFER)
 			snprintf(p->how_note, sizeof(p->how_note), "perf: %s", reason);
-	} else if (p->kernel_defers && p->cg != CG_BPF) {
+	} else if (p->kernel_defers && p->cg != UST_REC_PERF_CG_BPF) {
 		p->how = HOW_KERNEL;
 		snprintf(p->how_note, sizeof(p->how_note), "%s", reason2);
 	} else {
-		fprintf(stderr, PFX "-g: %s%s%s: use --call-graph fp\n", reason2,
-			p->cg == CG_BPF ? "" : ", and this kernel cannot defer perf callchains: ",
-			p->cg == CG_BPF ? "" : reason);
-		return 2;
+		snprintf(err, errsz, "-g: %s%s%s: use --call-graph fp", reason2,
+			p->cg == UST_REC_PERF_CG_BPF ? "" : ", and this kernel cannot defer perf callchains: ",
+			p->cg == UST_REC_PERF_CG_BPF ? "" : reason);
+		return -EINVAL;
 	}
 	if (o->af && o->af->nr && p->how != HOW_BPF) {
 		/* Samples are filtered by a perf_event program. */
 		if (!ust_bpfu_built()) {
-			fprintf(stderr, PFX "--addr-filter: filtering samples needs BPF: ustitch was built without it (libbpf, clang, bpftool)\n");
-			return 2;
+			snprintf(err, errsz, "--addr-filter: filtering samples needs BPF: ustitch was built without it (libbpf, clang, bpftool)");
+			return -EINVAL;
 		}
 		if (!ust_probe_one(UST_PROBE_BPF_TRACEPOINT, reason, sizeof(reason))) {
-			fprintf(stderr, PFX "--addr-filter: BPF programs are not usable here (%s)\n", reason);
-			return 2;
+			snprintf(err, errsz, "--addr-filter: BPF programs are not usable here (%s)", reason);
+			return -EINVAL;
 		}
 	}
 	for (i = 0; i < p->nr_ev; i++) {
 		struct perf_event_attr a;
-		int fd, err;
+		int fd, e;
 
 		/* Ask the kernel now: a refused event must leave no trace behind. */
 		build_attr(p, i, true, false, false, &a);
 		fd = ust_perf_open(&a, 0, -1, -1, 0);
 		if (fd < 0) {
-			err = -fd;
-			fprintf(stderr, PFX "-e %s: perf_event_open: %s%s\n", p->ev[i].name, strerror(err),
-				open_hint(err, p->ev[i].type));
-			return 2;
+			e = -fd;
+			snprintf(err, errsz, "-e %s: perf_event_open: %s%s", p->ev[i].name, strerror(e),
+				 open_hint(e, p->ev[i].type));
+			return -EINVAL;
 		}
 		close(fd);
 	}
@@ -471,8 +435,8 @@ static void note_process(struct perf_src *p, uint32_t pid)
 	/* BPF-made stacks carry files already (on_bpf_record). */
 	if (!p->maps)
 		return;
-	ust_perf_maps_proc(p->maps, pid, rec_mono_now());
-	rec_maps_snapshot(p->c->maps, (pid_t)pid);
+	ust_perf_maps_proc(p->maps, pid, ust_rec_mono_now());
+	ust_rec_maps_snapshot(p->c->maps, (pid_t)pid);
 }
 
 /*
@@ -482,13 +446,13 @@ static void note_process(struct perf_src *p, uint32_t pid)
  */
 static void reread_maps(struct perf_src *p)
 {
-	uint64_t now = rec_mono_now(), pid, one;
+	uint64_t now = ust_rec_mono_now(), pid, one;
 	size_t pos;
 
 	p->maps_stale = false;
 	for (pos = 0; ust_hmap_next(&p->pids_seen, &pos, &pid, &one);)
 		if (!ust_perf_maps_proc(p->maps, (uint32_t)pid, now))
-			rec_maps_snapshot(p->c->maps, (pid_t)pid);
+			ust_rec_maps_snapshot(p->c->maps, (pid_t)pid);
 }
 
 /* ---- reading ------------------------------------------------------------- */
@@ -518,7 +482,7 @@ static int on_perf_record(const void *rec, size_t size, void *ctx)
 			note_process(p, ev.id.pid);
 		} else if (ev.u.mmap2.ino && p->maps) {
 			/* A new file (dlopen): its path and build-id, now. */
-			rec_maps_snapshot(p->c->maps, (pid_t)ev.u.mmap2.pid);
+			ust_rec_maps_snapshot(p->c->maps, (pid_t)ev.u.mmap2.pid);
 		}
 	}
 	if (ust_perf_stitch_add_record(p->st, rc->ring, r->cpu, &p->lay, rec, size, NULL, 0) < 0) {
@@ -531,7 +495,7 @@ static int on_perf_record(const void *rec, size_t size, void *ctx)
 static int on_bpf_record(const struct ust_bpfu_rec *r, void *ctx)
 {
 	struct perf_src *p = ctx;
-	struct rec_ctx *c = p->c;
+	struct ust_rec_ctx *c = p->c;
 	unsigned int i;
 
 	if (r->kind == UST_BPFU_SAMPLE)
@@ -542,16 +506,16 @@ static int on_bpf_record(const struct ust_bpfu_rec *r, void *ctx)
 		return 0;
 	/* The files first, while the process lives. */
 	for (i = 0; i < r->nr; i++)
-		rec_maps_note_file(c->maps, c->spool, r->tgid, r->cpu, r->ts, r->devs[i],
+		ust_rec_maps_note_file(c->maps, c->spool, r->tgid, r->cpu, r->ts, r->devs[i],
 				   r->inodes[i]);
-	rec_tables_count(&p->walks, r->flags);
-	if (rec_tables_flags_record(c->spool, c->flags_id, r))
+	ust_rec_tables_count(&p->walks, r->flags);
+	if (ust_rec_tables_flags_record(c->spool, c->flags_id, r))
 		p->spool_errs++;
 	return ust_perf_stitch_add_stack(p->st, r->cpu, r->ts, (uint32_t)r->tgid, (uint32_t)r->tid,
 					 r->cookie, r->data, r->size) ? -ENOMEM : 0;
 }
 
-static int perf_poll(struct rec_source *s, struct rec_ctx *c)
+static int perf_poll(struct ust_rec_source *s, struct ust_rec_ctx *c)
 {
 	struct perf_src *p = s->priv;
 	struct ust_bpfu_stats bs;
@@ -572,10 +536,10 @@ static int perf_poll(struct rec_source *s, struct rec_ctx *c)
 		return -1;
 	/* Records the BPF side could not hand over: lost, from now back. */
 	if (!ust_bpfu_get_stats(p->bpfu, &bs) && bs.drops > p->bpf_drops) {
-		uint64_t now = rec_mono_now();
+		uint64_t now = ust_rec_mono_now();
 
 		if (ust_perf_stitch_add_lost(p->st, 0, now, bs.drops - p->bpf_drops) ||
-		    rec_spool_add_lost(p->c->spool, 0, now, bs.drops - p->bpf_drops))
+		    ust_rec_spool_add_lost(p->c->spool, 0, now, bs.drops - p->bpf_drops))
 			return -1;
 		p->bpf_drops = bs.drops;
 	}
@@ -657,7 +621,7 @@ static int add_threads(struct target **t, int *nr, pid_t pid)
 	return n ? 0 : -1;
 }
 
-static int open_events(struct perf_src *p, struct rec_ctx *c, char *err, size_t errlen)
+static int open_events(struct perf_src *p, struct ust_rec_ctx *c, char *err, size_t errlen)
 {
 	int ncpu = ust_cap_nr_cpus(c->cap), nt = 0, e, i, cpu;
 	struct target *t = NULL;
@@ -747,7 +711,7 @@ static enum how plan(const struct ust_bpfu *u, bool kernel_may, char *why, size_
 	return kernel_may ? HOW_KERNEL : HOW_FP;
 }
 
-void rec_perf_probe_default(const struct ust_probe_report *r, FILE *out)
+void ust_rec_perf_probe_default(const struct ust_probe_report *r, FILE *out)
 {
 	const struct ust_probe_item *bpf = &r->items[UST_PROBE_BPF_TRACEPOINT];
 	struct ust_bpfu_opts bo = { .perf = true, .ringbuf_bytes = 4096 };
@@ -772,7 +736,7 @@ void rec_perf_probe_default(const struct ust_probe_report *r, FILE *out)
 			"records to the sampling event, as in seed 002");
 }
 
-static int open_bpf(struct perf_src *p, struct rec_ctx *c, char *err, size_t errlen)
+static int open_bpf(struct perf_src *p, struct ust_rec_ctx *c, char *err, size_t errlen)
 {
 	struct ust_bpfu_opts bo = { 0 };
 	char e2[256];
@@ -787,7 +751,7 @@ static int open_bpf(struct perf_src *p, struct rec_ctx *c, char *err, size_t err
 	bo.af_only = p->how != HOW_BPF;
 	bo.no_cfi = c->o->unwind_fp;
 	p->bpfu = ust_bpfu_open(&bo, e2, sizeof(e2));
-	if (!p->bpfu && !bo.af_only && p->kernel_defers && p->cg != CG_BPF) {
+	if (!p->bpfu && !bo.af_only && p->kernel_defers && p->cg != UST_REC_PERF_CG_BPF) {
 		/* perf defers by itself: frame pointers only, but deferred. */
 		snprintf(p->how_note, sizeof(p->how_note), "the BPF unwinder did not load: %s", e2);
 		p->how = HOW_KERNEL;
@@ -799,7 +763,7 @@ static int open_bpf(struct perf_src *p, struct rec_ctx *c, char *err, size_t err
 	}
 	if (bo.af_only)
 		return 0;
-	p->how = plan(p->bpfu, p->kernel_defers && p->cg != CG_BPF, p->how_note, sizeof(p->how_note));
+	p->how = plan(p->bpfu, p->kernel_defers && p->cg != UST_REC_PERF_CG_BPF, p->how_note, sizeof(p->how_note));
 	if (p->how != HOW_BPF) {
 		ust_bpfu_close(p->bpfu);
 		p->bpfu = NULL;
@@ -810,17 +774,17 @@ static int open_bpf(struct perf_src *p, struct rec_ctx *c, char *err, size_t err
 	for (i = 0; i < c->o->nr_pids; i++)
 		if (ust_bpfu_follow(p->bpfu, c->o->pids[i]))
 			goto fail;
-	rec_tables_preload(p->bpfu, c->o);
+	ust_rec_tables_preload(p->bpfu, c->o);
 	/* Its cookies come from samples, never from the sys_exit tracepoint: arm now. */
 	if (ust_bpfu_arm_exit(p->bpfu))
-		fprintf(stderr, PFX "perf: BPF: stacks at system call exits unavailable, task_work for all\n");
+		ust_rec_warn(PFX "perf: BPF: stacks at system call exits unavailable, task_work for all\n");
 	return 0;
 fail:
 	snprintf(err, errlen, "BPF: cannot follow the traced processes: %s", strerror(errno));
 	return -1;
 }
 
-static int perf_start(struct rec_source *s, struct rec_ctx *c, char *err, size_t errlen)
+static int perf_start(struct ust_rec_source *s, struct ust_rec_ctx *c, char *err, size_t errlen)
 {
 	struct perf_src *p = s->priv;
 	char *text;
@@ -848,9 +812,9 @@ static int perf_start(struct rec_source *s, struct rec_ctx *c, char *err, size_t
 		}
 		free(text);
 	}
-	id = rec_ctx_new_id(c);
+	id = ust_rec_ctx_new_id(c);
 	text = id > 0 ? ust_enc_format_with_id(UST_PERF_SAMPLE_KEY, id) : NULL;
-	if (!text || rec_ctx_add_format(c, UST_ABI_SYSTEM_USTITCH, text)) {
+	if (!text || ust_rec_ctx_add_format(c, UST_ABI_SYSTEM_USTITCH, text)) {
 		free(text);
 		snprintf(err, errlen, "no event id left for ustitch/sample");
 		return -1;
@@ -878,7 +842,7 @@ oom:
 
 static void spool(struct perf_src *p, uint32_t cpu, uint64_t ts, const void *data, int len)
 {
-	if (len <= 0 || rec_spool_add(p->c->spool, cpu, ts, data, (size_t)len))
+	if (len <= 0 || ust_rec_spool_add(p->c->spool, cpu, ts, data, (size_t)len))
 		p->spool_errs++;
 }
 
@@ -900,7 +864,7 @@ static void put_ustack(struct perf_src *p, const struct ust_perf_item *it, uint3
 		ust_perf_maps_resolve(p->maps, pid, ust_perf_ip(ips, i), &f[i]);
 	len = ust_perf_enc_unwind_stack(b, cap, p->c->stack_id, (int)it->tid, cookie, f, nr);
 	for (i = 0; len > 0 && i < nr; i++)
-		rec_maps_note_file(p->c->maps, p->c->spool, (pid_t)pid, it->cpu, it->time,
+		ust_rec_maps_note_file(p->c->maps, p->c->spool, (pid_t)pid, it->cpu, it->time,
 				   f[i].kdev, f[i].ino);
 	spool(p, it->cpu, it->time, b, len);
 	p->ustacks++;
@@ -1021,7 +985,7 @@ static void write_all(struct perf_src *p)
 				set_comm(p, it->ev.u.comm.pid, it->ev.u.comm.tid, it->ev.u.comm.comm);
 			break;
 		case UST_PERF_ITEM_LOST:
-			if (rec_spool_add_lost(p->c->spool, it->cpu, it->time, it->lost))
+			if (ust_rec_spool_add_lost(p->c->spool, it->cpu, it->time, it->lost))
 				p->spool_errs++;
 			break;
 		case UST_PERF_ITEM_SAMPLE:
@@ -1041,7 +1005,7 @@ static void write_all(struct perf_src *p)
 			ust_tdw_add_cmdline(w, (int)p->ti[i].tid, p->ti[i].comm, NULL, 0);
 }
 
-static void perf_stop(struct rec_source *s, struct rec_ctx *c)
+static void perf_stop(struct ust_rec_source *s, struct ust_rec_ctx *c)
 {
 	struct perf_src *p = s->priv;
 	size_t i;
@@ -1055,19 +1019,19 @@ static void perf_stop(struct rec_source *s, struct rec_ctx *c)
 	if (p->bpfu && p->how == HOW_BPF)
 		usleep(20000);
 	if (perf_poll(s, c) < 0)
-		fprintf(stderr, PFX "perf: reading the last records failed\n");
+		ust_rec_warn(PFX "perf: reading the last records failed\n");
 	if (ust_perf_stitch_finish(p->st, &p->stats)) {
-		fprintf(stderr, PFX "perf: out of memory while stitching\n");
+		ust_rec_warn(PFX "perf: out of memory while stitching\n");
 		return;
 	}
 	write_all(p);
 	if (p->spool_errs)
-		fprintf(stderr, PFX "perf: %lu records could not be written\n", p->spool_errs);
+		ust_rec_warn(PFX "perf: %lu records could not be written\n", p->spool_errs);
 }
 
 /* ---- report ---------------------------------------------------------------- */
 
-static void perf_summary(struct rec_source *s, FILE *out)
+static void perf_summary(struct ust_rec_source *s, FILE *out)
 {
 	struct perf_src *p = s->priv;
 	const struct ust_perf_stitch_stats *st = &p->stats;
@@ -1101,7 +1065,7 @@ static void perf_summary(struct rec_source *s, FILE *out)
 			unwinds - st->immediate, st->deferred_ok,
 			unwinds > st->immediate ? (double)st->deferred_ok / (double)(unwinds - st->immediate) : 0.0);
 	if (p->bpfu && p->how == HOW_BPF)
-		rec_tables_summary(p->bpfu, &p->walks, out);
+		ust_rec_tables_summary(p->bpfu, &p->walks, out);
 	if (p->bpfu && p->how == HOW_BPF)
 		fprintf(out, PFX "perf: BPF: %lu sample cookies, %lu paired with their sample, %lu given up (a record was dropped beside them)\n",
 			st->requests, st->requests_matched, st->requests_ambiguous);
@@ -1114,7 +1078,7 @@ lost:
 			st->lost_count, st->lost_marks, st->bad_records, bad);
 }
 
-static void perf_free(struct rec_source *s)
+static void perf_free(struct ust_rec_source *s)
 {
 	struct perf_src *p = s->priv;
 	size_t i;
@@ -1137,7 +1101,7 @@ static void perf_free(struct rec_source *s)
 	free(p);
 }
 
-static const struct rec_source_ops perf_ops = {
+static const struct ust_rec_source_ops perf_ops = {
 	.name = "perf",
 	.start = perf_start,
 	.poll = perf_poll,

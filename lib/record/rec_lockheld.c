@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * ustitch record: events filtered with lock_held().
+ * ust_rec_lockheld: events filtered with lock_held() (every event, with
+ * --addr-filter) as a record source, through perf + BPF.
  *
  *   tracepoint --perf (per CPU, ftrace part of -f: SET_FILTER)-->
  *     BPF filter (lockheld.bpf.c: the lock part; kept: a hit with the
@@ -42,11 +43,10 @@
 #include "ustitch/probe.h"
 #include "ustitch/strbuf.h"
 #include "ustitch/tdw.h"
-#include "rec.h"
-#include "rec_lockheld.h"
-#include "rec_perf.h"
+#include "ustitch/rec.h"
+#include "rec_priv.h"
 
-#define PFX "ustitch record: "
+#define PFX UST_REC_PFX
 #define LH_MAX_EVENTS	64	/* UST_LH_MAX_PROGS */
 #define LH_PAGES	128	/* perf buffer per CPU: 512 KiB */
 #define LH_HIT_AGE_NS	2000000000ULL	/* a hit this much older than its CPU's samples is stale */
@@ -81,7 +81,7 @@ struct lh_src {
 	struct lh_event ev[LH_MAX_EVENTS];
 	int nr_ev;
 	struct ust_lh_bpf *bpf;
-	struct rec_ctx *c;
+	struct ust_rec_ctx *c;
 	uint16_t match_id;
 	int kstack_id;
 	struct lh_hitvec *pending;	/* per CPU */
@@ -101,20 +101,19 @@ static const char *lh_what(const struct lh_src *s)
 	return s->any_lock ? "lock_held()" : "--addr-filter";
 }
 
-__attribute__((format(printf, 1, 2)))
-static int say(const char *fmt, ...)
+/* Why the options cannot be recorded, into @err.  -EINVAL. */
+__attribute__((format(printf, 3, 4)))
+static int say(char *err, size_t errsz, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs(PFX, stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(err, errsz, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	return -1;
+	return -EINVAL;
 }
 
-static bool buf_has_opt(const struct rec_buffer *b, const char *opt)
+static bool buf_has_opt(const struct ust_rec_buffer *b, const char *opt)
 {
 	int i;
 
@@ -126,15 +125,16 @@ static bool buf_has_opt(const struct rec_buffer *b, const char *opt)
 
 /* ---- claiming the events (validation time: nothing is touched) ------ */
 
-static int claim_one(struct lh_src *s, struct rec_buffer *b, const struct rec_event *re)
+static int claim_one(struct lh_src *s, struct ust_rec_buffer *b, const struct ust_rec_event *re,
+		     char *err, size_t errsz)
 {
 	struct lh_event *e;
 	struct ust_lh_format fmt;
-	char err[768], *text;
+	char why[768], *text;
 	int r;
 
 	if (s->nr_ev == LH_MAX_EVENTS)
-		return say("more than %d events with lock_held() filters", LH_MAX_EVENTS);
+		return say(err, errsz, "more than %d events with lock_held() filters", LH_MAX_EVENTS);
 	e = &s->ev[s->nr_ev];
 	memset(e, 0, sizeof(*e));
 	e->system = strdup(re->system);
@@ -147,64 +147,71 @@ static int claim_one(struct lh_src *s, struct rec_buffer *b, const struct rec_ev
 		/* --addr-filter alone: the address tests, then the -f as ftrace's.
 		 * (With user stacks BPF evaluates the -f too: see below.) */
 		if (re->filter && !(e->comp.ftrace = strdup(re->filter)))
-			return say("out of memory");
+			return say(err, errsz, "out of memory");
 		goto af;
 	}
 	s->any_lock |= ust_lh_mentions(re->filter);
-	if (ust_lh_parse(re->filter, &e->expr, err, sizeof(err)))
-		return say("%s:%s: -f '%s': %s", re->system, re->event, re->filter, err);
-	if (ust_lh_resolve(&e->expr, ust_lh_env_live(), err, sizeof(err)))
-		return say("%s:%s: -f '%s': %s", re->system, re->event, re->filter, err);
+	if (ust_lh_parse(re->filter, &e->expr, why, sizeof(why)))
+		return say(err, errsz, "%s:%s: -f '%s': %s", re->system, re->event, re->filter, why);
+	if (ust_lh_resolve(&e->expr, ust_lh_env_live(), why, sizeof(why)))
+		return say(err, errsz, "%s:%s: -f '%s': %s", re->system, re->event, re->filter, why);
 	text = ust_cap_read_format(re->system, re->event);
 	if (!text || ust_lh_format_parse(text, &fmt)) {
 		free(text);
-		return say("%s:%s: cannot read its format", re->system, re->event);
+		return say(err, errsz, "%s:%s: cannot read its format", re->system, re->event);
 	}
 	free(text);
 	/* With user stacks, BPF also decides the ftrace part: no cookie for
 	 * an event the kernel's filter would then drop. */
-	r = ust_lh_compile(&e->expr, &fmt, e->stacks, &e->comp, err, sizeof(err));
+	r = ust_lh_compile(&e->expr, &fmt, e->stacks, &e->comp, why, sizeof(why));
 	ust_lh_format_free(&fmt);
 	if (r)
-		return say("%s:%s: -f '%s': %s", re->system, re->event, re->filter, err);
+		return say(err, errsz, "%s:%s: -f '%s': %s", re->system, re->event, re->filter, why);
 af:
-	if (s->af && ust_af_prepend(s->af, &e->comp, err, sizeof(err)))
-		return say("%s:%s: --addr-filter: %s", re->system, re->event, err);
+	if (s->af && ust_af_prepend(s->af, &e->comp, why, sizeof(why)))
+		return say(err, errsz, "%s:%s: --addr-filter: %s", re->system, re->event, why);
 	return 0;
 }
 
-static const struct rec_source_ops lh_ops;
+static const struct ust_rec_source_ops lh_ops;
 
-int rec_lockheld_claim(struct rec_opts *o)
+int ust_rec_lockheld_claim(struct ust_rec_opts *o, char *err, size_t errsz)
 {
-	struct rec_source *src;
+	struct ust_rec_source *src;
 	struct lh_src *s;
 	bool stacks = false;
-	int b, i, k;
+	int b, i, k, ret;
 
 	s = calloc(1, sizeof(*s));
 	src = calloc(1, sizeof(*src));
 	if (!s || !src) {
 		free(s);
 		free(src);
-		return say("out of memory");
+		say(err, errsz, "out of memory");
+		return -ENOMEM;
 	}
 	src->ops = &lh_ops;
 	src->priv = s;
 	/* Borrowed: the perf sampling source applies them too. */
 	s->af = o->af && o->af->nr ? o->af : NULL;
 	for (b = 0; b < o->nr_bufs; b++) {
-		struct rec_buffer *buf = &o->bufs[b];
+		struct ust_rec_buffer *buf = &o->bufs[b];
 
 		for (i = 0, k = 0; i < buf->nr_ev; i++) {
-			struct rec_event *re = &buf->ev[i];
+			struct ust_rec_event *re = &buf->ev[i];
 
 			if (!s->af && !ust_lh_mentions(re->filter)) {
 				buf->ev[k++] = *re;
 				continue;
 			}
-			if (claim_one(s, buf, re))
+			ret = claim_one(s, buf, re, err, errsz);
+			if (ret) {
+				/* The options keep what was not claimed yet. */
+				while (i < buf->nr_ev)
+					buf->ev[k++] = buf->ev[i++];
+				buf->nr_ev = k;
 				goto fail;
+			}
 			stacks |= buf->deferred;
 			free(re->system);
 			free(re->event);
@@ -212,48 +219,49 @@ int rec_lockheld_claim(struct rec_opts *o)
 		}
 		buf->nr_ev = k;
 	}
+	ret = -EINVAL;
 	if (s->af && s->nr_ev && (k = ust_af_kernel_filter(s->af)) >= 0) {
 		char what[512];
 
 		/* Silently dropping every tracepoint event would be wrong: refuse. */
 		ust_af_format(s->af, k, what, sizeof(what));
-		say("--addr-filter '%s': kernel ranges filter perf samples (by the sampled kernel IP), and a tracepoint event has none: record -e %s:%s in another run",
+		say(err, errsz, "--addr-filter '%s': kernel ranges filter perf samples (by the sampled kernel IP), and a tracepoint event has none: record -e %s:%s in another run",
 		    what, s->ev[0].system, s->ev[0].event);
 		goto fail;
 	}
 	if (o->lockheld && !s->any_lock) {
-		say("-p lockheld: no -f filter uses lock_held()");
+		say(err, errsz, "-p lockheld: no -f filter uses lock_held()");
 		goto fail;
 	}
 	if (!s->nr_ev) {
-		if (s->af && !rec_perf_wanted(o)) {
-			say("--addr-filter: no event to filter (give -e EVENT or a sampling event such as -e cpu-clock)");
+		if (s->af && !ust_rec_perf_wanted(o)) {
+			say(err, errsz, "--addr-filter: no event to filter (give -e EVENT or a sampling event such as -e cpu-clock)");
 			goto fail;
 		}
 		lh_ops.free(src);
 		return 0;
 	}
 	if (!ust_bpfu_built()) {
-		say("%s need BPF: ustitch was built without it (libbpf, clang, bpftool)",
+		say(err, errsz, "%s need BPF: ustitch was built without it (libbpf, clang, bpftool)",
 		    s->any_lock ? "lock_held() filters" : "--addr-filter");
 		goto fail;
 	}
 	if (o->clock_given && strcmp(o->clock, "mono")) {
-		say("-C %s: %s events are recorded by perf with CLOCK_MONOTONIC: use -C mono", o->clock,
+		say(err, errsz, "-C %s: %s events are recorded by perf with CLOCK_MONOTONIC: use -C mono", o->clock,
 		    lh_what(s));
 		goto fail;
 	}
 	o->clock = "mono";
 	if (stacks && ust_probe_one(UST_PROBE_FTRACE_DEFERRED, NULL, 0)) {
-		say("%s with -O userstacktrace_delay on a kernel with native deferred stacks: not supported yet (record those events without userstacktrace_delay)",
+		say(err, errsz, "%s with -O userstacktrace_delay on a kernel with native deferred stacks: not supported yet (record those events without userstacktrace_delay)",
 		    lh_what(s));
 		goto fail;
 	}
-	rec_add_source(o, src);
+	ust_rec_add_source(o, src);
 	return 0;
 fail:
 	lh_ops.free(src);
-	return -1;
+	return ret;
 }
 
 /* ---- recording -------------------------------------------------------- */
@@ -364,7 +372,7 @@ static void put_common(unsigned char *b, uint16_t type, const unsigned char *raw
 
 static void spool(struct lh_src *s, unsigned int cpu, uint64_t ts, const void *d, size_t len)
 {
-	if (rec_spool_add(s->c->spool, cpu, ts, d, len))
+	if (ust_rec_spool_add(s->c->spool, cpu, ts, d, len))
 		s->spool_err++;
 }
 
@@ -438,7 +446,7 @@ static void on_sample(const struct ust_perf_tp_sample *sm, void *ctx)
 }
 
 /* 1: a ring is filling up, come back soon. */
-static int lh_poll(struct rec_source *src, struct rec_ctx *c)
+static int lh_poll(struct ust_rec_source *src, struct ust_rec_ctx *c)
 {
 	struct lh_src *s = src->priv;
 	bool busy = false;
@@ -458,14 +466,14 @@ static int lh_poll(struct rec_source *src, struct rec_ctx *c)
 			ust_perf_tp_read(&s->ev[i].perf, cpu, on_sample, &rd);
 			/* The report shows where: after what this CPU kept. */
 			lost = ust_perf_tp_take_lost(&s->ev[i].perf, cpu);
-			if (lost && rec_spool_add_lost(c->spool, (unsigned int)cpu, rec_mono_now(), lost))
+			if (lost && ust_rec_spool_add_lost(c->spool, (unsigned int)cpu, ust_rec_mono_now(), lost))
 				s->spool_err++;
 		}
 	}
 	return s->spool_err ? -1 : busy;
 }
 
-static int lh_wait_fds(struct rec_source *src, int epfd)
+static int lh_wait_fds(struct ust_rec_source *src, int epfd)
 {
 	struct lh_src *s = src->priv;
 	int i;
@@ -476,10 +484,11 @@ static int lh_wait_fds(struct rec_source *src, int epfd)
 	return 0;
 }
 
-static int lh_start(struct rec_source *src, struct rec_ctx *c, char *err, size_t errlen)
+static int lh_start(struct ust_rec_source *src, struct ust_rec_ctx *c, char *err, size_t errlen)
 {
 	struct lh_src *s = src->priv;
 	struct ust_lh_bpf_opts bo = { 0 };
+	struct ust_sb note;
 	bool rcu = false, stacks = false;
 	char *text;
 	int i, id;
@@ -510,7 +519,7 @@ static int lh_start(struct rec_source *src, struct rec_ctx *c, char *err, size_t
 		char why[256];
 
 		if (ust_lh_bpf_calibrate(s->bpf, why, sizeof(why)) < 0)
-			fprintf(stderr, PFX "lock_held(rcu): %s; assuming the BPF runtime holds 1\n", why);
+			ust_rec_warn(PFX "lock_held(rcu): %s; assuming the BPF runtime holds 1\n", why);
 	}
 	if (s->af && ust_lh_bpf_set_af(s->bpf, s->af, err, errlen))
 		return -1;
@@ -524,9 +533,9 @@ static int lh_start(struct rec_source *src, struct rec_ctx *c, char *err, size_t
 			return -1;
 		}
 	s->kstack_id = read_id("ftrace", "kernel_stack");
-	id = rec_ctx_new_id(c);
+	id = ust_rec_ctx_new_id(c);
 	text = id < 0 ? NULL : ust_enc_format_with_id("ustitch/lock_match", id);
-	if (!text || rec_ctx_add_format(c, "ustitch", text)) {
+	if (!text || ust_rec_ctx_add_format(c, "ustitch", text)) {
 		free(text);
 		snprintf(err, errlen, "no event id left for ustitch/lock_match");
 		return -1;
@@ -539,7 +548,7 @@ static int lh_start(struct rec_source *src, struct rec_ctx *c, char *err, size_t
 		int r;
 
 		text = ust_cap_read_format(e->system, e->event);
-		if (!text || rec_ctx_add_format(c, e->system, text)) {
+		if (!text || ust_rec_ctx_add_format(c, e->system, text)) {
 			free(text);
 			snprintf(err, errlen, "%s:%s: cannot read its format", e->system, e->event);
 			return -1;
@@ -572,15 +581,17 @@ static int lh_start(struct rec_source *src, struct rec_ctx *c, char *err, size_t
 	for (i = 0; i < s->nr_ev; i++)
 		ust_perf_tp_enable(&s->ev[i].perf, true);
 	/* Measured on 6.18: the filter's verdict is every perf user's. */
-	fprintf(stderr, PFX "note: while recording, the %s BPF filter also drops the samples other perf users (perf record, ...) take of",
-		lh_what(s));
+	ust_sb_init(&note);
+	ust_sb_printf(&note, PFX "note: while recording, the %s BPF filter also drops the samples other perf users (perf record, ...) take of",
+		      lh_what(s));
 	for (i = 0; i < s->nr_ev; i++)
-		fprintf(stderr, "%s %s:%s", i ? "," : "", s->ev[i].system, s->ev[i].event);
-	fprintf(stderr, "; ftrace is not affected\n");
+		ust_sb_printf(&note, "%s %s:%s", i ? "," : "", s->ev[i].system, s->ev[i].event);
+	ust_rec_info("%s; ftrace is not affected\n", ust_sb_str(&note));
+	ust_sb_fini(&note);
 	return 0;
 }
 
-static void lh_stop(struct rec_source *src, struct rec_ctx *c)
+static void lh_stop(struct ust_rec_source *src, struct ust_rec_ctx *c)
 {
 	struct lh_src *s = src->priv;
 	struct ust_tdw *w;
@@ -605,7 +616,7 @@ static void lh_stop(struct rec_source *src, struct rec_ctx *c)
 	}
 }
 
-static void lh_summary(struct rec_source *src, FILE *out)
+static void lh_summary(struct ust_rec_source *src, FILE *out)
 {
 	struct lh_src *s = src->priv;
 	struct ust_lh_bpf_stats st;
@@ -629,7 +640,7 @@ static void lh_summary(struct rec_source *src, FILE *out)
 	fputc('\n', out);
 }
 
-static void lh_free(struct rec_source *src)
+static void lh_free(struct ust_rec_source *src)
 {
 	struct lh_src *s = src->priv;
 	int i;
@@ -655,7 +666,7 @@ static void lh_free(struct rec_source *src)
 	free(src);
 }
 
-static const struct rec_source_ops lh_ops = {
+static const struct ust_rec_source_ops lh_ops = {
 	.name = "lock_held()",
 	.start = lh_start,
 	.poll = lh_poll,

@@ -17,11 +17,12 @@
 
 #include "ustitch/bpfu.h"
 #include "ustitch/encode.h"
-#include "rec.h"
+#include "ustitch/rec.h"
+#include "rec_priv.h"
 
-#define PFX "ustitch record: "
+#define PFX UST_REC_PFX
 
-const char *rec_cmd_path(const char *cmd, char *buf, size_t len)
+const char *ust_rec_tables_cmd_path(const char *cmd, char *buf, size_t len)
 {
 	const char *path = getenv("PATH");
 	char *dirs, *d, *save = NULL;
@@ -54,22 +55,22 @@ static void preload_all(struct ust_bpfu *u)
 	closedir(d);
 }
 
-void rec_tables_preload(struct ust_bpfu *u, const struct rec_opts *o)
+void ust_rec_tables_preload(struct ust_bpfu *u, const struct ust_rec_opts *o)
 {
 	char path[4096];
 	int i;
 
 	if (!ust_bpfu_cfi_enabled(u))
 		return;
-	if (o->cmd && rec_cmd_path(o->cmd[0], path, sizeof(path)))
+	if (o->cmd && ust_rec_tables_cmd_path(o->cmd[0], path, sizeof(path)))
 		ust_bpfu_cfi_program(u, path);
 	for (i = 0; i < o->nr_pids; i++)
 		ust_bpfu_cfi_pid(u, o->pids[i]);
-	if (rec_whole_machine(o))
+	if (ust_rec_whole_machine(o))
 		preload_all(u);
 }
 
-int rec_tables_flags_record(struct rec_spool *spool, uint16_t flags_id, const struct ust_bpfu_rec *rec)
+int ust_rec_tables_flags_record(struct ust_rec_spool *spool, uint16_t flags_id, const struct ust_bpfu_rec *rec)
 {
 	unsigned char fb[24];
 	int n;
@@ -78,10 +79,14 @@ int rec_tables_flags_record(struct rec_spool *spool, uint16_t flags_id, const st
 		return 0;
 	n = ust_enc_stack_flags(fb, sizeof(fb), flags_id, rec->tid, rec->cookie,
 				rec->flags & UST_BPFU_STACK_ABI_MASK);
-	return n > 0 ? rec_spool_add(spool, rec->cpu, rec->ts, fb, (size_t)n) : -1;
+	if (n <= 0) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	return ust_rec_spool_add(spool, rec->cpu, rec->ts, fb, (size_t)n);
 }
 
-void rec_tables_count(struct rec_stack_counts *n, unsigned int flags)
+void ust_rec_tables_count(struct ust_rec_stack_counts *n, unsigned int flags)
 {
 	n->stacks++;
 	if (flags & UST_BPFU_STACK_BOTTOM) {
@@ -102,7 +107,7 @@ void rec_tables_count(struct rec_stack_counts *n, unsigned int flags)
 		n->truncated++;
 }
 
-void rec_tables_summary(struct ust_bpfu *u, const struct rec_stack_counts *n, FILE *out)
+void ust_rec_tables_summary(struct ust_bpfu *u, const struct ust_rec_stack_counts *n, FILE *out)
 {
 	struct ust_bpfu_stats st;
 	unsigned long other;

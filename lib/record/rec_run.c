@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * ustitch record: the recording.
+ * ust_rec_run: the recording (ustitch record's).
  *
  *   kernel events --(private tracefs instances, raw pages)--> trace.dat
  *   BPF cookies/stacks --(ring buffer, spool)--> buffer "ustitch" of the
@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +32,10 @@
 #include "ustitch/capture.h"
 #include "ustitch/encode.h"
 #include "ustitch/tdw.h"
-#include "rec.h"
+#include "ustitch/rec.h"
+#include "rec_priv.h"
 
-#define PFX "ustitch record: "
+#define PFX UST_REC_PFX
 
 static volatile sig_atomic_t stop_sig, stop_sent;
 
@@ -55,17 +57,17 @@ static double now_s(void)
 }
 
 struct run {
-	struct rec_opts *o;
+	struct ust_rec_opts *o;
 	struct ust_cap *cap;
 	struct ust_bpfu *bpfu;
-	struct rec_spool *spool;
-	struct rec_maps *maps;
+	struct ust_rec_spool *spool;
+	struct ust_rec_maps *maps;
 	uint16_t cookie_id, stack_id, mapping_id, flags_id;
 	unsigned long cookies, stacks, immediate;
-	struct rec_stack_counts walks;	/* how the stacks were taken */
+	struct ust_rec_stack_counts walks;	/* how the stacks were taken */
 	uint64_t drops_seen;
 	int spool_err;
-	struct rec_ctx ctx;
+	struct ust_rec_ctx ctx;
 	struct ust_cap_buffer *cb;	/* the capture's view of o->bufs */
 	bool bpf, spooling;		/* BPF makes stacks; a "ustitch" buffer */
 	bool stacks_fallback;		/* ftrace's userstacktrace instead of BPF's */
@@ -78,9 +80,36 @@ struct run {
 	char pathbuf[4096];		/* the command's file */
 };
 
-void rec_add_source(struct rec_opts *o, struct rec_source *s)
+static int print_stderr(enum ust_rec_print_level level, const char *fmt, va_list ap)
 {
-	struct rec_source **pp = &o->sources;
+	(void)level;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static ust_rec_print_fn_t print_fn = print_stderr;
+
+ust_rec_print_fn_t ust_rec_set_print(ust_rec_print_fn_t fn)
+{
+	ust_rec_print_fn_t old = print_fn;
+
+	print_fn = fn;
+	return old;
+}
+
+void ust_rec_pr(enum ust_rec_print_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!print_fn)
+		return;
+	va_start(ap, fmt);
+	print_fn(level, fmt, ap);
+	va_end(ap);
+}
+
+void ust_rec_add_source(struct ust_rec_opts *o, struct ust_rec_source *s)
+{
+	struct ust_rec_source **pp = &o->sources;
 
 	while (*pp)
 		pp = &(*pp)->next;
@@ -88,7 +117,51 @@ void rec_add_source(struct rec_opts *o, struct rec_source *s)
 	*pp = s;
 }
 
-int rec_ctx_add_format(struct rec_ctx *c, const char *system, const char *text)
+void ust_rec_free_sources(struct ust_rec_opts *o)
+{
+	struct ust_rec_source *src;
+
+	/* Unlinked first: free() may free the source itself. */
+	while ((src = o->sources)) {
+		o->sources = src->next;
+		if (src->ops->free)
+			src->ops->free(src);
+	}
+	if (o->af) {	/* borrowed by the sources */
+		ust_af_free(o->af);
+		free(o->af);
+		o->af = NULL;
+	}
+}
+
+void ust_rec_opts_free(struct ust_rec_opts *o)
+{
+	int b, i;
+
+	ust_rec_free_sources(o);
+	for (b = 0; b < o->nr_bufs; b++) {
+		struct ust_rec_buffer *rb = &o->bufs[b];
+
+		for (i = 0; i < rb->nr_ev; i++) {
+			free(rb->ev[i].system);
+			free(rb->ev[i].event);
+			free(rb->ev[i].filter);
+		}
+		free(rb->ev);
+		for (i = 0; i < rb->nr_opts; i++)
+			free(rb->opts[i]);
+		free(rb->opts);
+		free(rb->name);
+	}
+	free(o->bufs);
+	free(o->pids);
+	o->bufs = NULL;
+	o->nr_bufs = 0;
+	o->pids = NULL;
+	o->nr_pids = 0;
+}
+
+int ust_rec_ctx_add_format(struct ust_rec_ctx *c, const char *system, const char *text)
 {
 	size_t ls = strlen(system), lt = strlen(text);
 	char **n = realloc(c->formats, (size_t)(c->nr_formats + 1) * sizeof(*n));
@@ -106,7 +179,7 @@ int rec_ctx_add_format(struct rec_ctx *c, const char *system, const char *text)
 	return 0;
 }
 
-int rec_ctx_new_id(struct rec_ctx *c)
+int ust_rec_ctx_new_id(struct ust_rec_ctx *c)
 {
 	return c->next_id < 65000 ? c->next_id++ : -1;
 }
@@ -167,20 +240,20 @@ static int on_bpf_record(const struct ust_bpfu_rec *rec, void *ctx)
 
 		/* The files first, so that any reader sees them before the stack. */
 		for (i = 0; i < rec->nr; i++)
-			rec_maps_note_file(r->maps, r->spool, rec->tgid, rec->cpu, rec->ts,
+			ust_rec_maps_note_file(r->maps, r->spool, rec->tgid, rec->cpu, rec->ts,
 					   rec->devs[i], rec->inodes[i]);
 		r->stacks++;
-		rec_tables_count(&r->walks, rec->flags);
+		ust_rec_tables_count(&r->walks, rec->flags);
 		if (rec->flags & UST_BPFU_STACK_IMMEDIATE)
 			r->immediate++;
 		/* How it was taken: by what, and where the kernel would have deferred it. */
-		if (rec_tables_flags_record(r->spool, r->flags_id, rec))
+		if (ust_rec_tables_flags_record(r->spool, r->flags_id, rec))
 			r->spool_err = errno ? errno : EIO;
 	} else {
 		r->cookies++;
-		rec_maps_note_task(r->maps, rec->tgid);
+		ust_rec_maps_note_task(r->maps, rec->tgid);
 	}
-	if (rec_spool_add(r->spool, rec->cpu, rec->ts, rec->data, rec->size))
+	if (ust_rec_spool_add(r->spool, rec->cpu, rec->ts, rec->data, rec->size))
 		r->spool_err = errno ? errno : EIO;
 	return 0;
 }
@@ -198,59 +271,61 @@ static void note_drops(struct run *r)
 	if (!r->bpfu || ust_bpfu_get_stats(r->bpfu, &st) || st.drops <= r->drops_seen)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	rec_spool_add_lost(r->spool, 0, (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec,
+	ust_rec_spool_add_lost(r->spool, 0, (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec,
 			   st.drops - r->drops_seen);
 	r->drops_seen = st.drops;
 }
 
 static void show_status(struct run *r, double t0, bool final)
 {
+	FILE *out = ust_rec_out(r->o);
 	struct ust_bpfu_stats st = { 0 };
 	double mb = (double)ust_cap_pages(r->cap) * 4096 / 1e6;
 
 	if (r->bpfu)
 		ust_bpfu_get_stats(r->bpfu, &st);
-	fprintf(stderr, "\r" PFX "%.1f MB of events, %lu cookies, %lu stacks, %llu BPF records lost, %.1f s%s",
+	fprintf(out, "\r" PFX "%.1f MB of events, %lu cookies, %lu stacks, %llu BPF records lost, %.1f s%s",
 		mb, r->cookies, r->stacks, (unsigned long long)st.drops, now_s() - t0, final ? "\n" : "  ");
 }
 
-static void summary(struct run *r, const char *out)
+static void summary(struct run *r, const char *file)
 {
+	FILE *out = ust_rec_out(r->o);
 	struct ust_bpfu_stats st = { 0 };
 	int b, cpu;
 
-	fprintf(stderr, PFX "wrote %s: %lu pages of events", out, ust_cap_pages(r->cap));
+	fprintf(out, PFX "wrote %s: %lu pages of events", file, ust_cap_pages(r->cap));
 	if (r->bpfu) {
 		ust_bpfu_get_stats(r->bpfu, &st);
-		fprintf(stderr, ", %lu cookies, %lu user stacks (%s), %lu files",
+		fprintf(out, ", %lu cookies, %lu user stacks (%s), %lu files",
 			r->cookies, r->stacks, !ust_bpfu_deferred(r->bpfu) ? "immediate, as asked" :
 			ust_bpfu_task_work(r->bpfu) ? "deferred: at system-call exits, else by BPF task_work" :
 			"deferred: at system-call exits, else at the event (no BPF task_work)",
-			rec_maps_count(r->maps));
+			ust_rec_maps_count(r->maps));
 	}
-	fputc('\n', stderr);
+	fputc('\n', out);
 	if (r->stacks_fallback)
-		fprintf(stderr, PFX "user stacks: ftrace's own userstacktrace (at the event, by frame pointers): the BPF unwinder did not load\n");
+		fprintf(out, PFX "user stacks: ftrace's own userstacktrace (at the event, by frame pointers): the BPF unwinder did not load\n");
 	for (b = 0; b < r->o->nr_bufs; b++) {
 		for (cpu = 0; cpu < ust_cap_nr_cpus(r->cap); cpu++) {
 			struct ust_cap_lost l;
 
 			if (ust_cap_lost(r->cap, b, cpu, &l, NULL, 0) || (!l.overrun && !l.dropped))
 				continue;
-			fprintf(stderr, PFX "%s%s CPU %d: %llu events lost (%llu overwritten, %llu dropped)\n",
+			fprintf(out, PFX "%s%s CPU %d: %llu events lost (%llu overwritten, %llu dropped)\n",
 				r->o->bufs[b].name ? "buffer " : "main buffer",
 				r->o->bufs[b].name ? r->o->bufs[b].name : "", cpu,
 				l.overrun + l.dropped, l.overrun, l.dropped);
 		}
 	}
 	if (st.drops)
-		fprintf(stderr, PFX "BPF ring buffer: %llu records lost (the report marks their stacks lost)\n",
+		fprintf(out, PFX "BPF ring buffer: %llu records lost (the report marks their stacks lost)\n",
 			(unsigned long long)st.drops);
 	if (st.missed)
-		fprintf(stderr, PFX "BPF: the kernel skipped %llu runs of the programs (most of %s: still running on that CPU when another task came), each an event without its stack\n",
+		fprintf(out, PFX "BPF: the kernel skipped %llu runs of the programs (most of %s: still running on that CPU when another task came), each an event without its stack\n",
 			(unsigned long long)st.missed, st.missed_by);
 	if (r->bpfu)
-		rec_tables_summary(r->bpfu, &r->walks, stderr);
+		ust_rec_tables_summary(r->bpfu, &r->walks, out);
 }
 
 /* Fork the command stopped on a pipe: it runs once tracing is on. */
@@ -312,21 +387,21 @@ static int open_bpf(struct run *r)
 	if (r->o->buffer_kb)
 		bo.ringbuf_bytes = r->o->buffer_kb * 1024 * (size_t)sysconf(_SC_NPROCESSORS_CONF);
 	/* The whole machine but the recorder (see start_capture()). */
-	if (rec_whole_machine(r->o))
+	if (ust_rec_whole_machine(r->o))
 		bo.ignore_tgid = (uint32_t)getpid();
 	r->bpfu = ust_bpfu_open(&bo, err, sizeof(err));
 	if (r->bpfu) {
 		/* What the kernel refused, and what records instead: a line, not the verifier's log. */
 		if (ust_bpfu_notes(r->bpfu)[0] && !r->o->quiet)
-			fprintf(stderr, PFX "BPF: %s\n", ust_bpfu_notes(r->bpfu));
+			ust_rec_info(PFX "BPF: %s\n", ust_bpfu_notes(r->bpfu));
 		return 0;
 	}
-	fprintf(stderr, PFX "BPF: %s\n", err);
-	fprintf(stderr, PFX "user stacks: ftrace's own userstacktrace instead (taken at the event, by frame pointers)\n");
+	ust_rec_warn(PFX "BPF: %s\n", err);
+	ust_rec_warn(PFX "user stacks: ftrace's own userstacktrace instead (taken at the event, by frame pointers)\n");
 	r->bpf = false;
 	r->stacks_fallback = true;
 	for (b = 0; b < r->o->nr_bufs; b++) {
-		struct rec_buffer *rb = &r->o->bufs[b];
+		struct ust_rec_buffer *rb = &r->o->bufs[b];
 		char **n;
 
 		if (!rb->deferred)
@@ -355,7 +430,7 @@ static int start_bpf(struct run *r, pid_t child)
 	for (i = 0; i < r->o->nr_pids; i++)
 		if (ust_bpfu_follow(r->bpfu, r->o->pids[i]))
 			goto fail;
-	rec_tables_preload(r->bpfu, r->o);
+	ust_rec_tables_preload(r->bpfu, r->o);
 	/* Attached after the ftrace events were enabled: on a shared
 	 * tracepoint the earlier probe runs first, so each event's own
 	 * record is written before its cookie. */
@@ -363,10 +438,10 @@ static int start_bpf(struct run *r, pid_t child)
 		if (!r->o->bufs[b].deferred)
 			continue;
 		for (i = 0; i < r->o->bufs[b].nr_ev; i++) {
-			const struct rec_event *e = &r->o->bufs[b].ev[i];
+			const struct ust_rec_event *e = &r->o->bufs[b].ev[i];
 
 			if (ust_bpfu_attach(r->bpfu, e->system, e->event)) {
-				fprintf(stderr, PFX "BPF: cannot attach to %s:%s: %s\n", e->system, e->event,
+				ust_rec_warn(PFX "BPF: cannot attach to %s:%s: %s\n", e->system, e->event,
 					strerror(errno));
 				return -1;
 			}
@@ -374,7 +449,7 @@ static int start_bpf(struct run *r, pid_t child)
 	}
 	return 0;
 fail:
-	fprintf(stderr, PFX "BPF: cannot follow the traced processes: %s\n", strerror(errno));
+	ust_rec_warn(PFX "BPF: cannot follow the traced processes: %s\n", strerror(errno));
 	return -1;
 }
 
@@ -414,7 +489,7 @@ static int write_ustitch_buffer(struct run *r)
 		errno = -buf;
 		return -1;
 	}
-	return rec_spool_write(r->spool, w, buf, ust_cap_nr_cpus(r->cap));
+	return ust_rec_spool_write(r->spool, w, buf, ust_cap_nr_cpus(r->cap));
 }
 
 /*
@@ -423,10 +498,10 @@ static int write_ustitch_buffer(struct run *r)
  * sources' wakeup fds.  Without them a fast event stream overflows a
  * source's perf buffers between two rounds.
  */
-static int wait_set(struct run *r, struct rec_opts *o)
+static int wait_set(struct run *r, struct ust_rec_opts *o)
 {
 	struct epoll_event e = { .events = EPOLLIN };
-	struct rec_source *src;
+	struct ust_rec_source *src;
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 
 	if (ep < 0)
@@ -462,7 +537,7 @@ static void remove_stale(struct run *r)
 	int stale = ust_cap_remove_stale();
 
 	if (stale && !r->o->quiet)
-		fprintf(stderr, PFX "removed %d stale ustitch instance%s of recorders that are gone\n",
+		fprintf(ust_rec_out(r->o), PFX "removed %d stale ustitch instance%s of recorders that are gone\n",
 			stale, stale == 1 ? "" : "s");
 }
 
@@ -473,14 +548,14 @@ static void remove_stale(struct run *r)
  */
 static int plan_buffers(struct run *r, bool native)
 {
-	struct rec_opts *o = r->o;
+	struct ust_rec_opts *o = r->o;
 	int b;
 
 	r->cb = calloc((size_t)o->nr_bufs, sizeof(*r->cb));
 	if (!r->cb)
 		return -1;
 	for (b = 0; b < o->nr_bufs; b++) {
-		struct rec_buffer *rb = &o->bufs[b];
+		struct ust_rec_buffer *rb = &o->bufs[b];
 		struct ust_cap_event *ev = calloc((size_t)rb->nr_ev, sizeof(*ev));
 		int i;
 
@@ -525,7 +600,7 @@ static int start_command(struct run *r)
 		return 0;
 	r->child = spawn(r->o->cmd, &r->go_fd, &r->err_fd);
 	if (r->child < 0) {
-		fprintf(stderr, PFX "cannot start %s: %s\n", r->o->cmd[0], strerror(errno));
+		ust_rec_warn(PFX "cannot start %s: %s\n", r->o->cmd[0], strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -534,7 +609,7 @@ static int start_command(struct run *r)
 /* The tracefs instances, following the command.  0 or -1. */
 static int start_capture(struct run *r)
 {
-	struct rec_opts *o = r->o;
+	struct ust_rec_opts *o = r->o;
 	struct ust_cap_opts co = { 0 };
 	char err[512];
 
@@ -549,15 +624,15 @@ static int start_capture(struct run *r)
 	 * recorder, whose reads and writes of the trace would otherwise be
 	 * most of it (and, with stacks, feed on themselves).
 	 */
-	if (rec_whole_machine(o))
+	if (ust_rec_whole_machine(o))
 		co.notrace_pid = getpid();
 	r->cap = ust_cap_start(o->output, &co, err, sizeof(err));
 	if (!r->cap) {
-		fprintf(stderr, PFX "%s\n", err);
+		ust_rec_warn(PFX "%s\n", err);
 		return -1;
 	}
 	if (r->child > 0 && ust_cap_follow(r->cap, r->child, NULL, 0)) {
-		fprintf(stderr, PFX "cannot follow pid %d\n", (int)r->child);
+		ust_rec_warn(PFX "cannot follow pid %d\n", (int)r->child);
 		return -1;
 	}
 	return 0;
@@ -566,13 +641,13 @@ static int start_capture(struct run *r)
 /* The spool of the "ustitch" buffer, its mapping records, the BPF unwinder.  0 or -1. */
 static int start_spool(struct run *r)
 {
-	struct rec_opts *o = r->o;
+	struct ust_rec_opts *o = r->o;
 
 	if (!r->spooling)
 		return 0;
-	r->spool = rec_spool_new();
-	r->maps = rec_maps_new(r->mapping_id,
-			       o->cmd ? rec_cmd_path(o->cmd[0], r->pathbuf, sizeof(r->pathbuf)) : NULL);
+	r->spool = ust_rec_spool_new();
+	r->maps = ust_rec_maps_new(r->mapping_id,
+			       o->cmd ? ust_rec_tables_cmd_path(o->cmd[0], r->pathbuf, sizeof(r->pathbuf)) : NULL);
 	if (!r->spool || !r->maps || (r->bpf && start_bpf(r, r->child)))
 		return -1;
 	return 0;
@@ -581,7 +656,7 @@ static int start_spool(struct run *r)
 /* The extra producers (perf sampling, lock_held(), --addr-filter).  0 or -1. */
 static int start_sources(struct run *r)
 {
-	struct rec_source *src;
+	struct ust_rec_source *src;
 	char err[512];
 
 	r->ctx.o = r->o;
@@ -596,7 +671,7 @@ static int start_sources(struct run *r)
 	r->ctx.cap = r->cap;
 	for (src = r->o->sources; src; src = src->next) {
 		if (src->ops->start(src, &r->ctx, err, sizeof(err))) {
-			fprintf(stderr, PFX "%s: %s\n", src->ops->name, err);
+			ust_rec_warn(PFX "%s: %s\n", src->ops->name, err);
 			return -1;
 		}
 	}
@@ -612,12 +687,12 @@ static int go(struct run *r)
 	r->ep = wait_set(r, r->o);
 	/* Last: its sys_exit program must run after every program giving cookies. */
 	if (r->bpfu && ust_bpfu_arm_exit(r->bpfu))
-		fprintf(stderr, PFX "BPF: stacks at system call exits unavailable, task_work for all\n");
+		ust_rec_warn(PFX "BPF: stacks at system call exits unavailable, task_work for all\n");
 	ust_cap_on(r->cap);
 	r->t0 = now_s();
 	if (r->child <= 0) {
 		if (!r->o->quiet)
-			fprintf(stderr, PFX "recording; stop with Ctrl-C (SIGINT) or SIGTERM\n");
+			fprintf(ust_rec_out(r->o), PFX "recording; stop with Ctrl-C (SIGINT) or SIGTERM\n");
 		return 0;
 	}
 	if (write(r->go_fd, "g", 1) != 1)
@@ -626,7 +701,7 @@ static int go(struct run *r)
 	r->go_fd = -1;
 	/* The exec either closes the pipe (success) or reports errno. */
 	if (read(r->err_fd, &e, sizeof(e)) == (ssize_t)sizeof(e)) {
-		fprintf(stderr, PFX "cannot run %s: %s\n", r->o->cmd[0], strerror(e));
+		ust_rec_warn(PFX "cannot run %s: %s\n", r->o->cmd[0], strerror(e));
 		waitpid(r->child, NULL, 0);
 		r->child = -1;
 		r->exec_errno = e;
@@ -641,7 +716,7 @@ static int go(struct run *r)
  * 0, 1 to end the recording, -1 to abort it. */
 static int drain(struct run *r, bool *busy)
 {
-	struct rec_source *src;
+	struct ust_rec_source *src;
 	char err[512];
 
 	if (r->bpfu && ust_bpfu_consume(r->bpfu, on_bpf_record, r) < 0)
@@ -652,13 +727,13 @@ static int drain(struct run *r, bool *busy)
 		int pr = src->ops->poll ? src->ops->poll(src, &r->ctx) : 0;
 
 		if (pr < 0) {
-			fprintf(stderr, PFX "%s: reading failed\n", src->ops->name);
+			ust_rec_warn(PFX "%s: reading failed\n", src->ops->name);
 			return -1;
 		}
 		*busy |= pr > 0;
 	}
 	if (ust_cap_drain(r->cap, err, sizeof(err)) < 0) {
-		fprintf(stderr, PFX "%s\n", err);
+		ust_rec_warn(PFX "%s\n", err);
 		return -1;
 	}
 	return 0;
@@ -667,7 +742,7 @@ static int drain(struct run *r, bool *busy)
 /* Until a signal, or the command's exit.  0, or -1 to abort. */
 static int poll_loop(struct run *r)
 {
-	bool busy = false, tty = isatty(2) && !r->o->quiet;
+	bool busy = false, tty = isatty(fileno(ust_rec_out(r->o))) && !r->o->quiet;
 	double last = 0;
 
 	while (!stop_sig) {
@@ -701,7 +776,7 @@ static int poll_loop(struct run *r)
 /* Tracing off, the sources stopped, the last BPF records read. */
 static void stop_all(struct run *r)
 {
-	struct rec_source *src;
+	struct ust_rec_source *src;
 
 	ust_cap_off(r->cap);
 	for (src = r->o->sources; src; src = src->next)
@@ -713,18 +788,18 @@ static void stop_all(struct run *r)
 		ust_bpfu_consume(r->bpfu, on_bpf_record, r);
 		note_drops(r);
 	}
-	if (isatty(2) && !r->o->quiet)
+	if (isatty(fileno(ust_rec_out(r->o))) && !r->o->quiet)
 		show_status(r, r->t0, true);
 }
 
 /* The "ustitch" buffer, the summary, then the file completed.  0 or -1. */
 static int finish(struct run *r)
 {
-	struct rec_source *src;
+	struct ust_rec_source *src;
 	char err[512];
 
 	if (r->spool_err || (r->spooling && write_ustitch_buffer(r))) {
-		fprintf(stderr, PFX "writing the BPF records failed: %s\n",
+		ust_rec_warn(PFX "writing the BPF records failed: %s\n",
 			strerror(r->spool_err ? r->spool_err : errno));
 		return -1;
 	}
@@ -732,11 +807,11 @@ static int finish(struct run *r)
 		summary(r, r->o->output);
 		for (src = r->o->sources; src; src = src->next)
 			if (src->ops->summary)
-				src->ops->summary(src, stderr);
+				src->ops->summary(src, ust_rec_out(r->o));
 	}
 	if (ust_cap_finish(r->cap, err, sizeof(err))) {
 		r->cap = NULL;
-		fprintf(stderr, PFX "%s\n", err);
+		ust_rec_warn(PFX "%s\n", err);
 		return -1;
 	}
 	r->cap = NULL;
@@ -746,30 +821,19 @@ static int finish(struct run *r)
 /* Everything undone; after a failure, no trace is left (ust_cap_abort). */
 static void clean_up(struct run *r)
 {
-	struct rec_opts *o = r->o;
-	struct rec_source *src;
+	struct ust_rec_opts *o = r->o;
 	int b;
 
 	if (r->ep >= 0)
 		close(r->ep);
-	/* Unlinked first: free() may free the source itself. */
-	while ((src = o->sources)) {
-		o->sources = src->next;
-		if (src->ops->free)
-			src->ops->free(src);
-	}
-	if (o->af) {	/* borrowed by the sources */
-		ust_af_free(o->af);
-		free(o->af);
-		o->af = NULL;
-	}
+	ust_rec_free_sources(o);
 	for (b = 0; b < r->ctx.nr_formats; b++)
 		free(r->ctx.formats[b]);
 	free(r->ctx.formats);
 	ust_bpfu_close(r->bpfu);
 	ust_cap_abort(r->cap);
-	rec_spool_free(r->spool);
-	rec_maps_free(r->maps);
+	ust_rec_spool_free(r->spool);
+	ust_rec_maps_free(r->maps);
 	if (r->child > 0) {
 		/* The command must not outlive a recorder that failed. */
 		if (r->go_fd >= 0)
@@ -785,10 +849,10 @@ static void clean_up(struct run *r)
 	free(r->cb);
 }
 
-int rec_run(struct rec_opts *o, bool native)
+int ust_rec_run(struct ust_rec_opts *o, bool native, int *cmd_errno)
 {
 	struct run r = { .o = o, .go_fd = -1, .err_fd = -1, .ep = -1, .child = -1 };
-	int ret = 1;
+	int ret = -EIO;
 
 	catch_signals();
 	remove_stale(&r);
@@ -803,9 +867,9 @@ int rec_run(struct rec_opts *o, bool native)
 	/* The command's own exit status is not ours (as trace-cmd record),
 	 * but a crash is worth saying; one that never ran gets a shell's. */
 	if (!ret && WIFSIGNALED(r.status))
-		fprintf(stderr, PFX "%s was killed by signal %d (%s)\n", o->cmd[0],
+		ust_rec_warn(PFX "%s was killed by signal %d (%s)\n", o->cmd[0],
 			WTERMSIG(r.status), strsignal(WTERMSIG(r.status)));
-	if (r.exec_errno)
-		ret = r.exec_errno == ENOENT ? 127 : 126;
+	if (cmd_errno)
+		*cmd_errno = r.exec_errno;
 	return ret;
 }
