@@ -2,7 +2,7 @@
 /*
  * --addr-filter in BPF: perf's address-filter language (seed
  * 001_a69da2a8da120d5b.txt) applied in software, to tracepoint events
- * (lockheld.bpf.c: the UST_LH_OP_AF_* nodes of an event's decision graph)
+ * (lockheld.bpf.c: the UST_FILTER_OP_AF_* nodes of an event's decision graph)
  * and to perf samples (bpfu.bpf.c: ust_af_keep_sample() in front of the
  * perf_event programs).
  *

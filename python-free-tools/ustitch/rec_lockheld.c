@@ -168,7 +168,7 @@ static int claim_one(struct lh_src *s, struct rec_buffer *b, const struct rec_ev
 	if (r)
 		return say("%s:%s: -f '%s': %s", re->system, re->event, re->filter, err);
 af:
-	if (s->af && ust_af_prepend(s->af, &e->comp, err, sizeof(err)))
+	if (s->af && ust_af_prepend(s->af, &e->comp.graph, err, sizeof(err)))
 		return say("%s:%s: --addr-filter: %s", re->system, re->event, err);
 	return 0;
 }

@@ -18,7 +18,7 @@
  * Parse (syntax, "column N: ..."), resolve each spec against this kernel
  * (kallsyms, slab caches, which mechanisms it allows), then compile: the
  * conjuncts without lock_held() stay an ftrace filter text, the rest
- * becomes a decision graph for bpf/lockheld.bpf.c.
+ * becomes a decision graph (ustitch/filter.h) for bpf/lockheld.bpf.c.
  */
 #ifndef USTITCH_LH_H
 #define USTITCH_LH_H
@@ -26,6 +26,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "ustitch/filter.h"
 
 enum ust_lh_spec_kind {
 	UST_LH_S_SYMBOL,	/* a global lock, in kallsyms (resolved: addr) */
@@ -207,18 +209,9 @@ int ust_lh_format_parse(const char *text, struct ust_lh_format *f);
 void ust_lh_format_free(struct ust_lh_format *f);
 const struct ust_lh_field *ust_lh_format_field(const struct ust_lh_format *f, const char *name);
 
-struct ust_lh_insn_u {		/* lockheld_abi.h's struct ust_lh_insn, in user types */
-	uint8_t op, cmp, size, flags;
-	uint16_t off;
-	uint8_t t, f;
-	uint64_t arg;
-	uint32_t leaf, pad;
-};
-
 struct ust_lh_compiled {
 	char *ftrace;		/* the ftrace part for PERF_EVENT_IOC_SET_FILTER, or NULL */
-	struct ust_lh_insn_u insn[32];	/* UST_LH_MAX_INSNS */
-	int nr_insn;
+	struct ust_filter_graph graph;	/* what BPF evaluates */
 	int nr_leaves;
 	char **leaf_text;	/* per leaf (= spec index): "lock_held(x)" */
 	bool *leaf_negated;	/* the leaf matches when not held */
@@ -242,7 +235,4 @@ struct ust_lh_compiled {
 int ust_lh_compile(const struct ust_lh_expr *e, const struct ust_lh_format *fmt, bool bpf_all,
 		   struct ust_lh_compiled *out, char *err, size_t errsz);
 void ust_lh_compiled_free(struct ust_lh_compiled *c);
-/* One line per node, for tests and -v: "0: lock mmap_lock:W leaf 0 ? 1 : reject". */
-char *ust_lh_compiled_dump(const struct ust_lh_compiled *c);
-
 #endif

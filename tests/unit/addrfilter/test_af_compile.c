@@ -15,7 +15,6 @@
 #include <cmocka.h>
 
 #include "ustitch/addrfilter.h"
-#include "ustitch/af_bpf.h"
 #include "ustitch/lh.h"
 
 #define ACCEPT 0xff
@@ -38,8 +37,8 @@ static void expect_graph(const struct ust_af *af, const struct ust_lh_compiled *
 	memset(&c, 0, sizeof(c));
 	if (base)
 		c = *base;
-	assert_int_equal(ust_af_prepend(af, &c, err, sizeof(err)), 0);
-	d = ust_lh_compiled_dump(&c);
+	assert_int_equal(ust_af_prepend(af, &c.graph, err, sizeof(err)), 0);
+	d = ust_filter_dump(&c.graph);
 	assert_string_equal(d, want);
 	free(d);
 }
@@ -70,9 +69,9 @@ static void test_switch_and_base(void **state)
 	set(&r[1], UST_AF_FILTER, false);
 	set(&r[2], UST_AF_STOP, false);
 	memset(&base, 0, sizeof(base));
-	base.nr_insn = 2;	/* common_pid == 7 || common_pid == 9 */
-	base.insn[0] = (struct ust_lh_insn_u){ .op = 7, .cmp = 1, .arg = 7, .t = ACCEPT, .f = 1 };
-	base.insn[1] = (struct ust_lh_insn_u){ .op = 7, .cmp = 1, .arg = 9, .t = ACCEPT, .f = REJECT };
+	base.graph.nr = 2;	/* common_pid == 7 || common_pid == 9 */
+	base.graph.insn[0] = (struct ust_filter_insn){ .op = 7, .cmp = 1, .arg = 7, .t = ACCEPT, .f = 1 };
+	base.graph.insn[1] = (struct ust_filter_insn){ .op = 7, .cmp = 1, .arg = 9, .t = ACCEPT, .f = REJECT };
 	expect_graph(&af, &base,
 		     "0: user ip in range 1 ? 1 : reject\n"
 		     "1: switch on ? 2 : reject\n"
@@ -92,8 +91,8 @@ static void test_too_many(void **state)
 	for (i = 0; i < 4; i++)
 		set(&r[i], UST_AF_FILTER, false);
 	memset(&c, 0, sizeof(c));
-	c.nr_insn = 29;
-	assert_int_equal(ust_af_prepend(&af, &c, err, sizeof(err)), -E2BIG);
+	c.graph.nr = 29;
+	assert_int_equal(ust_af_prepend(&af, &c.graph, err, sizeof(err)), -E2BIG);
 	assert_string_equal(err, "too complex: with the address filters, more than 32 tests for BPF to evaluate");
 }
 
