@@ -123,7 +123,7 @@ static __always_inline bool ust_af_switch(void)
 	return on && *on;
 }
 
-/* Attached by lib/addrfilter/af_bpf.c as uprobes or, for kernel: ranges, kprobes. */
+/* Attached by lib/record/af_bpf.c as uprobes or, for kernel: ranges, kprobes. */
 SEC("kprobe")
 int ust_af_start(void *ctx __ust_unused)
 {

@@ -5,7 +5,7 @@
  * ust_lh_filter is a tracepoint program attached (with a BPF cookie naming
  * the event's slot) to the perf tracepoint events of the filtered events:
  * returning 0 drops the sample.  It walks the event's decision graph (see
- * lockheld_abi.h for why a graph in a map), and for a kept event sends a
+ * filter_abi.h for why a graph in a map), and for a kept event sends a
  * ust_lh_hit (which lock leaves matched, the deferred-stack cookie) to user
  * space, which pairs it with the perf sample.
  *

@@ -392,7 +392,7 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool cfi, enum ust_bpfu_tw tw, bool i
 	bpf_program__set_autoload(skel->progs.ust_bpfu_sys_enter, !imm && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf, o->perf && !imm && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf_af, o->perf && o->af_only);
-	/* Attached by lib/addrfilter/af_bpf.c for start/stop ranges. */
+	/* Attached by lib/record/af_bpf.c for start/stop ranges. */
 	bpf_program__set_autoload(skel->progs.ust_af_start, o->af && o->af->nr);
 	bpf_program__set_autoload(skel->progs.ust_af_stop, o->af && o->af->nr);
 	skel->rodata->ust_leaf_ret = !o->kernel_frames;

@@ -37,6 +37,7 @@
 #include "ustitch/encode.h"
 #include "ustitch/hmap.h"
 #include "ustitch/lh.h"
+#include "ustitch/lh_env.h"
 #include "ustitch/lh_bpf.h"
 #include "ustitch/perf_tp.h"
 #include "ustitch/probe.h"

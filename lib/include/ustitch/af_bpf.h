@@ -2,8 +2,8 @@
 /*
  * --addr-filter in BPF: the ranges and start/stop probes of
  * bpf/addrfilter.bpf.h, for tracepoint events (as the UST_FILTER_OP_AF_* nodes
- * in front of each event's lock_held() decision graph, bpf/lockheld_abi.h)
- * and for perf samples (the perf_event programs of bpf/unwind.bpf.c).
+ * in front of each event's decision graph, bpf/filter_abi.h)
+ * and for perf samples (the perf_event programs of bpf/bpfu.bpf.c).
  *
  * A tracepoint event passes, before the graph of its own -f filter:
  *   (user IP in filter range 0 || ... || in filter range n)   if any file: filter

@@ -136,7 +136,7 @@ char *ust_lh_leaf_text(const struct ust_lh_expr *e, int spec);
 
 /*
  * What the kernel offers, as callbacks so that unit tests can describe a
- * kernel.  ust_lh_env_live() fills it for the running one.
+ * kernel.  ust_lh_env_live() (ustitch/lh_env.h) fills it for the running one.
  */
 struct ust_lh_env {
 	void *ctx;
@@ -169,14 +169,6 @@ struct ust_lh_env {
 	 */
 	const char *no_spin_why;
 };
-
-/* A slab cache's kmem_cache address, by name (lib/lockheld/lh_slab.c).  0, or a
- * negative errno (-ENOENT: no such cache, or slab_caches not in kallsyms;
- * -ENAMETOOLONG; the BPF walk's; -ENOTSUP without BPF) with why in @err. */
-int ust_lh_slab_addr(const char *name, uint64_t *addr, char *err, size_t errsz);
-
-/* The running kernel (probes once; the strings live until exit). */
-const struct ust_lh_env *ust_lh_env_live(void);
 
 /*
  * Decide how each spec of @e is evaluated here.  0, or -EOPNOTSUPP with

@@ -25,6 +25,7 @@
 #include "ustitch/af_bpf.h"
 #include "ustitch/bpfload.h"
 #include "ustitch/bpfu.h"
+#include "ustitch/filter.h"
 #include "ustitch/lh.h"
 #include "ustitch/lh_bpf.h"
 #include "ustitch/lh_track.h"
@@ -297,7 +298,7 @@ fail:
 	return NULL;
 }
 
-/* For lib/addrfilter/af_bpf.c: the loaded object, and links closed with it. */
+/* For lib/record/af_bpf.c: the loaded object, and links closed with it. */
 static int keep_link(void *b, struct bpf_link *l)
 {
 	return add_link(b, l);
