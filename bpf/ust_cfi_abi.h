@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * CFI unwind tables: the rows lib/cfi/ builds from an ELF file's
- * .eh_frame / .debug_frame and the BPF unwinder (unwind.bpf.c) and the
+ * .eh_frame / .debug_frame and the BPF unwinder (bpfu.bpf.c) and the
  * LTTng provider walk with.  Included by both sides: the includer provides
  * __u32/__s32/__s16/__u8 (BPF: ust_bpfu_kern.h, user space: <linux/types.h>).
  *

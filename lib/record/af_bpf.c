@@ -6,7 +6,7 @@
  * fires in every process that maps the file, at any address, including
  * processes started later.  A kernel: start/stop is a kprobe at the
  * address.  Both objects that filter (lockheld.bpf.c for tracepoint
- * events, unwind.bpf.c for perf samples) carry the same maps and probe
+ * events, bpfu.bpf.c for perf samples) carry the same maps and probe
  * programs and are set up here alike.
  */
 #include <errno.h>

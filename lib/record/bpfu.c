@@ -652,7 +652,7 @@ static void ust_bpfu_sc_set(volatile __u64 *set, int nr)
 /*
  * A syscalls:sys_enter_NAME / sys_exit_NAME event, given its cookies by
  * the raw sys_enter / sys_exit program and the set of numbers (see
- * unwind.bpf.c): 0, or -ENOENT when it is not such an event, or its
+ * bpfu.bpf.c): 0, or -ENOENT when it is not such an event, or its
  * number is not known (kernel-bits/syscalls/x86_64), and the event needs
  * a tracepoint program of its own.
  */

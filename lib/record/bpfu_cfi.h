@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1 */
 /*
- * The unwind tables of the BPF walk (bpf/unwind_walk.bpf.h), loaded by
+ * The unwind tables of the BPF walk (bpf/bpfu_walk.bpf.h), loaded by
  * user space: lib/record/bpfu.c owns one ust_bpfu_cfi and feeds it the
  * walk's NEED_CFI records and the recorder's preloads.
  */
