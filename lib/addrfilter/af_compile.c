@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * ust_af_check / ust_af_prepend: --addr-filter as nodes of the filters'
+ * ust_af_kernel_filter / ust_af_prepend: --addr-filter as nodes of the filters'
  * decision graph (ustitch/filter.h).  The address tests go in front of
  * the event's own graph: they are cheap, and most events fail them, so the
  * lock and field tests after them rarely run.
@@ -8,41 +8,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-
-#include <linux/types.h>
 
 #include "ustitch/addrfilter.h"
 #include "ustitch/filter.h"
-#include "addrfilter_abi.h"
-
-/* BPF can attach kprobes: the kprobe PMU exists (what libbpf uses). */
-static bool have_kprobes(void)
-{
-	return !access("/sys/bus/event_source/devices/kprobe/type", F_OK);
-}
-
-int ust_af_check(const struct ust_af *af, int *bad, char *err, size_t errsz)
-{
-	int i;
-
-	*bad = -1;
-	if (af->nr > UST_AF_MAX_RANGES) {
-		snprintf(err, errsz, "more than %d ranges", UST_AF_MAX_RANGES);
-		return -E2BIG;
-	}
-	for (i = 0; i < af->nr; i++) {
-		const struct ust_af_range *r = &af->r[i];
-
-		/* A switch at a kernel address needs a probe there. */
-		if (r->kernel && r->action != UST_AF_FILTER && !have_kprobes()) {
-			*bad = i;
-			snprintf(err, errsz, "start/stop at kernel addresses need kprobes: this kernel has none (no kprobe PMU in /sys/bus/event_source/devices)");
-			return -EOPNOTSUPP;
-		}
-	}
-	return 0;
-}
 
 int ust_af_kernel_filter(const struct ust_af *af)
 {

@@ -72,7 +72,7 @@ int rec_af_option(struct rec_opts *o, const char *spec)
 	memcpy(o->af->r + o->af->nr, one.r, (size_t)one.nr * sizeof(*one.r));
 	o->af->nr += one.nr;
 	free(one.r);
-	if (ust_af_check(o->af, &bad, err, sizeof(err))) {
+	if (ust_af_bpf_check(o->af, &bad, err, sizeof(err))) {
 		if (bad < before) {
 			fprintf(stderr, PFX "%s\n", err);
 			return 2;

@@ -73,14 +73,6 @@ void ust_af_format(const struct ust_af *af, int i, char *buf, size_t len);
 
 struct ust_filter_graph;
 
-/*
- * Can this kernel honour @af?  0, or a negative errno with the reason in
- * @err and the range's index in @bad (-1 for the whole) when not: -E2BIG
- * (too many ranges), -EOPNOTSUPP (start/stop on kernel: addresses need
- * kprobes).
- */
-int ust_af_check(const struct ust_af *af, int *bad, char *err, size_t errsz);
-
 /* The index of @af's first "filter kernel:" range, or -ENOENT. */
 int ust_af_kernel_filter(const struct ust_af *af);
 

@@ -24,6 +24,14 @@ struct bpf_object;
 struct bpf_link;
 
 /*
+ * Can this kernel honour @af?  0, or a negative errno with the reason in
+ * @err and the range's index in @bad (-1 for the whole) when not: -E2BIG
+ * (too many ranges), -EOPNOTSUPP (start/stop on kernel: addresses need
+ * kprobes).
+ */
+int ust_af_bpf_check(const struct ust_af *af, int *bad, char *err, size_t errsz);
+
+/*
  * Takes a probe's link (NULL: attaching failed, errno says why); returns 0
  * or a negative errno, and then has destroyed the link.
  */

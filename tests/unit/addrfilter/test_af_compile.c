@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "ustitch/addrfilter.h"
+#include "ustitch/af_bpf.h"
 #include "ustitch/lh.h"
 
 #define ACCEPT 0xff
@@ -109,14 +110,14 @@ static void test_kernel(void **state)
 	set(&r[0], UST_AF_FILTER, false);
 	set(&r[1], UST_AF_FILTER, true);
 	set(&r[2], UST_AF_FILTER, true);
-	assert_int_equal(ust_af_check(&af, &bad, err, sizeof(err)), 0);
+	assert_int_equal(ust_af_bpf_check(&af, &bad, err, sizeof(err)), 0);
 	assert_int_equal(ust_af_kernel_filter(&af), 1);
 	r[1].action = UST_AF_START;
 	assert_int_equal(ust_af_kernel_filter(&af), -ENOENT);
 	if (kprobes) {
-		assert_int_equal(ust_af_check(&af, &bad, err, sizeof(err)), 0);
+		assert_int_equal(ust_af_bpf_check(&af, &bad, err, sizeof(err)), 0);
 	} else {
-		assert_int_equal(ust_af_check(&af, &bad, err, sizeof(err)), -EOPNOTSUPP);
+		assert_int_equal(ust_af_bpf_check(&af, &bad, err, sizeof(err)), -EOPNOTSUPP);
 		assert_int_equal(bad, 1);
 		assert_string_equal(err, "start/stop at kernel addresses need kprobes: this kernel has none (no kprobe PMU in /sys/bus/event_source/devices)");
 	}
@@ -124,7 +125,7 @@ static void test_kernel(void **state)
 	assert_int_equal(ust_af_kernel_filter(&af), 2);
 	r[1].kernel = false;
 	af.nr = 2;
-	assert_int_equal(ust_af_check(&af, &bad, err, sizeof(err)), 0);
+	assert_int_equal(ust_af_bpf_check(&af, &bad, err, sizeof(err)), 0);
 }
 
 int main(void)
