@@ -2,7 +2,7 @@
 /*
  * --addr-filter in BPF: perf's address-filter language (seed
  * 001_a69da2a8da120d5b.txt) applied in software, to tracepoint events
- * (lockheld.bpf.c: the UST_LH_OP_AF_* nodes of an event's decision graph)
+ * (lockheld.bpf.c: the UST_FILTER_OP_AF_* nodes of an event's decision graph)
  * and to perf samples (bpfu.bpf.c: ust_af_keep_sample() in front of the
  * perf_event programs).
  *
@@ -123,7 +123,7 @@ static __always_inline bool ust_af_switch(void)
 	return on && *on;
 }
 
-/* Attached by lib/addrfilter/af_bpf.c as uprobes or, for kernel: ranges, kprobes. */
+/* Attached by lib/record/af_bpf.c as uprobes or, for kernel: ranges, kprobes. */
 SEC("kprobe")
 int ust_af_start(void *ctx __ust_unused)
 {

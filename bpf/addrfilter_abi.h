@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * --addr-filter as BPF sees it (bpf/addrfilter.bpf.h; lib/addrfilter/af_bpf.c fills
+ * --addr-filter as BPF sees it (bpf/addrfilter.bpf.h; lib/record/af_bpf.c fills
  * the map): one entry per range, at the range's index in struct ust_af.
  * The includer provides __u16/__u32/__u64 (BPF: ust_bpfu_kern.h, C:
  * <linux/types.h>).

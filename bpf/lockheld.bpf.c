@@ -5,7 +5,7 @@
  * ust_lh_filter is a tracepoint program attached (with a BPF cookie naming
  * the event's slot) to the perf tracepoint events of the filtered events:
  * returning 0 drops the sample.  It walks the event's decision graph (see
- * lockheld_abi.h for why a graph in a map), and for a kept event sends a
+ * filter_abi.h for why a graph in a map), and for a kept event sends a
  * ust_lh_hit (which lock leaves matched, the deferred-stack cookie) to user
  * space, which pairs it with the perf sample.
  *
@@ -32,6 +32,7 @@
 #include <bpf/bpf_core_read.h>
 #include "bpfu_cookie.bpf.h"
 #include "addrfilter.bpf.h"
+#include "filter_abi.h"
 #include "lockheld_abi.h"
 #include "lockheld_kern.h"
 
@@ -62,7 +63,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, UST_LH_MAX_PROGS);
 	__type(key, __u32);
-	__type(value, struct ust_lh_prog);
+	__type(value, struct ust_filter_prog);
 } ust_lh_progs SEC(".maps");
 
 struct {
@@ -117,10 +118,10 @@ struct ust_lh_env {
 };
 
 struct ust_lh_run {
-	struct ust_lh_prog *p;
+	struct ust_filter_prog *p;
 	__u32 pc;
 	__u32 mask;
-	__u32 verdict;		/* 0: running, else UST_LH_ACCEPT or UST_LH_REJECT */
+	__u32 verdict;		/* 0: running, else UST_FILTER_ACCEPT or UST_FILTER_REJECT */
 	__u32 pad;
 	struct ust_lh_env e;
 };
@@ -212,10 +213,10 @@ static __always_inline bool ust_lh_mmap_held(struct ust_lh_env *r, __u8 mode)
 
 	if (!mm)
 		return false;
-	if ((mode & UST_LH_M_WRITE) &&
+	if ((mode & UST_FILTER_M_WRITE) &&
 	    ust_lh_rwsem_writer(mm + bpf_core_field_offset(struct mm_struct___lh, mmap_lock), r->me))
 		return true;
-	if (!(mode & UST_LH_M_READ) || !ust_lh_mmap_track)
+	if (!(mode & UST_FILTER_M_READ) || !ust_lh_mmap_track)
 		return false;
 	st = bpf_task_storage_get(&ust_lh_mmap, bpf_get_current_task_btf(), 0, 0);
 	return st && st->mm == mm && st->read > 0;
@@ -265,30 +266,30 @@ static __always_inline bool ust_lh_tracked(struct ust_lh_env *r, __u64 what, __u
 	if (!ust_lh_tracking)
 		return false;
 	v = bpf_map_lookup_elem(&ust_lh_held, &k);
-	if (v && (((mode & UST_LH_M_READ) && v->read) || ((mode & UST_LH_M_WRITE) && v->write)))
+	if (v && (((mode & UST_FILTER_M_READ) && v->read) || ((mode & UST_FILTER_M_WRITE) && v->write)))
 		return true;
-	return (mode & UST_LH_M_WRITE) && ust_lh_spin_held(what);
+	return (mode & UST_FILTER_M_WRITE) && ust_lh_spin_held(what);
 }
 
-static __always_inline bool ust_lh_cmp(__u64 v, const struct ust_lh_insn *in)
+static __always_inline bool ust_filter_cmp(__u64 v, const struct ust_filter_insn *in)
 {
-	bool sgn = in->flags & UST_LH_F_SIGNED;
+	bool sgn = in->flags & UST_FILTER_F_SIGNED;
 	__s64 sv = (__s64)v, sa = (__s64)in->arg;
 
 	switch (in->cmp) {
-	case UST_LH_EQ:
+	case UST_FILTER_EQ:
 		return v == in->arg;
-	case UST_LH_NE:
+	case UST_FILTER_NE:
 		return v != in->arg;
-	case UST_LH_LT:
+	case UST_FILTER_LT:
 		return sgn ? sv < sa : v < in->arg;
-	case UST_LH_LE:
+	case UST_FILTER_LE:
 		return sgn ? sv <= sa : v <= in->arg;
-	case UST_LH_GT:
+	case UST_FILTER_GT:
 		return sgn ? sv > sa : v > in->arg;
-	case UST_LH_GE:
+	case UST_FILTER_GE:
 		return sgn ? sv >= sa : v >= in->arg;
-	case UST_LH_BAND:
+	case UST_FILTER_BAND:
 		return (v & in->arg) != 0;
 	}
 	return false;
@@ -299,7 +300,7 @@ static __always_inline bool ust_lh_cmp(__u64 v, const struct ust_lh_insn *in)
  * 8 bytes, the common fields, hold the pt_regs pointer while the program
  * runs), read through a helper because the offset is data.
  */
-static __always_inline bool ust_lh_field(struct ust_lh_env *r, const struct ust_lh_insn *in)
+static __always_inline bool ust_lh_field(struct ust_lh_env *r, const struct ust_filter_insn *in)
 {
 	__u64 v = 0;
 	__u8 sz = in->size;
@@ -310,50 +311,50 @@ static __always_inline bool ust_lh_field(struct ust_lh_env *r, const struct ust_
 	}
 	/* Little-endian: the field is the low bytes; then sign-extend. */
 	if (sz == 1)
-		v = (in->flags & UST_LH_F_SIGNED) ? (__u64)(__s64)(__s8)v : (__u8)v;
+		v = (in->flags & UST_FILTER_F_SIGNED) ? (__u64)(__s64)(__s8)v : (__u8)v;
 	else if (sz == 2)
-		v = (in->flags & UST_LH_F_SIGNED) ? (__u64)(__s64)(__s16)v : (__u16)v;
+		v = (in->flags & UST_FILTER_F_SIGNED) ? (__u64)(__s64)(__s16)v : (__u16)v;
 	else if (sz == 4)
-		v = (in->flags & UST_LH_F_SIGNED) ? (__u64)(__s64)(__s32)v : (__u32)v;
-	return ust_lh_cmp(v, in);
+		v = (in->flags & UST_FILTER_F_SIGNED) ? (__u64)(__s64)(__s32)v : (__u32)v;
+	return ust_filter_cmp(v, in);
 }
 
-static __always_inline bool ust_lh_test(struct ust_lh_env *r, const struct ust_lh_insn *in)
+static __always_inline bool ust_lh_test(struct ust_lh_env *r, const struct ust_filter_insn *in)
 {
 	struct task_struct___lh *t = (void *)r->me;
-	__u8 mode = in->flags & UST_LH_M_ANY;
+	__u8 mode = in->flags & UST_FILTER_M_ANY;
 
 	switch (in->op) {
-	case UST_LH_OP_OWNER:
-		if ((mode & UST_LH_M_WRITE) && ust_lh_owned(in->arg, r->me))
+	case UST_FILTER_OP_OWNER:
+		if ((mode & UST_FILTER_M_WRITE) && ust_lh_owned(in->arg, r->me))
 			return true;
 		return ust_lh_tracked(r, in->arg, mode);
-	case UST_LH_OP_MMAP:
+	case UST_FILTER_OP_MMAP:
 		return ust_lh_mmap_held(r, mode);
-	case UST_LH_OP_RCU:
+	case UST_FILTER_OP_RCU:
 		if (!bpf_core_field_exists(t->rcu_read_lock_nesting))
 			return false;
 		return BPF_CORE_READ(t, rcu_read_lock_nesting) - ust_lh_rcu_bias > 0;
-	case UST_LH_OP_RCU_TRACE:
+	case UST_FILTER_OP_RCU_TRACE:
 		if (!bpf_core_field_exists(t->trc_reader_nesting))
 			return false;
 		return BPF_CORE_READ(t, trc_reader_nesting) > 0;
-	case UST_LH_OP_TRACKED:
+	case UST_FILTER_OP_TRACKED:
 		if (in->arg == UST_LH_WHAT_SIGLOCK) {
 			__u64 sh = (__u64)BPF_CORE_READ(t, sighand);
 
 			return sh && ust_lh_tracked(r, sh + bpf_core_field_offset(struct sighand_struct___lh, siglock), mode);
 		}
 		return ust_lh_tracked(r, in->arg, mode);
-	case UST_LH_OP_FIELD:
+	case UST_FILTER_OP_FIELD:
 		return ust_lh_field(r, in);
-	case UST_LH_OP_PID:
-		return ust_lh_cmp(r->tid, in);
-	case UST_LH_OP_AF_FILE:
+	case UST_FILTER_OP_PID:
+		return ust_filter_cmp(r->tid, in);
+	case UST_FILTER_OP_AF_FILE:
 		return ust_af_file(r, in->arg);
-	case UST_LH_OP_AF_SWITCH:
+	case UST_FILTER_OP_AF_SWITCH:
 		return ust_af_switch();
-	case UST_LH_OP_AF_KERNEL:	/* tracepoint events have no sampled kernel IP */
+	case UST_FILTER_OP_AF_KERNEL:	/* tracepoint events have no sampled kernel IP */
 		return false;
 	}
 	UST_LH_COUNT(bad_prog);
@@ -365,7 +366,7 @@ static __always_inline bool ust_lh_test(struct ust_lh_env *r, const struct ust_l
  * static one, inlined into the bpf_loop() callback, its branches were
  * explored anew with the callback's states (18k instructions on 6.18).
  */
-__noinline int ust_lh_eval(struct ust_lh_env *r, const struct ust_lh_insn *in)
+__noinline int ust_lh_eval(struct ust_lh_env *r, const struct ust_filter_insn *in)
 {
 	if (!r || !in)
 		return 0;
@@ -376,28 +377,28 @@ __noinline int ust_lh_eval(struct ust_lh_env *r, const struct ust_lh_insn *in)
 static long ust_lh_step(__u32 i __ust_unused, void *data)
 {
 	struct ust_lh_run *r = data;
-	const struct ust_lh_insn *in;
+	const struct ust_filter_insn *in;
 	__u32 pc = r->pc;
 	__u8 next;
 	bool res;
 
-	if (pc >= UST_LH_MAX_INSNS) {
-		r->verdict = UST_LH_REJECT;
+	if (pc >= UST_FILTER_MAX_INSNS) {
+		r->verdict = UST_FILTER_REJECT;
 		return 1;
 	}
 	in = &r->p->insn[pc];
 	res = ust_lh_eval(&r->e, in);
-	if (in->op < UST_LH_OP_FIELD &&	/* lock leaves only */
-	    res == !(in->flags & UST_LH_F_NEGATED))
+	if (in->op < UST_FILTER_OP_FIELD &&	/* lock leaves only */
+	    res == !(in->flags & UST_FILTER_F_NEGATED))
 		r->mask |= 1U << (in->leaf & (UST_LH_MAX_LEAVES - 1));
 	next = res ? in->t : in->f;
-	if (next == UST_LH_ACCEPT || next == UST_LH_REJECT) {
+	if (next == UST_FILTER_ACCEPT || next == UST_FILTER_REJECT) {
 		r->verdict = next;
 		return 1;
 	}
 	if (next <= pc) {	/* only forward: the compiler never emits this */
 		UST_LH_COUNT(bad_prog);
-		r->verdict = UST_LH_REJECT;
+		r->verdict = UST_FILTER_REJECT;
 		return 1;
 	}
 	r->pc = next;
@@ -454,13 +455,13 @@ static __attribute__((noinline)) int ust_lh_filter_body(void *ctx)
 	}
 	r.e.me = (__u64)bpf_get_current_task();
 	r.e.tid = (__u32)id;
-	if (r.p->flags & UST_LH_P_AF_FILE)
+	if (r.p->flags & UST_FILTER_P_AF_FILE)
 		ust_af_user_ip(&r.e);
 	if (r.p->nr)
-		bpf_loop(UST_LH_MAX_INSNS, ust_lh_step, &r, 0);
+		bpf_loop(UST_FILTER_MAX_INSNS, ust_lh_step, &r, 0);
 	else
-		r.verdict = UST_LH_ACCEPT;
-	if (r.verdict != UST_LH_ACCEPT)
+		r.verdict = UST_FILTER_ACCEPT;
+	if (r.verdict != UST_FILTER_ACCEPT)
 		return 0;
 	UST_LH_COUNT(kept);
 	hit = bpf_ringbuf_reserve(&ust_lh_hits, sizeof(*hit), 0);
@@ -475,7 +476,7 @@ static __attribute__((noinline)) int ust_lh_filter_body(void *ctx)
 	hit->mask = r.mask;
 	hit->slot = slot;
 	bpf_get_current_comm(hit->comm, sizeof(hit->comm));
-	hit->cookie = (r.p->flags & UST_LH_P_STACKS) ? ust_lh_cookie(cpu, &later) : 0;
+	hit->cookie = (r.p->flags & UST_FILTER_P_STACKS) ? ust_lh_cookie(cpu, &later) : 0;
 	bpf_ringbuf_submit(hit, 0);
 	return later ? 2 : 1;
 }

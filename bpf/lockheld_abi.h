@@ -1,68 +1,21 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * lock_held() filters: what user space (lib/lh_*.c) hands the BPF filter
+ * lock_held() filters: what user space (lib/lockheld/, lib/record/lh_*.c) hands the BPF filter
  * (lockheld.bpf.c) and what comes back.  Included by both sides; the
  * includer provides __u8.. __u64 (BPF: ust_bpfu_kern.h, user space:
  * <linux/types.h>).
  *
- * The evaluator: a filter expression is compiled (lib/lockheld/lh_compile.c) into
- * a small decision graph, one per traced event, kept in an array map:
- * each node tests one predicate (a lock_held() leaf or an ftrace field
- * term) and names the next node for "true" and for "false", or the final
- * verdict.  Negation swaps the two exits and && / || become the exits'
- * targets (short-circuit), so evaluation needs no stack, one test per
- * step, and every jump goes forward: a walk ends within UST_LH_MAX_INSNS
- * steps.  Why data and not one specialized program per expression: the
- * object is compiled once at build time (no compiler at record time, no
- * hand-emitted BPF), it is verified once however many events and
- * expressions there are, and the graph is what the unit tests check.
+ * The decision graph these filters evaluate, and its program map value,
+ * are filter_abi.h's (shared with --addr-filter).
  */
 #ifndef UST_LH_ABI_H
 #define UST_LH_ABI_H
 
-#define UST_LH_MAX_INSNS	32	/* nodes per event filter */
 #define UST_LH_MAX_PROGS	64	/* events with a lock_held() filter */
 #define UST_LH_MAX_LEAVES	32	/* lock_held() leaves per filter: bits of a mask */
 
-/* Exits of a node besides another node's index. */
-#define UST_LH_ACCEPT		0xff
-#define UST_LH_REJECT		0xfe
-
-enum ust_lh_op {
-	UST_LH_OP_OWNER = 1,	/* arg: lock address; owner inspection (mutex, rt_mutex, rwsem) */
-	UST_LH_OP_MMAP,		/* current->mm->mmap_lock: write by owner, read by tracking */
-	UST_LH_OP_RCU,		/* current->rcu_read_lock_nesting, less the runtime's own */
-	UST_LH_OP_RCU_TRACE,	/* current->trc_reader_nesting */
-	UST_LH_OP_TRACKED,	/* arg: lock address, slab cache or type tag; fentry/fexit map */
-	UST_LH_OP_FIELD,	/* an ftrace term on the raw record: off, size, cmp, arg */
-	UST_LH_OP_PID,		/* common_pid term: the current tid, cmp, arg */
-	/* --- address filters (issue 7, lib/addrfilter/af_compile.c) --- */
-	UST_LH_OP_AF_FILE,	/* arg: range index; user IP at kernel entry in that file range */
-	UST_LH_OP_AF_KERNEL,	/* arg: range index; sampled kernel IP in that range */
-	UST_LH_OP_AF_SWITCH,	/* current's start/stop switch is on */
-};
-
-/* Lock modes (flags of lock ops). */
-#define UST_LH_M_READ		(1U << 0)
-#define UST_LH_M_WRITE		(1U << 1)
-#define UST_LH_M_ANY		(UST_LH_M_READ | UST_LH_M_WRITE)
-/* Field flags. */
-#define UST_LH_F_SIGNED		(1U << 2)
-/* The leaf counts as matched when its result is false (it sits under a !). */
-#define UST_LH_F_NEGATED	(1U << 3)
-
-enum ust_lh_cmp {
-	UST_LH_EQ = 1,
-	UST_LH_NE,
-	UST_LH_LT,
-	UST_LH_LE,
-	UST_LH_GT,
-	UST_LH_GE,
-	UST_LH_BAND,		/* (field & arg) != 0, ftrace's "&" */
-};
-
 /*
- * Tracked-lock keys for types (UST_LH_OP_TRACKED with a small arg): no
+ * Tracked-lock keys for types (UST_FILTER_OP_TRACKED with a small arg): no
  * kernel address is that small, so one map serves addresses, slab caches
  * and types.
  */
@@ -80,35 +33,8 @@ enum ust_lh_type_tag {
 	UST_LH_T__COUNT,
 };
 
-/* UST_LH_OP_TRACKED args computed in BPF: the address of current's lock. */
+/* UST_FILTER_OP_TRACKED args computed in BPF: the address of current's lock. */
 #define UST_LH_WHAT_SIGLOCK	0x100	/* &current->sighand->siglock */
-
-struct ust_lh_insn {
-	__u8 op;		/* enum ust_lh_op */
-	__u8 cmp;		/* enum ust_lh_cmp (fields) */
-	__u8 size;		/* field size: 1, 2, 4 or 8 */
-	__u8 flags;		/* UST_LH_M_*, UST_LH_F_* */
-	__u16 off;		/* field offset in the record */
-	__u8 t;			/* next node when true, or UST_LH_ACCEPT/REJECT */
-	__u8 f;			/* next node when false */
-	__u64 arg;		/* constant, lock address, cache or type tag */
-	__u32 leaf;		/* lock leaves: bit index in the match mask */
-	__u32 pad;
-};
-
-/* Program flags: kept events of this slot get a deferred user stack. */
-#define UST_LH_P_STACKS		(1U << 0)
-/* The graph tests the user IP's file: look its VMA up once, before the walk. */
-#define UST_LH_P_AF_FILE	(1U << 1)
-
-/* --addr-filter ranges: the map ust_af_ranges of addrfilter.bpf.h */
-#include "addrfilter_abi.h"
-
-struct ust_lh_prog {
-	__u32 nr;		/* nodes; 0: keep every event */
-	__u32 flags;		/* UST_LH_P_* */
-	struct ust_lh_insn insn[UST_LH_MAX_INSNS];
-};
 
 /*
  * One per kept event, through a BPF ring buffer: the perf sample that

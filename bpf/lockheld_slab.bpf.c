@@ -5,7 +5,7 @@
  * compares it with this.  The kernel gives user space no way to learn a
  * cache's address (/sys/kernel/slab has names only, the bpf kmem_cache
  * iterator came with 6.13), so this walks the kernel's slab_caches list
- * once, run by BPF_PROG_TEST_RUN before recording (lib/lockheld/lh_slab.c).
+ * once, run by BPF_PROG_TEST_RUN before recording (lib/record/lh_slab.c).
  *
  * A merged cache (SLUB shares one cache between compatible ones) is listed
  * under the first creator's name only: the others are not found here, and

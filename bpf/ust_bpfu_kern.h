@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The few kernel types and UAPI constants unwind.bpf.c touches, declared by
+ * The few kernel types and UAPI constants bpfu.bpf.c touches, declared by
  * hand instead of a bpftool-generated vmlinux.h.
  *
  * Why: the BPF object must build on any machine with clang and libbpf

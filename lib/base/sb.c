@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ustitch/strbuf.h"
+#include "ustitch/sb.h"
 #include "ustitch/grow.h"
 
 void ust_sb_init(struct ust_sb *sb)

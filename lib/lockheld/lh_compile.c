@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
  * ust_lh_compile: split a resolved lock_held() expression and compile the
- * part BPF evaluates into the decision graph of bpf/lockheld_abi.h.
+ * part BPF evaluates into the decision graph of ustitch/filter.h.
  *
  * Splitting.  The top-level && chain is cut into conjuncts.  One without
  * lock_held() stays ftrace text, handed to the kernel unchanged
@@ -19,10 +19,9 @@
  * exits, && and || chain their operands' exits (short-circuit), ! swaps
  * them.  A node is emitted after the nodes it jumps to, so reversing the
  * emission order makes every jump go forward, which lets the BPF walk stop
- * after UST_LH_MAX_INSNS steps.
+ * after UST_FILTER_MAX_INSNS steps.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <linux/types.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,12 +29,9 @@
 #include <string.h>
 
 #include "ustitch/lh.h"
-#include "ustitch/strbuf.h"
-#include "lockheld_abi.h"
+#include "ustitch/sb.h"
+#include "lockheld_abi.h"	/* the type tags */
 
-_Static_assert(sizeof(struct ust_lh_insn_u) == sizeof(struct ust_lh_insn), "one node layout");
-_Static_assert(sizeof(((struct ust_lh_compiled *)0)->insn) / sizeof(struct ust_lh_insn_u) ==
-	       UST_LH_MAX_INSNS, "one node limit");
 _Static_assert((int)UST_LH_TYPE_MUTEX == UST_LH_T_MUTEX && (int)UST_LH_TYPE_SEMAPHORE == UST_LH_T_SEMAPHORE,
 	       "lock types are the BPF type tags");
 
@@ -47,7 +43,7 @@ struct cc {
 	const struct ust_lh_expr *e;
 	const struct ust_lh_format *fmt;
 	struct ust_lh_compiled *out;
-	struct ust_lh_insn_u tmp[UST_LH_MAX_INSNS];
+	struct ust_filter_insn tmp[UST_FILTER_MAX_INSNS];
 	int n;
 	char *err;
 	size_t errlen;
@@ -90,23 +86,23 @@ static bool has_lock(const struct ust_lh_expr *e, int n)
 
 static int new_insn(struct cc *c, unsigned int col, int t, int f)
 {
-	struct ust_lh_insn_u *in;
+	struct ust_filter_insn *in;
 
-	if (c->n >= UST_LH_MAX_INSNS)
+	if (c->n >= UST_FILTER_MAX_INSNS)
 		return cerr(c, col, E2BIG, "too complex: more than %d tests for BPF to evaluate",
-			    UST_LH_MAX_INSNS);
+			    UST_FILTER_MAX_INSNS);
 	in = &c->tmp[c->n];
 	memset(in, 0, sizeof(*in));
 	/* Exits as emission indexes for now (fixed up in reverse()). */
-	in->t = (uint8_t)(t < 0 ? (t == X_ACCEPT ? UST_LH_ACCEPT : UST_LH_REJECT) : t);
-	in->f = (uint8_t)(f < 0 ? (f == X_ACCEPT ? UST_LH_ACCEPT : UST_LH_REJECT) : f);
+	in->t = (uint8_t)(t < 0 ? (t == X_ACCEPT ? UST_FILTER_ACCEPT : UST_FILTER_REJECT) : t);
+	in->f = (uint8_t)(f < 0 ? (f == X_ACCEPT ? UST_FILTER_ACCEPT : UST_FILTER_REJECT) : f);
 	return c->n++;
 }
 
 static uint8_t mode_bits(enum ust_lh_mode m)
 {
-	return m == UST_LH_MODE_READ ? UST_LH_M_READ : m == UST_LH_MODE_WRITE ? UST_LH_M_WRITE :
-	       UST_LH_M_ANY;
+	return m == UST_LH_MODE_READ ? UST_FILTER_M_READ : m == UST_LH_MODE_WRITE ? UST_FILTER_M_WRITE :
+	       UST_FILTER_M_ANY;
 }
 
 static int lock_insn(struct cc *c, const struct ust_lh_node *nd, uint8_t op, uint64_t arg,
@@ -118,7 +114,7 @@ static int lock_insn(struct cc *c, const struct ust_lh_node *nd, uint8_t op, uin
 		return -1;
 	c->tmp[i].op = op;
 	c->tmp[i].arg = arg;
-	c->tmp[i].flags = (uint8_t)(mode | (neg ? UST_LH_F_NEGATED : 0));
+	c->tmp[i].flags = (uint8_t)(mode | (neg ? UST_FILTER_F_NEGATED : 0));
 	c->tmp[i].leaf = (uint32_t)nd->spec;
 	return i;
 }
@@ -136,16 +132,16 @@ static int compile_lock(struct cc *c, const struct ust_lh_node *nd, bool neg, in
 		c->out->needs_track_slab = true;
 	switch (s->mech) {
 	case UST_LH_MECH_OWNER:
-		return lock_insn(c, nd, UST_LH_OP_OWNER, s->addr, m, neg, t, f);
+		return lock_insn(c, nd, UST_FILTER_OP_OWNER, s->addr, m, neg, t, f);
 	case UST_LH_MECH_MMAP:
 		if (s->mode != UST_LH_MODE_WRITE)
 			c->out->mmap_read = true;
-		return lock_insn(c, nd, UST_LH_OP_MMAP, 0, m, neg, t, f);
+		return lock_insn(c, nd, UST_FILTER_OP_MMAP, 0, m, neg, t, f);
 	case UST_LH_MECH_RCU:
 		c->out->rcu = true;
-		return lock_insn(c, nd, UST_LH_OP_RCU, 0, m, neg, t, f);
+		return lock_insn(c, nd, UST_FILTER_OP_RCU, 0, m, neg, t, f);
 	case UST_LH_MECH_RCU_TRACE:
-		return lock_insn(c, nd, UST_LH_OP_RCU_TRACE, 0, m, neg, t, f);
+		return lock_insn(c, nd, UST_FILTER_OP_RCU_TRACE, 0, m, neg, t, f);
 	case UST_LH_MECH_TRACK:
 		break;
 	case UST_LH_MECH_NONE:
@@ -153,24 +149,24 @@ static int compile_lock(struct cc *c, const struct ust_lh_node *nd, bool neg, in
 	}
 	switch (s->kind) {
 	case UST_LH_S_TYPE:
-		return lock_insn(c, nd, UST_LH_OP_TRACKED, s->type, m, neg, t, f);
+		return lock_insn(c, nd, UST_FILTER_OP_TRACKED, s->type, m, neg, t, f);
 	case UST_LH_S_SIGLOCK:
-		return lock_insn(c, nd, UST_LH_OP_TRACKED, UST_LH_WHAT_SIGLOCK, m, neg, t, f);
+		return lock_insn(c, nd, UST_FILTER_OP_TRACKED, UST_LH_WHAT_SIGLOCK, m, neg, t, f);
 	case UST_LH_S_RCU:
-		return lock_insn(c, nd, UST_LH_OP_TRACKED, UST_LH_T_RCU_GP, UST_LH_M_WRITE, neg, t, f);
+		return lock_insn(c, nd, UST_FILTER_OP_TRACKED, UST_LH_T_RCU_GP, UST_FILTER_M_WRITE, neg, t, f);
 	case UST_LH_S_SRCU:
 		if (s->mode == UST_LH_MODE_READ)
-			return lock_insn(c, nd, UST_LH_OP_TRACKED, UST_LH_T_SRCU, UST_LH_M_READ, neg, t, f);
+			return lock_insn(c, nd, UST_FILTER_OP_TRACKED, UST_LH_T_SRCU, UST_FILTER_M_READ, neg, t, f);
 		if (s->mode == UST_LH_MODE_WRITE)
-			return lock_insn(c, nd, UST_LH_OP_TRACKED, UST_LH_T_SRCU_GP, UST_LH_M_WRITE,
+			return lock_insn(c, nd, UST_FILTER_OP_TRACKED, UST_LH_T_SRCU_GP, UST_FILTER_M_WRITE,
 					 neg, t, f);
 		/* In a read section or in a grace-period wait: two tests, one leaf. */
-		second = lock_insn(c, nd, UST_LH_OP_TRACKED, UST_LH_T_SRCU_GP, UST_LH_M_WRITE, neg, t, f);
+		second = lock_insn(c, nd, UST_FILTER_OP_TRACKED, UST_LH_T_SRCU_GP, UST_FILTER_M_WRITE, neg, t, f);
 		if (second < 0)
 			return -1;
-		return lock_insn(c, nd, UST_LH_OP_TRACKED, UST_LH_T_SRCU, UST_LH_M_READ, neg, t, second);
+		return lock_insn(c, nd, UST_FILTER_OP_TRACKED, UST_LH_T_SRCU, UST_FILTER_M_READ, neg, t, second);
 	default:
-		return lock_insn(c, nd, UST_LH_OP_TRACKED, s->addr, m, neg, t, f);
+		return lock_insn(c, nd, UST_FILTER_OP_TRACKED, s->addr, m, neg, t, f);
 	}
 }
 
@@ -178,19 +174,19 @@ static int term_cmp(enum ust_lh_term_op op)
 {
 	switch (op) {
 	case UST_LH_T_EQ:
-		return UST_LH_EQ;
+		return UST_FILTER_EQ;
 	case UST_LH_T_NE:
-		return UST_LH_NE;
+		return UST_FILTER_NE;
 	case UST_LH_T_LT:
-		return UST_LH_LT;
+		return UST_FILTER_LT;
 	case UST_LH_T_LE:
-		return UST_LH_LE;
+		return UST_FILTER_LE;
 	case UST_LH_T_GT:
-		return UST_LH_GT;
+		return UST_FILTER_GT;
 	case UST_LH_T_GE:
-		return UST_LH_GE;
+		return UST_FILTER_GE;
 	case UST_LH_T_BAND:
-		return UST_LH_BAND;
+		return UST_FILTER_BAND;
 	case UST_LH_T_GLOB:
 		break;
 	}
@@ -251,15 +247,15 @@ static int compile_term(struct cc *c, const struct ust_lh_node *nd, int t, int f
 	c->tmp[i].cmp = (uint8_t)term_cmp(nd->op);
 	c->tmp[i].arg = val;
 	if (!fl) {
-		c->tmp[i].op = UST_LH_OP_PID;
+		c->tmp[i].op = UST_FILTER_OP_PID;
 		c->tmp[i].size = 4;
-		c->tmp[i].flags = UST_LH_F_SIGNED;
+		c->tmp[i].flags = UST_FILTER_F_SIGNED;
 		return i;
 	}
-	c->tmp[i].op = UST_LH_OP_FIELD;
+	c->tmp[i].op = UST_FILTER_OP_FIELD;
 	c->tmp[i].off = (uint16_t)fl->off;
 	c->tmp[i].size = (uint8_t)fl->size;
-	c->tmp[i].flags = fl->is_signed ? UST_LH_F_SIGNED : 0;
+	c->tmp[i].flags = fl->is_signed ? UST_FILTER_F_SIGNED : 0;
 	return i;
 }
 
@@ -357,15 +353,15 @@ int ust_lh_compile(const struct ust_lh_expr *e, const struct ust_lh_format *fmt,
 	out->ftrace = ft.len ? ust_sb_steal(&ft) : NULL;
 	ust_sb_fini(&ft);
 	/* Reverse: emission index k becomes n-1-k, so jumps go forward. */
-	out->nr_insn = c.n;
+	out->graph.nr = c.n;
 	for (i = 0; i < c.n; i++) {
-		struct ust_lh_insn_u in = c.tmp[i];
+		struct ust_filter_insn in = c.tmp[i];
 
-		if (in.t < UST_LH_MAX_INSNS)
+		if (in.t < UST_FILTER_MAX_INSNS)
 			in.t = (uint8_t)(c.n - 1 - in.t);
-		if (in.f < UST_LH_MAX_INSNS)
+		if (in.f < UST_FILTER_MAX_INSNS)
 			in.f = (uint8_t)(c.n - 1 - in.f);
-		out->insn[c.n - 1 - i] = in;
+		out->graph.insn[c.n - 1 - i] = in;
 	}
 	out->nr_leaves = e->nr_specs;
 	out->leaf_text = calloc((size_t)e->nr_specs + 1, sizeof(char *));
@@ -377,10 +373,10 @@ int ust_lh_compile(const struct ust_lh_expr *e, const struct ust_lh_format *fmt,
 	}
 	for (i = 0; i < e->nr_specs; i++)
 		out->leaf_text[i] = ust_lh_leaf_text(e, i);
-	for (i = 0; i < out->nr_insn; i++)
-		if (out->insn[i].op != UST_LH_OP_FIELD && out->insn[i].op != UST_LH_OP_PID &&
-		    (out->insn[i].flags & UST_LH_F_NEGATED))
-			out->leaf_negated[out->insn[i].leaf] = true;
+	for (i = 0; i < out->graph.nr; i++)
+		if (out->graph.insn[i].op != UST_FILTER_OP_FIELD && out->graph.insn[i].op != UST_FILTER_OP_PID &&
+		    (out->graph.insn[i].flags & UST_FILTER_F_NEGATED))
+			out->leaf_negated[out->graph.insn[i].leaf] = true;
 	return 0;
 }
 
@@ -395,74 +391,4 @@ void ust_lh_compiled_free(struct ust_lh_compiled *c)
 	free(c->leaf_negated);
 	free(c->ftrace);
 	memset(c, 0, sizeof(*c));
-}
-
-static void put_exit(struct ust_sb *sb, uint8_t x)
-{
-	if (x == UST_LH_ACCEPT)
-		ust_sb_puts(sb, "accept");
-	else if (x == UST_LH_REJECT)
-		ust_sb_puts(sb, "reject");
-	else
-		ust_sb_printf(sb, "%u", x);
-}
-
-char *ust_lh_compiled_dump(const struct ust_lh_compiled *c)
-{
-	static const char *const cmps[] = { "?", "==", "!=", "<", "<=", ">", ">=", "&" };
-	static const char *const modes[] = { "", ":R", ":W", "" };
-	struct ust_sb sb;
-	int i;
-
-	ust_sb_init(&sb);
-	for (i = 0; i < c->nr_insn; i++) {
-		const struct ust_lh_insn_u *in = &c->insn[i];
-		const char *m = modes[in->flags & UST_LH_M_ANY];
-
-		ust_sb_printf(&sb, "%d: ", i);
-		switch (in->op) {
-		case UST_LH_OP_OWNER:
-			ust_sb_printf(&sb, "owner 0x%" PRIx64 "%s", in->arg, m);
-			break;
-		case UST_LH_OP_MMAP:
-			ust_sb_printf(&sb, "mmap_lock%s", m);
-			break;
-		case UST_LH_OP_RCU:
-			ust_sb_puts(&sb, "rcu");
-			break;
-		case UST_LH_OP_RCU_TRACE:
-			ust_sb_puts(&sb, "rcu-trace");
-			break;
-		case UST_LH_OP_TRACKED:
-			ust_sb_printf(&sb, "tracked 0x%" PRIx64 "%s", in->arg, m);
-			break;
-		case UST_LH_OP_FIELD:
-			ust_sb_printf(&sb, "field@%u/%u%s %s %" PRId64, in->off, in->size,
-				      in->flags & UST_LH_F_SIGNED ? "s" : "",
-				      cmps[in->cmp < 8 ? in->cmp : 0], (int64_t)in->arg);
-			break;
-		case UST_LH_OP_PID:
-			ust_sb_printf(&sb, "pid %s %" PRId64, cmps[in->cmp < 8 ? in->cmp : 0],
-				      (int64_t)in->arg);
-			break;
-		case UST_LH_OP_AF_FILE:		/* --addr-filter (lib/addrfilter/af_compile.c) */
-			ust_sb_printf(&sb, "user ip in range %" PRIu64, in->arg);
-			break;
-		case UST_LH_OP_AF_KERNEL:
-			ust_sb_printf(&sb, "kernel ip in range %" PRIu64, in->arg);
-			break;
-		case UST_LH_OP_AF_SWITCH:
-			ust_sb_puts(&sb, "switch on");
-			break;
-		}
-		if (in->op < UST_LH_OP_FIELD)
-			ust_sb_printf(&sb, " leaf %u%s", in->leaf,
-				      in->flags & UST_LH_F_NEGATED ? " negated" : "");
-		ust_sb_puts(&sb, " ? ");
-		put_exit(&sb, in->t);
-		ust_sb_puts(&sb, " : ");
-		put_exit(&sb, in->f);
-		ust_sb_puts(&sb, "\n");
-	}
-	return ust_sb_steal(&sb);
 }

@@ -392,7 +392,7 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool cfi, enum ust_bpfu_tw tw, bool i
 	bpf_program__set_autoload(skel->progs.ust_bpfu_sys_enter, !imm && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf, o->perf && !imm && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf_af, o->perf && o->af_only);
-	/* Attached by lib/addrfilter/af_bpf.c for start/stop ranges. */
+	/* Attached by lib/record/af_bpf.c for start/stop ranges. */
 	bpf_program__set_autoload(skel->progs.ust_af_start, o->af && o->af->nr);
 	bpf_program__set_autoload(skel->progs.ust_af_stop, o->af && o->af->nr);
 	skel->rodata->ust_leaf_ret = !o->kernel_frames;
@@ -652,7 +652,7 @@ static void ust_bpfu_sc_set(volatile __u64 *set, int nr)
 /*
  * A syscalls:sys_enter_NAME / sys_exit_NAME event, given its cookies by
  * the raw sys_enter / sys_exit program and the set of numbers (see
- * unwind.bpf.c): 0, or -ENOENT when it is not such an event, or its
+ * bpfu.bpf.c): 0, or -ENOENT when it is not such an event, or its
  * number is not known (kernel-bits/syscalls/x86_64), and the event needs
  * a tracepoint program of its own.
  */

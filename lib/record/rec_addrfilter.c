@@ -52,7 +52,7 @@ int ust_rec_addrfilter_add(struct ust_rec_opts *o, const char *spec, char *err, 
 	memcpy(o->af->r + o->af->nr, one.r, (size_t)one.nr * sizeof(*one.r));
 	o->af->nr += one.nr;
 	free(one.r);
-	if (ust_af_check(o->af, &bad, why, sizeof(why))) {
+	if (ust_af_bpf_check(o->af, &bad, why, sizeof(why))) {
 		if (bad < before) {
 			snprintf(err, errsz, "%s", why);
 			return -EINVAL;

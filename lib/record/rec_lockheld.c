@@ -38,10 +38,11 @@
 #include "ustitch/encode.h"
 #include "ustitch/hmap.h"
 #include "ustitch/lh.h"
+#include "ustitch/lh_env.h"
 #include "ustitch/lh_bpf.h"
 #include "ustitch/perf_tp.h"
 #include "ustitch/probe.h"
-#include "ustitch/strbuf.h"
+#include "ustitch/sb.h"
 #include "ustitch/tdw.h"
 #include "ustitch/rec.h"
 #include "rec_priv.h"
@@ -168,7 +169,7 @@ static int claim_one(struct lh_src *s, struct ust_rec_buffer *b, const struct us
 	if (r)
 		return say(err, errsz, "%s:%s: -f '%s': %s", re->system, re->event, re->filter, why);
 af:
-	if (s->af && ust_af_prepend(s->af, &e->comp, why, sizeof(why)))
+	if (s->af && ust_af_prepend(s->af, &e->comp.graph, why, sizeof(why)))
 		return say(err, errsz, "%s:%s: --addr-filter: %s", re->system, re->event, why);
 	return 0;
 }

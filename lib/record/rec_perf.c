@@ -125,7 +125,7 @@ struct perf_src {
 	struct ust_perf_maps *maps;	/* HOW_KERNEL, HOW_FP: addresses -> files */
 	struct ust_bpfu *bpfu;		/* HOW_BPF, or --addr-filter */
 	const struct ust_af *af;	/* --addr-filter (ust_rec_opts'), or NULL */
-	struct ust_perf_kstack_fmt kfmt;
+	struct ust_perf_enc_kstack_fmt kfmt;
 	uint16_t sample_id;
 	uint64_t bpf_drops;
 	struct ust_hmap tid_idx;	/* tid -> ti[] */
@@ -804,7 +804,7 @@ static int perf_start(struct ust_rec_source *s, struct ust_rec_ctx *c, char *err
 		char e2[160];
 
 		text = ust_cap_read_format("ftrace", "kernel_stack");
-		if (!text || ust_perf_kstack_fmt_init(&p->kfmt, text, e2, sizeof(e2))) {
+		if (!text || ust_perf_enc_kstack_fmt_init(&p->kfmt, text, e2, sizeof(e2))) {
 			snprintf(err, errlen, "this kernel's ftrace/kernel_stack: %s",
 				 text ? e2 : "no format in tracefs");
 			free(text);
@@ -813,7 +813,7 @@ static int perf_start(struct ust_rec_source *s, struct ust_rec_ctx *c, char *err
 		free(text);
 	}
 	id = ust_rec_ctx_new_id(c);
-	text = id > 0 ? ust_enc_format_with_id(UST_PERF_SAMPLE_KEY, id) : NULL;
+	text = id > 0 ? ust_enc_format_with_id(UST_PERF_ENC_SAMPLE_KEY, id) : NULL;
 	if (!text || ust_rec_ctx_add_format(c, UST_ABI_SYSTEM_USTITCH, text)) {
 		free(text);
 		snprintf(err, errlen, "no event id left for ustitch/sample");
@@ -895,7 +895,7 @@ static void put_sample(struct perf_src *p, const struct ust_perf_item *it)
 	const struct ust_perf_chain *ch = &it->ev.u.sample.chain;
 	unsigned int nk = it->ev.u.sample.has_chain ? ch->nr_kernel : 0;
 	enum ust_perf_ustack us = it->ustack;
-	struct ust_perf_sample_rec sr = { 0 };
+	struct ust_perf_enc_sample_rec sr = { 0 };
 	unsigned char buf[256], *kb;
 	struct tinfo *t;
 	size_t kcap;

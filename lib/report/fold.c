@@ -19,7 +19,7 @@
 #include "ustitch/report.h"
 #include "ustitch/resolve.h"
 #include "ustitch/scan.h"
-#include "ustitch/strbuf.h"
+#include "ustitch/sb.h"
 #include "ustitch/sym.h"
 
 struct fold_ent {

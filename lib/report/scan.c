@@ -239,7 +239,7 @@ struct sample_on {
 
 static void sample_ids_init(struct sample_ids *ids, struct tep_handle *tep)
 {
-	struct tep_event *ev = tep_find_event_by_name(tep, UST_ABI_SYSTEM_USTITCH, UST_PERF_EV_SAMPLE);
+	struct tep_event *ev = tep_find_event_by_name(tep, UST_ABI_SYSTEM_USTITCH, UST_PERF_ENC_EV_SAMPLE);
 
 	memset(ids, 0, sizeof(*ids));
 	ids->sample = ev ? ev->id : -1;

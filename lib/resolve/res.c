@@ -38,7 +38,7 @@
 
 #include "ustitch/abi.h"
 #include "ustitch/resolve.h"
-#include "ustitch/strbuf.h"
+#include "ustitch/sb.h"
 #include "ustitch/sym.h"
 #include "res_internal.h"
 

@@ -26,7 +26,7 @@
 #include "ustitch/hmap.h"
 #include "ustitch/render.h"
 #include "ustitch/resolve.h"
-#include "ustitch/strbuf.h"
+#include "ustitch/sb.h"
 #include "ustitch/sym.h"
 
 /* --- ust_bt2_datasym.c ------------------------------------------------ */

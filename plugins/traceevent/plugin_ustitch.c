@@ -34,7 +34,7 @@
 #include "ustitch/scan.h"
 #include "ustitch/stack_text.h"
 #include "ustitch/stitch.h"
-#include "ustitch/strbuf.h"
+#include "ustitch/sb.h"
 #include "ustitch/sym.h"
 
 #define MAX_DIRS	16

@@ -69,4 +69,14 @@ int ust_af_match_kernel(const struct ust_af *af, int action, uint64_t addr);
 /* "filter file:0x1234/0x56@/path" for range @i (for messages). */
 void ust_af_format(const struct ust_af *af, int i, char *buf, size_t len);
 
+/* ---- in the filters' decision graph (lib/addrfilter/af_compile.c) ---- */
+
+struct ust_filter_graph;
+
+/* The index of @af's first "filter kernel:" range, or -ENOENT. */
+int ust_af_kernel_filter(const struct ust_af *af);
+
+/* Put the address tests of @af in front of @g.  0, or -E2BIG (too many nodes). */
+int ust_af_prepend(const struct ust_af *af, struct ust_filter_graph *g, char *err, size_t errsz);
+
 #endif

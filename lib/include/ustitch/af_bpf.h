@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1 */
 /*
  * --addr-filter in BPF: the ranges and start/stop probes of
- * bpf/addrfilter.bpf.h, for tracepoint events (as the UST_LH_OP_AF_* nodes
- * in front of each event's lock_held() decision graph, bpf/lockheld_abi.h)
- * and for perf samples (the perf_event programs of bpf/unwind.bpf.c).
+ * bpf/addrfilter.bpf.h, for tracepoint events (as the UST_FILTER_OP_AF_* nodes
+ * in front of each event's decision graph, bpf/filter_abi.h)
+ * and for perf samples (the perf_event programs of bpf/bpfu.bpf.c).
  *
  * A tracepoint event passes, before the graph of its own -f filter:
  *   (user IP in filter range 0 || ... || in filter range n)   if any file: filter
@@ -20,7 +20,6 @@
 #include <stddef.h>
 
 struct ust_af;
-struct ust_lh_compiled;
 struct bpf_object;
 struct bpf_link;
 
@@ -30,13 +29,7 @@ struct bpf_link;
  * (too many ranges), -EOPNOTSUPP (start/stop on kernel: addresses need
  * kprobes).
  */
-int ust_af_check(const struct ust_af *af, int *bad, char *err, size_t errsz);
-
-/* The index of @af's first "filter kernel:" range, or -ENOENT. */
-int ust_af_kernel_filter(const struct ust_af *af);
-
-/* Put the address tests of @af in front of @c's graph.  0, or -E2BIG (too many nodes). */
-int ust_af_prepend(const struct ust_af *af, struct ust_lh_compiled *c, char *err, size_t errsz);
+int ust_af_bpf_check(const struct ust_af *af, int *bad, char *err, size_t errsz);
 
 /*
  * Takes a probe's link (NULL: attaching failed, errno says why); returns 0

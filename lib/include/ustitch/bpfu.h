@@ -245,7 +245,7 @@ int ust_bpfu_fd(const struct ust_bpfu *u);
 /*
  * The fd of the unwinder's map @name ("ust_bpfu_tasks", ...), for another
  * BPF object that gives cookies from the same sequence (lock_held()
- * filters, lib/lockheld/lh_bpf.c); negative if none.
+ * filters, lib/record/lh_bpf.c); negative if none.
  */
 int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name);
 /*
@@ -301,7 +301,7 @@ struct ust_bpfload_report;
 const struct ust_bpfload_report *ust_bpfu_load_report(const struct ust_bpfu *u);
 /*
  * The fd of ust_bpfu_later, the program a lock_held() filter tail-calls
- * for the stack of a kept event (lib/lockheld/lh_bpf.c); negative if none.
+ * for the stack of a kept event (lib/record/lh_bpf.c); negative if none.
  */
 int ust_bpfu_later_fd(const struct ust_bpfu *u);
 /*

@@ -18,7 +18,7 @@
  * Parse (syntax, "column N: ..."), resolve each spec against this kernel
  * (kallsyms, slab caches, which mechanisms it allows), then compile: the
  * conjuncts without lock_held() stay an ftrace filter text, the rest
- * becomes a decision graph for bpf/lockheld.bpf.c.
+ * becomes a decision graph (ustitch/filter.h) for bpf/lockheld.bpf.c.
  */
 #ifndef USTITCH_LH_H
 #define USTITCH_LH_H
@@ -26,6 +26,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "ustitch/filter.h"
 
 enum ust_lh_spec_kind {
 	UST_LH_S_SYMBOL,	/* a global lock, in kallsyms (resolved: addr) */
@@ -134,7 +136,7 @@ char *ust_lh_leaf_text(const struct ust_lh_expr *e, int spec);
 
 /*
  * What the kernel offers, as callbacks so that unit tests can describe a
- * kernel.  ust_lh_env_live() fills it for the running one.
+ * kernel.  ust_lh_env_live() (ustitch/lh_env.h) fills it for the running one.
  */
 struct ust_lh_env {
 	void *ctx;
@@ -168,14 +170,6 @@ struct ust_lh_env {
 	const char *no_spin_why;
 };
 
-/* A slab cache's kmem_cache address, by name (lib/lockheld/lh_slab.c).  0, or a
- * negative errno (-ENOENT: no such cache, or slab_caches not in kallsyms;
- * -ENAMETOOLONG; the BPF walk's; -ENOTSUP without BPF) with why in @err. */
-int ust_lh_slab_addr(const char *name, uint64_t *addr, char *err, size_t errsz);
-
-/* The running kernel (probes once; the strings live until exit). */
-const struct ust_lh_env *ust_lh_env_live(void);
-
 /*
  * Decide how each spec of @e is evaluated here.  0, or -EOPNOTSUPP with
  * @err naming the spec, the mechanism it needs and why this kernel lacks it.
@@ -207,18 +201,9 @@ int ust_lh_format_parse(const char *text, struct ust_lh_format *f);
 void ust_lh_format_free(struct ust_lh_format *f);
 const struct ust_lh_field *ust_lh_format_field(const struct ust_lh_format *f, const char *name);
 
-struct ust_lh_insn_u {		/* lockheld_abi.h's struct ust_lh_insn, in user types */
-	uint8_t op, cmp, size, flags;
-	uint16_t off;
-	uint8_t t, f;
-	uint64_t arg;
-	uint32_t leaf, pad;
-};
-
 struct ust_lh_compiled {
 	char *ftrace;		/* the ftrace part for PERF_EVENT_IOC_SET_FILTER, or NULL */
-	struct ust_lh_insn_u insn[32];	/* UST_LH_MAX_INSNS */
-	int nr_insn;
+	struct ust_filter_graph graph;	/* what BPF evaluates */
 	int nr_leaves;
 	char **leaf_text;	/* per leaf (= spec index): "lock_held(x)" */
 	bool *leaf_negated;	/* the leaf matches when not held */
@@ -242,7 +227,4 @@ struct ust_lh_compiled {
 int ust_lh_compile(const struct ust_lh_expr *e, const struct ust_lh_format *fmt, bool bpf_all,
 		   struct ust_lh_compiled *out, char *err, size_t errsz);
 void ust_lh_compiled_free(struct ust_lh_compiled *c);
-/* One line per node, for tests and -v: "0: lock mmap_lock:W leaf 0 ? 1 : reject". */
-char *ust_lh_compiled_dump(const struct ust_lh_compiled *c);
-
 #endif

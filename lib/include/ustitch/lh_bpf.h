@@ -84,7 +84,7 @@ int ust_lh_bpf_attach(struct ust_lh_bpf *b, int slot, int perf_fd);
  * the filters are attached.
  */
 int ust_lh_bpf_attach_late(struct ust_lh_bpf *b);
-/* --addr-filter: its ranges and start/stop probes (lib/addrfilter/af_bpf.c). */
+/* --addr-filter: its ranges and start/stop probes (lib/record/af_bpf.c). */
 int ust_lh_bpf_set_af(struct ust_lh_bpf *b, const struct ust_af *af, char *err, size_t errsz);
 /* Hand every waiting hit to @fn. Returns how many or a negative errno. */
 int ust_lh_bpf_hits(struct ust_lh_bpf *b, void (*fn)(const struct ust_lh_hit_u *h, void *ctx),

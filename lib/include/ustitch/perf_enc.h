@@ -19,8 +19,8 @@
 
 #include "ustitch/decode.h"
 
-#define UST_PERF_SAMPLE_KEY	"ustitch/sample"	/* kernel-bits key */
-#define UST_PERF_EV_SAMPLE	"sample"
+#define UST_PERF_ENC_SAMPLE_KEY	"ustitch/sample"	/* kernel-bits key */
+#define UST_PERF_ENC_EV_SAMPLE	"sample"
 
 /* ustitch/sample.user_stack */
 enum ust_perf_enc_ustack {
@@ -30,7 +30,7 @@ enum ust_perf_enc_ustack {
 	UST_PERF_ENC_USTACK_LOST = 3,		/* asked for, never arrived */
 };
 
-struct ust_perf_sample_rec {
+struct ust_perf_enc_sample_rec {
 	uint16_t type;
 	int pid;		/* the sampled thread */
 	uint64_t ip, period;
@@ -40,10 +40,10 @@ struct ust_perf_sample_rec {
 	unsigned int kernel_frames;
 };
 
-int ust_perf_enc_sample(void *buf, size_t bufsize, const struct ust_perf_sample_rec *s);
+int ust_perf_enc_sample(void *buf, size_t bufsize, const struct ust_perf_enc_sample_rec *s);
 
 /* Where this kernel's ftrace/kernel_stack keeps its fields. */
-struct ust_perf_kstack_fmt {
+struct ust_perf_enc_kstack_fmt {
 	uint16_t type;
 	unsigned int size_off;		/* int size: the number of entries */
 	unsigned int caller_off;	/* unsigned long caller[], then as many as size says */
@@ -51,10 +51,10 @@ struct ust_perf_kstack_fmt {
 };
 
 /* From the format text as this kernel's tracefs gives it.  0, or -EINVAL / -ENOMEM with @err. */
-int ust_perf_kstack_fmt_init(struct ust_perf_kstack_fmt *f, const char *text,
+int ust_perf_enc_kstack_fmt_init(struct ust_perf_enc_kstack_fmt *f, const char *text,
 			     char *err, size_t errsz);
 /* @ips: @nr items of 8 bytes (a perf callchain's kernel part). */
-int ust_perf_enc_kstack(const struct ust_perf_kstack_fmt *f, void *buf, size_t bufsize,
+int ust_perf_enc_kstack(const struct ust_perf_enc_kstack_fmt *f, void *buf, size_t bufsize,
 			int pid, const uint8_t *ips, unsigned int nr);
 
 /* Cookie records: ust_enc_unwind_cookie().  Resolved frames into a

@@ -19,7 +19,7 @@
 #include "ustitch/addrfilter.h"
 #include "ustitch/decode.h"
 #include "ustitch/resolve.h"
-#include "ustitch/strbuf.h"
+#include "ustitch/sb.h"
 #include "ustitch/sym.h"
 
 struct ust_render_opts {

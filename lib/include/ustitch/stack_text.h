@@ -14,7 +14,7 @@
 
 #include "ustitch/render.h"
 #include "ustitch/stitch.h"
-#include "ustitch/strbuf.h"
+#include "ustitch/sb.h"
 
 struct ust_stack_text {
 	size_t budget;		/* bytes of text kept at most */

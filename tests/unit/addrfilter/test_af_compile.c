@@ -38,8 +38,8 @@ static void expect_graph(const struct ust_af *af, const struct ust_lh_compiled *
 	memset(&c, 0, sizeof(c));
 	if (base)
 		c = *base;
-	assert_int_equal(ust_af_prepend(af, &c, err, sizeof(err)), 0);
-	d = ust_lh_compiled_dump(&c);
+	assert_int_equal(ust_af_prepend(af, &c.graph, err, sizeof(err)), 0);
+	d = ust_filter_dump(&c.graph);
 	assert_string_equal(d, want);
 	free(d);
 }
@@ -70,9 +70,9 @@ static void test_switch_and_base(void **state)
 	set(&r[1], UST_AF_FILTER, false);
 	set(&r[2], UST_AF_STOP, false);
 	memset(&base, 0, sizeof(base));
-	base.nr_insn = 2;	/* common_pid == 7 || common_pid == 9 */
-	base.insn[0] = (struct ust_lh_insn_u){ .op = 7, .cmp = 1, .arg = 7, .t = ACCEPT, .f = 1 };
-	base.insn[1] = (struct ust_lh_insn_u){ .op = 7, .cmp = 1, .arg = 9, .t = ACCEPT, .f = REJECT };
+	base.graph.nr = 2;	/* common_pid == 7 || common_pid == 9 */
+	base.graph.insn[0] = (struct ust_filter_insn){ .op = 7, .cmp = 1, .arg = 7, .t = ACCEPT, .f = 1 };
+	base.graph.insn[1] = (struct ust_filter_insn){ .op = 7, .cmp = 1, .arg = 9, .t = ACCEPT, .f = REJECT };
 	expect_graph(&af, &base,
 		     "0: user ip in range 1 ? 1 : reject\n"
 		     "1: switch on ? 2 : reject\n"
@@ -92,8 +92,8 @@ static void test_too_many(void **state)
 	for (i = 0; i < 4; i++)
 		set(&r[i], UST_AF_FILTER, false);
 	memset(&c, 0, sizeof(c));
-	c.nr_insn = 29;
-	assert_int_equal(ust_af_prepend(&af, &c, err, sizeof(err)), -E2BIG);
+	c.graph.nr = 29;
+	assert_int_equal(ust_af_prepend(&af, &c.graph, err, sizeof(err)), -E2BIG);
 	assert_string_equal(err, "too complex: with the address filters, more than 32 tests for BPF to evaluate");
 }
 
@@ -110,14 +110,14 @@ static void test_kernel(void **state)
 	set(&r[0], UST_AF_FILTER, false);
 	set(&r[1], UST_AF_FILTER, true);
 	set(&r[2], UST_AF_FILTER, true);
-	assert_int_equal(ust_af_check(&af, &bad, err, sizeof(err)), 0);
+	assert_int_equal(ust_af_bpf_check(&af, &bad, err, sizeof(err)), 0);
 	assert_int_equal(ust_af_kernel_filter(&af), 1);
 	r[1].action = UST_AF_START;
 	assert_int_equal(ust_af_kernel_filter(&af), -ENOENT);
 	if (kprobes) {
-		assert_int_equal(ust_af_check(&af, &bad, err, sizeof(err)), 0);
+		assert_int_equal(ust_af_bpf_check(&af, &bad, err, sizeof(err)), 0);
 	} else {
-		assert_int_equal(ust_af_check(&af, &bad, err, sizeof(err)), -EOPNOTSUPP);
+		assert_int_equal(ust_af_bpf_check(&af, &bad, err, sizeof(err)), -EOPNOTSUPP);
 		assert_int_equal(bad, 1);
 		assert_string_equal(err, "start/stop at kernel addresses need kprobes: this kernel has none (no kprobe PMU in /sys/bus/event_source/devices)");
 	}
@@ -125,7 +125,7 @@ static void test_kernel(void **state)
 	assert_int_equal(ust_af_kernel_filter(&af), 2);
 	r[1].kernel = false;
 	af.nr = 2;
-	assert_int_equal(ust_af_check(&af, &bad, err, sizeof(err)), 0);
+	assert_int_equal(ust_af_bpf_check(&af, &bad, err, sizeof(err)), 0);
 }
 
 int main(void)

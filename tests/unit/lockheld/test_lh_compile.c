@@ -275,7 +275,7 @@ static void test_compile(void **state)
 			fail_msg("'%s': ftrace part \"%s\", expected \"%s\"", compiles[i].src,
 				 c.ftrace ? c.ftrace : "(none)",
 				 compiles[i].ftrace ? compiles[i].ftrace : "(none)");
-		dump = ust_lh_compiled_dump(&c);
+		dump = ust_filter_dump(&c.graph);
 		if (strcmp(dump, compiles[i].graph))
 			fail_msg("'%s':\n%s\nexpected:\n%s", compiles[i].src, dump, compiles[i].graph);
 		free(dump);
@@ -295,7 +295,7 @@ static void test_compile_tracked(void **state)
 	assert_int_equal(resolve("lock_held(mutex) || lock_held(srcu) || lock_held(rcu:W)", &normal,
 				 &e, err, sizeof(err)), 0);
 	assert_int_equal(ust_lh_compile(&e, NULL, false, &c, err, sizeof(err)), 0);
-	dump = ust_lh_compiled_dump(&c);
+	dump = ust_filter_dump(&c.graph);
 	assert_string_equal(dump,
 			    "0: tracked 0x1 leaf 0 ? accept : 1\n"
 			    "1: tracked 0x8:R leaf 1 ? accept : 2\n"

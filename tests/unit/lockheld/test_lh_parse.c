@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "ustitch/lh.h"
-#include "ustitch/strbuf.h"
+#include "ustitch/sb.h"
 
 static const char *const kinds[] = {
 	[UST_LH_S_SYMBOL] = "sym", [UST_LH_S_ADDR] = "addr", [UST_LH_S_SLAB] = "slab",

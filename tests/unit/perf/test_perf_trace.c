@@ -55,11 +55,11 @@ __attribute__((noinline)) void ust_fold_root(void)
 
 static void test_sample_format(void **state)
 {
-	struct ust_perf_sample_rec s = { .type = ID_SAMPLE, .pid = 77, .ip = 0xffffffff81001234ULL,
+	struct ust_perf_enc_sample_rec s = { .type = ID_SAMPLE, .pid = 77, .ip = 0xffffffff81001234ULL,
 					 .period = 1001001, .event = "cpu-clock",
 					 .mode = PERF_RECORD_MISC_KERNEL,
 					 .ustack = UST_PERF_ENC_USTACK_LOST, .kernel_frames = 3 };
-	const char *text = ust_kbits_get(UST_PERF_SAMPLE_KEY);
+	const char *text = ust_kbits_get(UST_PERF_ENC_SAMPLE_KEY);
 	struct tep_handle *tep = tep_alloc();
 	struct tep_record rec = { 0 };
 	struct tep_event *ev;
@@ -98,14 +98,14 @@ static void test_sample_format(void **state)
 static void test_kstack_format(void **state)
 {
 	const uint64_t k[3] = { 0xffffffff81001010ULL, 0xffffffff81002010ULL, 0xffffffff81003010ULL };
-	struct ust_perf_kstack_fmt f;
+	struct ust_perf_enc_kstack_fmt f;
 	unsigned char buf[128];
 	char err[160];
 	int32_t n;
 	uint64_t a;
 
 	(void)state;
-	assert_int_equal(ust_perf_kstack_fmt_init(&f, ust_kbits_get("ftrace/kernel_stack"), err,
+	assert_int_equal(ust_perf_enc_kstack_fmt_init(&f, ust_kbits_get("ftrace/kernel_stack"), err,
 						  sizeof(err)), 0);
 	assert_int_equal(f.type, ID_KSTACK);
 	assert_int_equal(f.size_off, 8);
@@ -115,7 +115,7 @@ static void test_kstack_format(void **state)
 	assert_int_equal(n, 3);
 	memcpy(&a, buf + 16 + 16, 8);
 	assert_int_equal(a, k[2]);
-	assert_int_equal(ust_perf_kstack_fmt_init(&f, "name: kernel_stack\nID: 4\nformat:\n", err,
+	assert_int_equal(ust_perf_enc_kstack_fmt_init(&f, "name: kernel_stack\nID: 4\nformat:\n", err,
 						  sizeof(err)), -EINVAL);
 }
 
@@ -144,14 +144,14 @@ static const uint64_t K[2] = { 0xffffffff81001010ULL, 0xffffffff81002010ULL };
 static void put_sample(struct ust_tdw *w, int buf, int cpu, uint64_t ts, unsigned int ustack,
 		       uint64_t cookie, bool with_cookie)
 {
-	struct ust_perf_sample_rec s = { .type = ID_SAMPLE, .pid = TID, .ip = K[0], .period = 1000,
+	struct ust_perf_enc_sample_rec s = { .type = ID_SAMPLE, .pid = TID, .ip = K[0], .period = 1000,
 					 .event = "cpu-clock", .mode = PERF_RECORD_MISC_KERNEL,
 					 .ustack = ustack, .kernel_frames = 2 };
-	struct ust_perf_kstack_fmt f;
+	struct ust_perf_enc_kstack_fmt f;
 	unsigned char b[256];
 	char err[160];
 
-	assert_int_equal(ust_perf_kstack_fmt_init(&f, ust_kbits_get("ftrace/kernel_stack"), err,
+	assert_int_equal(ust_perf_enc_kstack_fmt_init(&f, ust_kbits_get("ftrace/kernel_stack"), err,
 						  sizeof(err)), 0);
 	event(w, buf, cpu, ts, b, ust_perf_enc_sample(b, sizeof(b), &s));
 	event(w, buf, cpu, ts, b, ust_perf_enc_kstack(&f, b, sizeof(b), TID, (const uint8_t *)K, 2));
@@ -180,7 +180,7 @@ static const char *write_trace(void)
 	assert_int_equal(ust_tdw_add_format(w, "ftrace", ust_kbits_get("ftrace/kernel_stack"), NULL, 0), 0);
 	assert_int_equal(ust_tdw_add_format(w, "ftrace", ust_kbits_get("ftrace/user_unwind_cookie"), NULL, 0), 0);
 	assert_int_equal(ust_tdw_add_format(w, "ftrace", ust_kbits_get("ftrace/user_unwind_stack"), NULL, 0), 0);
-	t = format_with(UST_PERF_SAMPLE_KEY, ID_SAMPLE);
+	t = format_with(UST_PERF_ENC_SAMPLE_KEY, ID_SAMPLE);
 	assert_int_equal(ust_tdw_add_format(w, "ustitch", t, NULL, 0), 0);
 	free(t);
 	assert_int_equal(ust_tdw_set_kallsyms(w, kallsyms, strlen(kallsyms), NULL, 0), 0);

@@ -31,7 +31,7 @@
 
 #include "ustitch/abi.h"
 #include "ustitch/resolve.h"
-#include "ustitch/strbuf.h"
+#include "ustitch/sb.h"
 #include "ustitch/sym.h"
 #include "util.h"
 

@@ -1,28 +1,58 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
+ * ust_af_bpf_check: whether this kernel can honour the ranges.
  * ust_af_bpf_setup: the --addr-filter ranges into a BPF object's
  * ust_af_ranges (bpf/addrfilter.bpf.h), and the start/stop switches as
  * probes.  A uprobe is placed by (inode, file offset), like the ranges: it
  * fires in every process that maps the file, at any address, including
  * processes started later.  A kernel: start/stop is a kprobe at the
  * address.  Both objects that filter (lockheld.bpf.c for tracepoint
- * events, unwind.bpf.c for perf samples) carry the same maps and probe
+ * events, bpfu.bpf.c for perf samples) carry the same maps and probe
  * programs and are set up here alike.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <linux/types.h>
 
 #include "ustitch/addrfilter.h"
 #include "ustitch/af_bpf.h"
+#include "addrfilter_abi.h"
+
+/* BPF can attach kprobes: the kprobe PMU exists (what libbpf uses). */
+static bool have_kprobes(void)
+{
+	return !access("/sys/bus/event_source/devices/kprobe/type", F_OK);
+}
+
+int ust_af_bpf_check(const struct ust_af *af, int *bad, char *err, size_t errsz)
+{
+	int i;
+
+	*bad = -1;
+	if (af->nr > UST_AF_MAX_RANGES) {
+		snprintf(err, errsz, "more than %d ranges", UST_AF_MAX_RANGES);
+		return -E2BIG;
+	}
+	for (i = 0; i < af->nr; i++) {
+		const struct ust_af_range *r = &af->r[i];
+
+		/* A switch at a kernel address needs a probe there. */
+		if (r->kernel && r->action != UST_AF_FILTER && !have_kprobes()) {
+			*bad = i;
+			snprintf(err, errsz, "start/stop at kernel addresses need kprobes: this kernel has none (no kprobe PMU in /sys/bus/event_source/devices)");
+			return -EOPNOTSUPP;
+		}
+	}
+	return 0;
+}
 
 #ifdef UST_HAVE_BPF
 
-#include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-
-#include "addrfilter_abi.h"
 
 /* A probe at range @r's start, running @p. */
 static struct bpf_link *ust_af_probe(struct bpf_program *p, const struct ust_af_range *r)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1 */
 /* ust_sb: a growable string; allocation failure sticks and truncates. */
-#ifndef USTITCH_STRBUF_H
-#define USTITCH_STRBUF_H
+#ifndef USTITCH_SB_H
+#define USTITCH_SB_H
 
 #include <stdbool.h>
 #include <stddef.h>

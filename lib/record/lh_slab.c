@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ustitch/lh.h"
+#include "ustitch/lh_env.h"
 
 #ifdef UST_HAVE_BPF
 

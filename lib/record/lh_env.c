@@ -16,7 +16,7 @@
 #include <bpf/libbpf.h>
 #endif
 
-#include "ustitch/lh.h"
+#include "ustitch/lh_env.h"
 #include "ustitch/lh_track.h"
 #include "ustitch/probe.h"
 

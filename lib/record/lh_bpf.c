@@ -25,6 +25,7 @@
 #include "ustitch/af_bpf.h"
 #include "ustitch/bpfload.h"
 #include "ustitch/bpfu.h"
+#include "ustitch/filter.h"
 #include "ustitch/lh.h"
 #include "ustitch/lh_bpf.h"
 #include "ustitch/lh_track.h"
@@ -297,7 +298,7 @@ fail:
 	return NULL;
 }
 
-/* For lib/addrfilter/af_bpf.c: the loaded object, and links closed with it. */
+/* For lib/record/af_bpf.c: the loaded object, and links closed with it. */
 static int keep_link(void *b, struct bpf_link *l)
 {
 	return add_link(b, l);
@@ -403,18 +404,17 @@ int ust_lh_bpf_follow(struct ust_lh_bpf *b, pid_t tgid)
 int ust_lh_bpf_set_prog(struct ust_lh_bpf *b, int slot, const struct ust_lh_compiled *c,
 			bool stacks)
 {
-	struct ust_lh_prog p;
+	struct ust_filter_prog p;
 	__u32 key = (__u32)slot;
 
-	if (slot < 0 || slot >= UST_LH_MAX_PROGS || c->nr_insn > UST_LH_MAX_INSNS)
+	if (slot < 0 || slot >= UST_LH_MAX_PROGS || c->graph.nr > UST_FILTER_MAX_INSNS)
 		return -EINVAL;
 	memset(&p, 0, sizeof(p));
-	p.nr = (__u32)c->nr_insn;
-	p.flags = stacks ? UST_LH_P_STACKS : 0;
-	memcpy(p.insn, c->insn, (size_t)c->nr_insn * sizeof(p.insn[0]));
-	for (int i = 0; i < c->nr_insn; i++)
-		if (c->insn[i].op == UST_LH_OP_AF_FILE)
-			p.flags |= UST_LH_P_AF_FILE;
+	p.nr = (__u32)c->graph.nr;
+	p.flags = stacks ? UST_FILTER_P_STACKS : 0;
+	memcpy(p.insn, c->graph.insn, (size_t)c->graph.nr * sizeof(p.insn[0]));
+	if (ust_filter_has_op(&c->graph, UST_FILTER_OP_AF_FILE))
+		p.flags |= UST_FILTER_P_AF_FILE;
 	return bpf_map__update_elem(b->skel->maps.ust_lh_progs, &key, sizeof(key), &p, sizeof(p),
 				    BPF_ANY);
 }

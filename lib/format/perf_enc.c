@@ -25,7 +25,7 @@
 #define SMP_FIXED_SIZE	32
 
 
-int ust_perf_enc_sample(void *buf, size_t bufsize, const struct ust_perf_sample_rec *s)
+int ust_perf_enc_sample(void *buf, size_t bufsize, const struct ust_perf_enc_sample_rec *s)
 {
 	const char *ev = s->event ? s->event : "";
 	size_t elen = strlen(ev) + 1, total = SMP_FIXED_SIZE + elen;
@@ -48,7 +48,7 @@ int ust_perf_enc_sample(void *buf, size_t bufsize, const struct ust_perf_sample_
 	return (int)total;
 }
 
-int ust_perf_kstack_fmt_init(struct ust_perf_kstack_fmt *f, const char *text,
+int ust_perf_enc_kstack_fmt_init(struct ust_perf_enc_kstack_fmt *f, const char *text,
 			     char *err, size_t errsz)
 {
 	struct tep_handle *tep = tep_alloc();
@@ -89,7 +89,7 @@ out:
 }
 
 /* As __ftrace_trace_stack() writes it: size entries, no terminator. */
-int ust_perf_enc_kstack(const struct ust_perf_kstack_fmt *f, void *buf, size_t bufsize,
+int ust_perf_enc_kstack(const struct ust_perf_enc_kstack_fmt *f, void *buf, size_t bufsize,
 			int pid, const uint8_t *ips, unsigned int nr)
 {
 	size_t total = f->caller_off + (size_t)nr * 8;
