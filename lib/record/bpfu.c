@@ -869,19 +869,19 @@ int ust_bpfu_arm_exit(struct ust_bpfu *u)
 	return ust_bpfu_set_run(u);
 }
 
-int ust_bpfu_cfi_program(struct ust_bpfu *u, const char *path)
+int ust_bpfu_tables_program(struct ust_bpfu *u, const char *path)
 {
 	return u->cfi ? ust_bpfu_cfi_add_program(u->cfi, path) : 0;
 }
 
-int ust_bpfu_cfi_pid(struct ust_bpfu *u, pid_t pid)
+int ust_bpfu_tables_pid(struct ust_bpfu *u, pid_t pid)
 {
 	int ret = u->cfi ? ust_bpfu_cfi_add_pid(u->cfi, pid) : 0;
 
 	return ret < 0 ? ret : 0;
 }
 
-bool ust_bpfu_cfi_enabled(const struct ust_bpfu *u)
+bool ust_bpfu_has_tables(const struct ust_bpfu *u)
 {
 	return u->cfi != NULL;
 }
@@ -1117,19 +1117,19 @@ int ust_bpfu_arm_exit(struct ust_bpfu *u)
 	return -EOPNOTSUPP;
 }
 
-int ust_bpfu_cfi_program(struct ust_bpfu *u, const char *path)
+int ust_bpfu_tables_program(struct ust_bpfu *u, const char *path)
 {
 	(void)u, (void)path;
 	return -EOPNOTSUPP;
 }
 
-int ust_bpfu_cfi_pid(struct ust_bpfu *u, pid_t pid)
+int ust_bpfu_tables_pid(struct ust_bpfu *u, pid_t pid)
 {
 	(void)u, (void)pid;
 	return -EOPNOTSUPP;
 }
 
-bool ust_bpfu_cfi_enabled(const struct ust_bpfu *u)
+bool ust_bpfu_has_tables(const struct ust_bpfu *u)
 {
 	(void)u;
 	return false;

@@ -51,7 +51,7 @@ static void preload_all(struct ust_bpfu *u)
 		return;
 	while ((e = readdir(d)))
 		if (isdigit((unsigned char)e->d_name[0]))
-			ust_bpfu_cfi_pid(u, (pid_t)atoi(e->d_name));
+			ust_bpfu_tables_pid(u, (pid_t)atoi(e->d_name));
 	closedir(d);
 }
 
@@ -60,12 +60,12 @@ void ust_rec_tables_preload(struct ust_bpfu *u, const struct ust_rec_opts *o)
 	char path[4096];
 	int i;
 
-	if (!ust_bpfu_cfi_enabled(u))
+	if (!ust_bpfu_has_tables(u))
 		return;
 	if (o->cmd && ust_rec_tables_cmd_path(o->cmd[0], path, sizeof(path)))
-		ust_bpfu_cfi_program(u, path);
+		ust_bpfu_tables_program(u, path);
 	for (i = 0; i < o->nr_pids; i++)
-		ust_bpfu_cfi_pid(u, o->pids[i]);
+		ust_bpfu_tables_pid(u, o->pids[i]);
 	if (ust_rec_whole_machine(o))
 		preload_all(u);
 }
@@ -114,7 +114,7 @@ void ust_rec_tables_summary(struct ust_bpfu *u, const struct ust_rec_stack_count
 
 	if (!n->stacks || ust_bpfu_get_stats(u, &st))
 		return;
-	if (!ust_bpfu_cfi_enabled(u)) {
+	if (!ust_bpfu_has_tables(u)) {
 		fprintf(out, PFX "user stacks walked by frame pointers only (%s)\n",
 			strstr(ust_bpfu_notes(u), "no CFI walk") ? "this kernel refused the CFI walk" :
 			"--unwind fp");

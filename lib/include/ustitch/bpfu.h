@@ -267,10 +267,10 @@ int ust_bpfu_arm_exit(struct ust_bpfu *u);
  * will map for it (before it runs), or what a live process maps.  Files
  * missed here are loaded when the walk first meets them.  0 or -errno.
  */
-int ust_bpfu_cfi_program(struct ust_bpfu *u, const char *path);
-int ust_bpfu_cfi_pid(struct ust_bpfu *u, pid_t pid);
+int ust_bpfu_tables_program(struct ust_bpfu *u, const char *path);
+int ust_bpfu_tables_pid(struct ust_bpfu *u, pid_t pid);
 /* Stacks are walked by CFI tables (not opts.no_cfi), for objects that share the maps. */
-bool ust_bpfu_cfi_enabled(const struct ust_bpfu *u);
+bool ust_bpfu_has_tables(const struct ust_bpfu *u);
 
 /* true: cookies per kernel entry, stacks deferred; false: opts.immediate. */
 bool ust_bpfu_deferred(const struct ust_bpfu *u);
