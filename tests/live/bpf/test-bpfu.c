@@ -566,7 +566,7 @@ static void run_mode(const struct mode *md, const char *prog, const char *prog_b
 	read_maps(&run);
 	CHECK(ust_bpfu_follow(u, run.child) == 0, "follow");
 	/* Its tables now, as the recorder loads a -P process's: every stack is by CFI. */
-	CHECK(ust_bpfu_cfi_pid(u, run.child) == 0, "tables of the child's maps");
+	CHECK(ust_bpfu_tables_pid(u, run.child) == 0, "tables of the child's maps");
 	ret = ust_bpfu_attach(u, "syscalls", "sys_enter_getppid");
 	CHECK(ret == 0, "attach sys_enter_getppid: %s", strerror(-ret));
 	ret = ust_bpfu_attach(u, "syscalls", "sys_exit_getppid");
