@@ -10,6 +10,14 @@
  * one-line summaries); every other event prints as it comes,
  * except that one whose stack has not been seen yet waits for it in the
  * lookahead queue (ust_bt2_queue.c).
+ *
+ * It also follows a live trace (src.ctf.lttng-live): streams, and whole
+ * traces with per-process buffers, appear over time, the upstream
+ * iterator says "try again" while nothing is new, and the source's
+ * inactivity messages tell how far trace time has gone while the
+ * application is quiet, so a waiting event is printed when its wait is
+ * over even when no later event comes.  Nothing assumes the whole trace
+ * is there: stacks and objects are taken as they come.
  */
 #include <babeltrace2/babeltrace.h>
 #include <inttypes.h>
@@ -34,8 +42,9 @@ struct text {
 	struct ust_hmap ec_kinds;	/* event class pointer -> enum ec_kind */
 	struct ust_hmap ctx_idx;	/* context class -> packed member indices */
 	struct ust_hmap pkt_skip;	/* packet context class -> hidden members */
-	int64_t now;			/* latest event time seen */
+	int64_t now;			/* latest event or inactivity time seen */
 	bool have_now;
+	bool live;			/* an inactivity message came: a live source */
 	/* parameters */
 	int64_t lookahead_ns;
 	uint64_t max_pending;
@@ -137,6 +146,35 @@ static uint64_t member_index(const bt_field_class *fc, const char *name)
 	return IDX_NONE;
 }
 
+/*
+ * The caches are keyed by class pointers, so they hold a reference on each
+ * class: a live trace's classes may go away with their trace (per-process
+ * buffers) and their memory must not come back as another class.
+ */
+static void cache_put(struct ust_hmap *m, const void *key, uint64_t val, bool event_class)
+{
+	if (ust_hmap_put(m, (uint64_t)(uintptr_t)key, val))
+		return;		/* out of memory: looked up again next time */
+	if (event_class)
+		bt_event_class_get_ref(key);
+	else
+		bt_field_class_get_ref(key);
+}
+
+static void cache_fini(struct ust_hmap *m, bool event_class)
+{
+	uint64_t key, val;
+	size_t pos = 0;
+
+	while (ust_hmap_next(m, &pos, &key, &val)) {
+		if (event_class)
+			bt_event_class_put_ref((const bt_event_class *)(uintptr_t)key);
+		else
+			bt_field_class_put_ref((const bt_field_class *)(uintptr_t)key);
+	}
+	ust_hmap_fini(m);
+}
+
 static uint64_t ctx_indices(struct text *t, const bt_field *ctx)
 {
 	static const char *const names[NR_IDX] = {
@@ -149,7 +187,7 @@ static uint64_t ctx_indices(struct text *t, const bt_field *ctx)
 		return packed;
 	for (i = 0; i < NR_IDX; i++)
 		packed |= member_index(fc, names[i]) << (16 * i);
-	ust_hmap_put(&t->ctx_idx, (uint64_t)(uintptr_t)fc, packed);
+	cache_put(&t->ctx_idx, fc, packed, false);
 	return packed;
 }
 
@@ -178,7 +216,7 @@ static uint64_t packet_skip(struct text *t, const bt_field *pctx)
 		if (i < 64)
 			mask |= (uint64_t)1 << i;
 	}
-	ust_hmap_put(&t->pkt_skip, (uint64_t)(uintptr_t)fc, mask);
+	cache_put(&t->pkt_skip, fc, mask, false);
 	return mask;
 }
 
@@ -344,7 +382,7 @@ static enum ec_kind kind_of(struct text *t, const bt_event_class *ec)
 		k = EC_STACK;
 	else if (name && !strcmp(name, "ustitch:object"))
 		k = EC_OBJECT;
-	ust_hmap_put(&t->ec_kinds, (uint64_t)(uintptr_t)ec, k);
+	cache_put(&t->ec_kinds, ec, k, true);
 	return (enum ec_kind)k;
 }
 
@@ -505,9 +543,35 @@ static void drain(struct text *t, bool all)
 	}
 }
 
+/*
+ * A live source's "nothing before this time" (src.ctf.lttng-live sends
+ * one per quiet stream every live timer period): trace time goes on,
+ * which ends the wait of events whose stack never comes.  Not queued:
+ * nothing prints it.
+ */
+static void take_inactivity(struct text *t, const bt_message *msg)
+{
+	int64_t ns;
+
+	t->live = true;
+	if (bt_clock_snapshot_get_ns_from_origin(
+		    bt_message_message_iterator_inactivity_borrow_clock_snapshot_const(msg), &ns) ==
+	    BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK && (!t->have_now || ns > t->now)) {
+		t->now = ns;
+		t->have_now = true;
+	}
+	bt_message_put_ref(msg);
+	drain(t, false);
+}
+
 static int take(struct text *t, const bt_message *msg)
 {
 	struct ust_bt2_item it = { .msg = msg };
+
+	if (bt_message_get_type(msg) == BT_MESSAGE_TYPE_MESSAGE_ITERATOR_INACTIVITY) {
+		take_inactivity(t, msg);
+		return 0;
+	}
 
 	if (bt_message_get_type(msg) == BT_MESSAGE_TYPE_EVENT) {
 		const bt_event *ev = bt_message_event_borrow_event_const(msg);
@@ -578,9 +642,9 @@ static void text_destroy(struct text *t)
 		return;
 	ust_bt2_queue_fini(&t->q);
 	ust_bt2_stacks_fini(&t->st);
-	ust_hmap_fini(&t->ec_kinds);
-	ust_hmap_fini(&t->ctx_idx);
-	ust_hmap_fini(&t->pkt_skip);
+	cache_fini(&t->ec_kinds, true);
+	cache_fini(&t->ctx_idx, false);
+	cache_fini(&t->pkt_skip, false);
 	ust_sb_fini(&t->line);
 	bt_message_iterator_put_ref(t->it);
 	for (i = 0; i < t->nr_debug_dirs; i++)
@@ -672,11 +736,18 @@ static bt_component_class_sink_consume_method_status text_consume(bt_self_compon
 		if (t->missing)
 			fprintf(stderr, "ustitch: %" PRIu64 " event%s referenced a stack missing "
 				"from the trace\n", t->missing, t->missing == 1 ? "" : "s");
+		if (t->missing && t->live)
+			fputs("ustitch: a live reader sees only what is recorded after it attaches: "
+			      "stacks recorded before are not in its view; start it before the "
+			      "application, or read the relay daemon's trace directory\n", stderr);
 		fflush(stdout);
 		bt_message_iterator_put_ref(t->it);
 		t->it = NULL;
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_END;
 	case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
+		/* Nothing new for now (a live source): what is printed is
+		 * seen now, also through a pipe. */
+		fflush(stdout);
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_AGAIN;
 	case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
 		return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
