@@ -9,6 +9,9 @@
 # file) and /dev/shm (lttng-ust's wait shm), plus its own LTTNG_HOME.
 # Without root, LTTNG_HOME alone isolates a per-user daemon.  The daemon
 # is stopped by the pid in its own pid file, at exit, whatever happens.
+# A test that sets UST_LTTNG_NETNS=1 before sourcing this also gets its
+# own network namespace (root only: its loopback is brought up), so the
+# relay daemon's ports meet nobody else's (relayd-env.sh).
 #
 # Environment from meson: UST_LTTNG_PROVIDER, UST_BT2_PLUGIN_DIR,
 # UST_LTTNG_APP, UST_SAN_PRELOAD (sanitizer runtimes, may be empty),
@@ -27,7 +30,7 @@ done
 
 if [[ $(id -u) == 0 && -z "${UST_LTTNG_NS:-}" ]]; then
 	export UST_LTTNG_NS=1
-	exec unshare --mount --propagation private -- "$BASH" "$0" "$@"
+	exec unshare --mount ${UST_LTTNG_NETNS:+--net} --propagation private -- "$BASH" "$0" "$@"
 fi
 
 UST_TMP=$(mktemp -d /tmp/ustitch-lttng.XXXXXX) || fail "mktemp"
@@ -36,6 +39,10 @@ if [[ $(id -u) == 0 ]]; then
 	mount -t tmpfs ustitch-lttng /run/lttng || skip "cannot mount a private /run/lttng"
 	mount -t tmpfs ustitch-shm /dev/shm || skip "cannot mount a private /dev/shm"
 	UST_PIDFILE=/run/lttng/lttng-sessiond.pid
+	if [[ -n "${UST_LTTNG_NETNS:-}" ]]; then
+		command -v ip >/dev/null || skip "ip (iproute2) is not installed"
+		ip link set lo up || skip "cannot bring up the loopback of a private network namespace"
+	fi
 else
 	UST_PIDFILE=$UST_TMP/.lttng/lttng-sessiond.pid
 fi
@@ -43,6 +50,21 @@ export LTTNG_HOME=$UST_TMP HOME=$UST_TMP
 # Host tools loading our (possibly sanitized) plugin.
 export ASAN_OPTIONS=detect_leaks=0${ASAN_OPTIONS:+:${ASAN_OPTIONS}}
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}
+
+# Processes the test started itself (a relay daemon, a live reader):
+# stopped after the session daemon, whose consumers talk to them.
+UST_CHILDREN=()
+
+# stop_pid PID: TERM, up to 10 s to go, then KILL.
+stop_pid() {
+	local i
+	kill "$1" 2>/dev/null || return 0
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -9 "$1" 2>/dev/null
+}
 
 ust_lttng_stop() {
 	local pid i
@@ -61,6 +83,9 @@ ust_lttng_stop() {
 			kill -9 "$pid" 2>/dev/null
 		fi
 	fi
+	for pid in "${UST_CHILDREN[@]}"; do
+		stop_pid "$pid"
+	done
 	[[ -n "${UST_KEEP:-}" ]] || rm -rf "$UST_TMP"
 }
 trap ust_lttng_stop EXIT

@@ -9,6 +9,14 @@
  *   ust-lttng-app late PROVIDER    tag 1, dlopen(PROVIDER), tag 2
  *   ust-lttng-app pause FILE       tag 1, creates FILE.ready, waits (60 s
  *                                  at most) for FILE, tag 1 again
+ *   ust-lttng-app live FILE basic|again
+ *                                  for a live reader (test-lttng-relayd.sh):
+ *                                  tag 99 every 50 ms until FILE exists,
+ *                                  then the basic chains (called from main,
+ *                                  as for basic) or, for again, tag 1 with
+ *                                  the very stack of a tag 1 emitted before
+ *                                  the markers; then quiet until FILE.end
+ *                                  (60 s at most)
  *   ust-lttng-app stress THREADS ITERS
  *                                  threads recursing to random depths under
  *                                  random locks, signal handlers tracing
@@ -175,6 +183,51 @@ static int pause_for(const char *file)
 	return 0;
 }
 
+/* --- live ---------------------------------------------------------------- */
+
+/* Up to 60 s for @file; 0 when it came. */
+static int wait_file(const char *file)
+{
+	for (int i = 0; i < 6000; i++) {
+		if (!access(file, F_OK))
+			return 0;
+		usleep(10000);
+	}
+	return 1;
+}
+
+/* tag 99, from its own call site, until @file exists: a live reader has
+ * attached once it prints one. */
+NOINLINE static int lt_markers(const char *file)
+{
+	for (int i = 0; i < 1200; i++) {
+		if (!access(file, F_OK))
+			return 0;
+		lt_emit(99, i);
+		usleep(50000);
+	}
+	return 1;
+}
+
+/* tag 1 twice with one stack (one call site), markers in between. */
+NOINLINE static int lt_again(const char *file)
+{
+	for (int i = 0; i < 2; i++) {
+		lt_outer(1);
+		if (!i && lt_markers(file))
+			return 1;
+	}
+	return 0;
+}
+
+static int live_end(const char *file)
+{
+	char end[4096];
+
+	snprintf(end, sizeof(end), "%s.end", file);
+	return wait_file(end);
+}
+
 /* --- stress ------------------------------------------------------------ */
 
 static volatile sig_atomic_t stop_signals;
@@ -337,6 +390,13 @@ int main(int argc, char **argv)
 		return stress(atoi(argv[2]), atoi(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "pause"))
 		return pause_for(argv[2]);
+	if (argc >= 4 && !strcmp(argv[1], "live") && !strcmp(argv[3], "basic")) {
+		if (lt_markers(argv[2]) || basic())
+			return 1;
+		return live_end(argv[2]);
+	}
+	if (argc >= 4 && !strcmp(argv[1], "live") && !strcmp(argv[3], "again"))
+		return lt_again(argv[2]) || live_end(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "mix")) {
 		unsigned int seed = 1;
 
@@ -346,7 +406,8 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 5 && !strcmp(argv[1], "bench"))
 		return bench(argv[2], atoi(argv[3]), atoi(argv[4]));
-	fprintf(stderr, "usage: %s basic | late PROVIDER | pause FILE | stress THREADS ITERS | mix N |"
+	fprintf(stderr, "usage: %s basic | late PROVIDER | pause FILE | live FILE basic|again |"
+		" stress THREADS ITERS | mix N |"
 		" bench MODE DEPTH N\n",
 		argv[0]);
 	return 2;

@@ -1,0 +1,196 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1
+#
+# LTTng through a relay daemon: a private lttng-sessiond and lttng-relayd
+# (relayd-env.sh: own network namespace when root, ports chosen free),
+# the trace streamed over TCP on 127.0.0.1 and read on the receiving side.
+#
+#   streamed  `lttng create --set-url=net://...`: the relay daemon's
+#             trace (HOST/SESSION-DATE/) read by sink.ustitch.text has
+#             exactly the frames and locks of the local flow
+#             (expected/basic.txt); each object is described by its path
+#             and the build-id the file has
+#   urls      `lttng create -C tcp://... -D tcp://...`, with the filter
+#             on $app.ustitch:lock_depth: exactly the events under a lock
+#   live      `babeltrace2 --input-format=lttng-live` with our sink,
+#             attached before the application runs: while the session
+#             still records, it has printed every event with exactly the
+#             frames and locks of expected/basic.txt; it ends by itself
+#             when the session is destroyed
+#   attach    a live reader attached after a stack was recorded: the
+#             event that uses that stack again says its stack is not in
+#             the trace (while the session records: trace time goes on
+#             through the source's inactivity messages), and the summary
+#             says why a live reader lacks it
+set -u
+. "$(dirname "$0")/relayd-env.sh"
+EXPECTED=$(dirname "$0")/expected
+CTX=(-t vpid -t '$app.ustitch:stack_id' -t '$app.ustitch:lock_depth' -t '$app.ustitch:locks')
+MISSING_RE='^\[ustitch: stack 0x[0-9a-f]+ is not in this trace: its ustitch:stack event was lost, disabled, or recorded before the trace began\]$'
+LIVE_NOTE="ustitch: a live reader sees only what is recorded after it attaches: stacks recorded before are not in its view; start it before the application, or read the relay daemon's trace directory"
+
+# As test-lttng.sh's.
+normalize() {
+	grep -v ' ustitch:object: ' |
+	sed -E -e 's/^\[[^]]*\] \([^)]*\) [^ ]+ //' \
+		-e 's/cpu_id = [0-9]+/cpu_id = C/' \
+		-e 's/(vpid|pid) = [0-9]+/\1 = PID/g' \
+		-e 's/stack_id = 0x[0-9a-f]+/stack_id = 0xID/g' \
+		-e 's/\+0x[0-9a-f]+ \(/+OFF (/' \
+		-e 's/locks = \[ 0x[0-9a-f]+ \]/locks = [ 0xHEAP ]/'
+}
+
+# From the basic chains' first event on (the live reader's output starts
+# with the tag 99 markers and their stack).
+from_basic() {
+	awk '/^ustlt:work: .*\{ tag = 1, n = 0 \}$/ { on = 1 } on'
+}
+
+# wait_grep FILE ERE SECONDS: until a line of FILE matches.
+wait_grep() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -qE -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# live_reader SESSION OUT: babeltrace2 following SESSION live through the
+# relay daemon, with our sink, in the background (pid in $reader).
+live_reader() {
+	LD_PRELOAD=$UST_SAN_PRELOAD timeout 120 babeltrace2 --plugin-path="$UST_BT2_PLUGIN_DIR" \
+		--input-format=lttng-live "net://127.0.0.1:$RELAYD_LIVE/host/$RELAYD_HOST/$1" \
+		-c sink.ustitch.text >"$2" 2>"$2.err" &
+	reader=$!
+	UST_CHILDREN+=("$reader")
+}
+
+relayd_start
+NET=(--set-url="net://127.0.0.1:$RELAYD_CTRL:$RELAYD_DATA")
+
+# --- streamed ------------------------------------------------------------
+lt create streamed "${NET[@]}"
+lt enable-event -u 'ustlt:*,ustitch:*'
+lt add-context -u "${CTX[@]}"
+lt start
+run_app basic || fail "ust-lttng-app basic exited with $?"
+lt stop
+lt destroy streamed
+trace=$(relayd_trace streamed)
+[[ -s "$trace/ust/uid/$(id -u)/64-bit/metadata" ]] || fail "streamed: no metadata under $trace"
+bt2 "$trace" -c sink.ustitch.text >"$UST_TMP/streamed.out" 2>"$UST_TMP/streamed.err" ||
+	fail "babeltrace2: $(cat "$UST_TMP/streamed.err")"
+normalize <"$UST_TMP/streamed.out" >"$UST_TMP/streamed.norm"
+diff -u "$EXPECTED/basic.txt" "$UST_TMP/streamed.norm" ||
+	fail "streamed: output differs from expected/basic.txt (above)"
+[[ ! -s "$UST_TMP/streamed.err" ]] || fail "streamed: babeltrace2 said: $(cat "$UST_TMP/streamed.err")"
+echo "ok: streamed: exact frames and locks from the relay daemon's trace"
+bid=$(readelf -n "$UST_LTTNG_APP" | awk '/Build ID:/ { print $3 }')
+obj="path = \"$UST_LTTNG_APP\", build_id = $bid }"
+n=$(grep ' ustitch:object: ' "$UST_TMP/streamed.out" | grep -cF "$obj")
+[[ -n "$bid" && $n == 1 ]] || fail "streamed: the application described $n times with build-id '$bid'"
+echo "ok: streamed: the application described once, with its build-id"
+
+# --- urls ----------------------------------------------------------------
+lt create urls -C "tcp://127.0.0.1:$RELAYD_CTRL" -D "tcp://127.0.0.1:$RELAYD_DATA"
+lt enable-event -u 'ustlt:work' --filter '$app.ustitch:lock_depth > 0'
+lt add-context -u -t vpid
+lt start
+run_app basic || fail "ust-lttng-app basic exited with $?"
+lt stop
+lt destroy urls
+tags=$(bt2 "$(relayd_trace urls)" -c sink.ustitch.text | grep -oE 'tag = [0-9]+' | tr '\n' ' ')
+[[ "$tags" == "tag = 2 tag = 3 tag = 4 tag = 8 tag = 9 " ]] ||
+	fail "urls: filter kept: '$tags', expected tags 2 3 4 8 9"
+echo "ok: urls: -C/-D, filter"
+
+# --- live ----------------------------------------------------------------
+lt create live --live=100000 "${NET[@]}"
+lt enable-event -u 'ustlt:*,ustitch:*'
+lt add-context -u "${CTX[@]}"
+lt start
+live_reader live "$UST_TMP/live.out"
+run_app live "$UST_TMP/go" basic &
+app=$!
+# A marker printed: the reader is attached and reading (what it prints,
+# it prints while the session records).
+wait_grep "$UST_TMP/live.out" '\{ tag = 99, n = [0-9]+ \}$' 60 ||
+	fail "live: the reader printed no marker: $(cat "$UST_TMP/live.out.err")"
+touch "$UST_TMP/go"
+for ((i = 0; i < 600; i++)); do
+	normalize <"$UST_TMP/live.out" | from_basic >"$UST_TMP/live.norm"
+	cmp -s "$EXPECTED/basic.txt" "$UST_TMP/live.norm" && break
+	sleep 0.1
+done
+kill -0 $app 2>/dev/null || fail "live: the application ended before the check"
+diff -u "$EXPECTED/basic.txt" "$UST_TMP/live.norm" ||
+	fail "live: while the session records, the output differs from expected/basic.txt (above)"
+echo "ok: live: exact frames and locks printed while the session records"
+touch "$UST_TMP/go.end"
+wait $app || fail "ust-lttng-app live exited with $?"
+lt stop
+lt destroy live
+for ((i = 0; i < 300; i++)); do
+	kill -0 $reader 2>/dev/null || break
+	sleep 0.1
+done
+kill -0 $reader 2>/dev/null && fail "live: the reader still runs 30 s after the session was destroyed"
+wait $reader || fail "live: babeltrace2 exited with $?: $(cat "$UST_TMP/live.out.err")"
+normalize <"$UST_TMP/live.out" | from_basic >"$UST_TMP/live.norm"
+diff -u "$EXPECTED/basic.txt" "$UST_TMP/live.norm" ||
+	fail "live: the final output differs from expected/basic.txt (above)"
+[[ ! -s "$UST_TMP/live.out.err" ]] || fail "live: babeltrace2 said: $(cat "$UST_TMP/live.out.err")"
+m=$(grep -c ' ustlt:work: .*{ tag = 99, ' "$UST_TMP/live.out")
+echo "ok: live: the reader ended with the session ($m markers before the chains)"
+
+# --- attach --------------------------------------------------------------
+# A first reader sees tag 1 and its stack, then markers; once it printed
+# the seventh marker (packets of later markers are at the relay daemon
+# too), it is stopped and a second reader attaches: it starts at the
+# newest packet, after the stack.
+lt create attach --live=100000 "${NET[@]}"
+lt enable-event -u 'ustlt:*,ustitch:*'
+lt add-context -u "${CTX[@]}"
+lt start
+live_reader attach "$UST_TMP/first.out"
+first=$reader
+run_app live "$UST_TMP/go2" again &
+app=$!
+wait_grep "$UST_TMP/first.out" '\{ tag = 99, n = 6 \}$' 60 ||
+	fail "attach: the first reader printed no seventh marker: $(cat "$UST_TMP/first.out.err")"
+grep -qE ' ustlt:work: .*\{ tag = 1, n = 0 \}$' "$UST_TMP/first.out" ||
+	fail "attach: the first reader did not see tag 1"
+stop_pid $first
+live_reader attach "$UST_TMP/second.out"
+wait_grep "$UST_TMP/second.out" '\{ tag = 99, n = [0-9]+ \}$' 60 ||
+	fail "attach: the second reader printed no marker: $(cat "$UST_TMP/second.out.err")"
+grep -qE ' ustlt:work: .*\{ tag = 1, n = 0 \}$' "$UST_TMP/second.out" &&
+	fail "attach: the second reader saw the first tag 1"
+touch "$UST_TMP/go2"
+# The application is quiet now: only the live source's inactivity
+# messages move trace time past the lookahead.
+wait_grep "$UST_TMP/second.out" ' ustlt:work: .*\{ tag = 1, n = 0 \}$' 30 ||
+	fail "attach: tag 1 not printed while the session records: $(tail -3 "$UST_TMP/second.out")"
+grep -A1 -E ' ustlt:work: .*\{ tag = 1, n = 0 \}$' "$UST_TMP/second.out" | tail -1 | grep -qE "$MISSING_RE" ||
+	fail "attach: tag 1 does not say its stack is missing: $(grep -A1 'tag = 1,' "$UST_TMP/second.out")"
+kill -0 $app 2>/dev/null || fail "attach: the application ended before the check"
+echo "ok: attach: the event says its stack is not in the live reader's trace, while the session records"
+touch "$UST_TMP/go2.end"
+wait $app || fail "ust-lttng-app live again exited with $?"
+lt stop
+lt destroy attach
+for ((i = 0; i < 300; i++)); do
+	kill -0 $reader 2>/dev/null || break
+	sleep 0.1
+done
+wait $reader || fail "attach: babeltrace2 exited with $?: $(cat "$UST_TMP/second.out.err")"
+# Every event it printed says so: the markers' stack came before it too.
+events=$(grep -c ' ustlt:work: ' "$UST_TMP/second.out")
+missing=$(grep -cE "$MISSING_RE" "$UST_TMP/second.out")
+[[ $events -ge 2 && $missing == "$events" ]] || fail "attach: $missing of $events events say their stack is missing"
+printf 'ustitch: %s events referenced a stack missing from the trace\n%s\n' "$events" "$LIVE_NOTE" \
+	>"$UST_TMP/attach.err.expected"
+diff -u "$UST_TMP/attach.err.expected" "$UST_TMP/second.out.err" || fail "attach: summary differs (above)"
+echo "ok: attach: $events events, each says its stack is missing; the summary says why"
+exit 0
