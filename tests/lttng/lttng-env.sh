@@ -66,6 +66,16 @@ stop_pid() {
 	kill -9 "$1" 2>/dev/null
 }
 
+# forget_child PID: a child the test has reaped itself (wait), whose pid
+# may belong to another process by the time the test exits.
+forget_child() {
+	local i
+	for i in "${!UST_CHILDREN[@]}"; do
+		[[ ${UST_CHILDREN[$i]} == "$1" ]] && unset 'UST_CHILDREN[i]'
+	done
+	return 0
+}
+
 ust_lttng_stop() {
 	local pid i
 	pid=$(cat "$UST_PIDFILE" 2>/dev/null)

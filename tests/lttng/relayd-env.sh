@@ -61,6 +61,8 @@ relayd_start() {
 			sleep 0.1
 		done
 		stop_pid "$pid"
+		wait "$pid" 2>/dev/null
+		forget_child "$pid"
 	done
 	fail "lttng-relayd did not start: $(tail -5 "$UST_TMP/relayd.log")"
 }

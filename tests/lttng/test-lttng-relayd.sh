@@ -137,6 +137,7 @@ for ((i = 0; i < 300; i++)); do
 done
 kill -0 $reader 2>/dev/null && fail "live: the reader still runs 30 s after the session was destroyed"
 wait $reader || fail "live: babeltrace2 exited with $?: $(cat "$UST_TMP/live.out.err")"
+forget_child $reader
 normalize <"$UST_TMP/live.out" | from_basic >"$UST_TMP/live.norm"
 diff -u "$EXPECTED/basic.txt" "$UST_TMP/live.norm" ||
 	fail "live: the final output differs from expected/basic.txt (above)"
@@ -162,6 +163,8 @@ wait_grep "$UST_TMP/first.out" '\{ tag = 99, n = 6 \}$' 60 ||
 grep -qE ' ustlt:work: .*\{ tag = 1, n = 0 \}$' "$UST_TMP/first.out" ||
 	fail "attach: the first reader did not see tag 1"
 stop_pid $first
+wait $first 2>/dev/null
+forget_child $first
 live_reader attach "$UST_TMP/second.out"
 wait_grep "$UST_TMP/second.out" '\{ tag = 99, n = [0-9]+ \}$' 60 ||
 	fail "attach: the second reader printed no marker: $(cat "$UST_TMP/second.out.err")"
@@ -184,7 +187,9 @@ for ((i = 0; i < 300; i++)); do
 	kill -0 $reader 2>/dev/null || break
 	sleep 0.1
 done
+kill -0 $reader 2>/dev/null && fail "attach: the reader still runs 30 s after the session was destroyed"
 wait $reader || fail "attach: babeltrace2 exited with $?: $(cat "$UST_TMP/second.out.err")"
+forget_child $reader
 # Every event it printed says so: the markers' stack came before it too.
 events=$(grep -c ' ustlt:work: ' "$UST_TMP/second.out")
 missing=$(grep -cE "$MISSING_RE" "$UST_TMP/second.out")
