@@ -11,7 +11,8 @@
 #             (expected/basic.txt); each object is described by its path
 #             and the build-id the file has
 #   urls      `lttng create -C tcp://... -D tcp://...`, with the filter
-#             on $app.ustitch:lock_depth: exactly the events under a lock
+#             on $app.ustitch:lock_depth: exactly the events under a lock;
+#             LTTng's statedump events print as sink.text.pretty's
 #   live      `babeltrace2 --input-format=lttng-live` with our sink,
 #             attached before the application runs: while the session
 #             still records, it has printed every event with exactly the
@@ -95,15 +96,26 @@ echo "ok: streamed: the application described once, with its build-id"
 # --- urls ----------------------------------------------------------------
 lt create urls -C "tcp://127.0.0.1:$RELAYD_CTRL" -D "tcp://127.0.0.1:$RELAYD_DATA"
 lt enable-event -u 'ustlt:work' --filter '$app.ustitch:lock_depth > 0'
+lt enable-event -u 'lttng_ust_statedump:*'
 lt add-context -u -t vpid
 lt start
 run_app basic || fail "ust-lttng-app basic exited with $?"
 lt stop
 lt destroy urls
-tags=$(bt2 "$(relayd_trace urls)" -c sink.ustitch.text | grep -oE 'tag = [0-9]+' | tr '\n' ' ')
+trace=$(relayd_trace urls)
+bt2 "$trace" -c sink.ustitch.text >"$UST_TMP/urls.out" 2>&1
+tags=$(grep -oE 'tag = [0-9]+' "$UST_TMP/urls.out" | tr '\n' ' ')
 [[ "$tags" == "tag = 2 tag = 3 tag = 4 tag = 8 tag = 9 " ]] ||
 	fail "urls: filter kept: '$tags', expected tags 2 3 4 8 9"
 echo "ok: urls: -C/-D, filter"
+# LTTng's statedump (the application's own objects, their build-ids)
+# prints exactly as sink.text.pretty prints it.
+bt2 "$trace" >"$UST_TMP/urls.pretty" 2>&1
+grep -F "path = \"$UST_LTTNG_APP\"" "$UST_TMP/urls.out" | grep -q ' lttng_ust_statedump:bin_info: ' ||
+	fail "urls: no lttng_ust_statedump:bin_info for the application"
+cmp -s <(grep ' lttng_ust_statedump:' "$UST_TMP/urls.out") <(grep ' lttng_ust_statedump:' "$UST_TMP/urls.pretty") ||
+	fail "urls: statedump events differ from sink.text.pretty's"
+echo "ok: urls: $(grep -c ' lttng_ust_statedump:' "$UST_TMP/urls.out") statedump events as sink.text.pretty prints them"
 
 # --- live ----------------------------------------------------------------
 lt create live --live=100000 "${NET[@]}"
