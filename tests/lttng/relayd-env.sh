@@ -9,6 +9,7 @@
 #   RELAYD_CTRL, RELAYD_DATA, RELAYD_LIVE
 #                   its ports on 127.0.0.1, chosen free
 #   RELAYD_HOST     the host name it files the sessions under
+#   RELAYD_PID      its pid
 #
 # The daemon runs in the foreground, a child of the test, so it is
 # stopped by its pid at exit (after the session daemon).
@@ -53,6 +54,7 @@ relayd_start() {
 			--data-port="tcp://127.0.0.1:$RELAYD_DATA" \
 			--live-port="tcp://127.0.0.1:$RELAYD_LIVE" >"$UST_TMP/relayd.log" 2>&1 &
 		pid=$!
+		RELAYD_PID=$pid
 		UST_CHILDREN+=("$pid")
 		for ((i = 0; i < 100; i++)); do
 			kill -0 "$pid" 2>/dev/null || break

@@ -59,7 +59,12 @@ wait_grep() {
 
 # live_reader SESSION OUT: babeltrace2 following SESSION live through the
 # relay daemon, with our sink, in the background (pid in $reader).
+# babeltrace2 2.0.4's live source reads metadata memory it did not
+# initialize: with ASan's malloc fill it always fails an assertion
+# (update_field_class_stored_value_index(): tgt_fc), so in a sanitized
+# build fresh memory is left unfilled for it.
 live_reader() {
+	ASAN_OPTIONS=$ASAN_OPTIONS:max_malloc_fill_size=0 \
 	LD_PRELOAD=$UST_SAN_PRELOAD timeout 120 babeltrace2 --plugin-path="$UST_BT2_PLUGIN_DIR" \
 		--input-format=lttng-live "net://127.0.0.1:$RELAYD_LIVE/host/$RELAYD_HOST/$1" \
 		-c sink.ustitch.text >"$2" 2>"$2.err" &
@@ -117,97 +122,156 @@ cmp -s <(grep ' lttng_ust_statedump:' "$UST_TMP/urls.out") <(grep ' lttng_ust_st
 	fail "urls: statedump events differ from sink.text.pretty's"
 echo "ok: urls: $(grep -c ' lttng_ust_statedump:' "$UST_TMP/urls.out") statedump events as sink.text.pretty prints them"
 
+# babeltrace2 2.0.4's live source (Debian 12) sometimes aborts on this
+# assertion, whichever the sink (docs/lttng.md); an attempt where it did
+# is abandoned and made again with a new session, at most 3 times.
+BT2_BUG="update_field_class_stored_value_index(): Assertion"
+broke() {	# ERRFILE...: a reader hit it
+	local f
+	for f in "$@"; do
+		grep -qF "$BT2_BUG" "$f" 2>/dev/null && return 0
+	done
+	return 1
+}
+
+# The abandoned attempt's application, session and readers go.
+abandon() {
+	local pid
+	touch "$cur_go" "$cur_go.end"
+	wait $app 2>/dev/null
+	lttng stop "$cur_session" >/dev/null 2>&1
+	lttng destroy "$cur_session" >/dev/null 2>&1
+	for pid in "${UST_CHILDREN[@]}"; do
+		[[ $pid == "$RELAYD_PID" ]] && continue
+		stop_pid "$pid"
+		wait "$pid" 2>/dev/null
+		forget_child "$pid"
+	done
+}
+
+# attempt NAME: up to 3 runs of NAME_try TRY until one is not abandoned.
+attempt() {
+	local try rc
+	for try in 1 2 3; do
+		cur_session=$1$try
+		cur_go=$UST_TMP/go-$1$try
+		"$1_try" "$try"
+		rc=$?
+		[[ $rc == 0 ]] && return 0
+		abandon
+		echo "note: $1: attempt $try abandoned: babeltrace2 aborted ($BT2_BUG 'tgt_fc' failed)"
+	done
+	fail "$1: babeltrace2's live source aborted in 3 attempts"
+}
+
 # --- live ----------------------------------------------------------------
-lt create live --live=100000 "${NET[@]}"
-lt enable-event -u 'ustlt:*,ustitch:*'
-lt add-context -u "${CTX[@]}"
-lt start
-live_reader live "$UST_TMP/live.out"
-run_app live "$UST_TMP/go" basic &
-app=$!
-# A marker printed: the reader is attached and reading (what it prints,
-# it prints while the session records).
-wait_grep "$UST_TMP/live.out" '\{ tag = 99, n = [0-9]+ \}$' 60 ||
-	fail "live: the reader printed no marker: $(cat "$UST_TMP/live.out.err")"
-touch "$UST_TMP/go"
-for ((i = 0; i < 600; i++)); do
-	normalize <"$UST_TMP/live.out" | from_basic >"$UST_TMP/live.norm"
-	cmp -s "$EXPECTED/basic.txt" "$UST_TMP/live.norm" && break
-	sleep 0.1
-done
-kill -0 $app 2>/dev/null || fail "live: the application ended before the check"
-diff -u "$EXPECTED/basic.txt" "$UST_TMP/live.norm" ||
-	fail "live: while the session records, the output differs from expected/basic.txt (above)"
-echo "ok: live: exact frames and locks printed while the session records"
-touch "$UST_TMP/go.end"
-wait $app || fail "ust-lttng-app live exited with $?"
-lt stop
-lt destroy live
-for ((i = 0; i < 300; i++)); do
-	kill -0 $reader 2>/dev/null || break
-	sleep 0.1
-done
-kill -0 $reader 2>/dev/null && fail "live: the reader still runs 30 s after the session was destroyed"
-wait $reader || fail "live: babeltrace2 exited with $?: $(cat "$UST_TMP/live.out.err")"
-forget_child $reader
-normalize <"$UST_TMP/live.out" | from_basic >"$UST_TMP/live.norm"
-diff -u "$EXPECTED/basic.txt" "$UST_TMP/live.norm" ||
-	fail "live: the final output differs from expected/basic.txt (above)"
-[[ ! -s "$UST_TMP/live.out.err" ]] || fail "live: babeltrace2 said: $(cat "$UST_TMP/live.out.err")"
-m=$(grep -c ' ustlt:work: .*{ tag = 99, ' "$UST_TMP/live.out")
-echo "ok: live: the reader ended with the session ($m markers before the chains)"
+live_try() {
+	local out=$UST_TMP/live$1.out i m
+	lt create "$cur_session" --live=100000 "${NET[@]}"
+	lt enable-event -u -s "$cur_session" 'ustlt:*,ustitch:*'
+	lt add-context -u -s "$cur_session" "${CTX[@]}"
+	lt start "$cur_session"
+	live_reader "$cur_session" "$out"
+	run_app live "$cur_go" basic &
+	app=$!
+	# A marker printed: the reader is attached and reading (what it
+	# prints, it prints while the session records).
+	wait_grep "$out" '\{ tag = 99, n = [0-9]+ \}$' 60 ||
+		{ broke "$out.err" && return 2; fail "live: the reader printed no marker: $(cat "$out.err")"; }
+	touch "$cur_go"
+	for ((i = 0; i < 600; i++)); do
+		normalize <"$out" | from_basic >"$out.norm"
+		cmp -s "$EXPECTED/basic.txt" "$out.norm" && break
+		broke "$out.err" && return 2
+		sleep 0.1
+	done
+	kill -0 $app 2>/dev/null || fail "live: the application ended before the check"
+	diff -u "$EXPECTED/basic.txt" "$out.norm" ||
+		fail "live: while the session records, the output differs from expected/basic.txt (above)"
+	echo "ok: live: exact frames and locks printed while the session records"
+	touch "$cur_go.end"
+	wait $app || fail "ust-lttng-app live exited with $?"
+	lt stop "$cur_session"
+	lt destroy "$cur_session"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 $reader 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 $reader 2>/dev/null && fail "live: the reader still runs 30 s after the session was destroyed"
+	wait $reader || fail "live: babeltrace2 exited with $?: $(cat "$out.err")"
+	forget_child $reader
+	normalize <"$out" | from_basic >"$out.norm"
+	diff -u "$EXPECTED/basic.txt" "$out.norm" ||
+		fail "live: the final output differs from expected/basic.txt (above)"
+	[[ ! -s "$out.err" ]] || fail "live: babeltrace2 said: $(cat "$out.err")"
+	m=$(grep -c ' ustlt:work: .*{ tag = 99, ' "$out")
+	echo "ok: live: the reader ended with the session ($m markers before the chains)"
+}
+attempt live
 
 # --- attach --------------------------------------------------------------
 # A first reader sees tag 1 and its stack, then markers; once it printed
 # the seventh marker (packets of later markers are at the relay daemon
 # too), it is stopped and a second reader attaches: it starts at the
 # newest packet, after the stack.
-lt create attach --live=100000 "${NET[@]}"
-lt enable-event -u 'ustlt:*,ustitch:*'
-lt add-context -u "${CTX[@]}"
-lt start
-live_reader attach "$UST_TMP/first.out"
-first=$reader
-run_app live "$UST_TMP/go2" again &
-app=$!
-wait_grep "$UST_TMP/first.out" '\{ tag = 99, n = 6 \}$' 60 ||
-	fail "attach: the first reader printed no seventh marker: $(cat "$UST_TMP/first.out.err")"
-grep -qE ' ustlt:work: .*\{ tag = 1, n = 0 \}$' "$UST_TMP/first.out" ||
-	fail "attach: the first reader did not see tag 1"
-stop_pid $first
-wait $first 2>/dev/null
-forget_child $first
-live_reader attach "$UST_TMP/second.out"
-wait_grep "$UST_TMP/second.out" '\{ tag = 99, n = [0-9]+ \}$' 60 ||
-	fail "attach: the second reader printed no marker: $(cat "$UST_TMP/second.out.err")"
-grep -qE ' ustlt:work: .*\{ tag = 1, n = 0 \}$' "$UST_TMP/second.out" &&
-	fail "attach: the second reader saw the first tag 1"
-touch "$UST_TMP/go2"
-# The application is quiet now: only the live source's inactivity
-# messages move trace time past the lookahead.
-wait_grep "$UST_TMP/second.out" ' ustlt:work: .*\{ tag = 1, n = 0 \}$' 30 ||
-	fail "attach: tag 1 not printed while the session records: $(tail -3 "$UST_TMP/second.out")"
-grep -A1 -E ' ustlt:work: .*\{ tag = 1, n = 0 \}$' "$UST_TMP/second.out" | tail -1 | grep -qE "$MISSING_RE" ||
-	fail "attach: tag 1 does not say its stack is missing: $(grep -A1 'tag = 1,' "$UST_TMP/second.out")"
-kill -0 $app 2>/dev/null || fail "attach: the application ended before the check"
-echo "ok: attach: the event says its stack is not in the live reader's trace, while the session records"
-touch "$UST_TMP/go2.end"
-wait $app || fail "ust-lttng-app live again exited with $?"
-lt stop
-lt destroy attach
-for ((i = 0; i < 300; i++)); do
-	kill -0 $reader 2>/dev/null || break
-	sleep 0.1
-done
-kill -0 $reader 2>/dev/null && fail "attach: the reader still runs 30 s after the session was destroyed"
-wait $reader || fail "attach: babeltrace2 exited with $?: $(cat "$UST_TMP/second.out.err")"
-forget_child $reader
-# Every event it printed says so: the markers' stack came before it too.
-events=$(grep -c ' ustlt:work: ' "$UST_TMP/second.out")
-missing=$(grep -cE "$MISSING_RE" "$UST_TMP/second.out")
-[[ $events -ge 2 && $missing == "$events" ]] || fail "attach: $missing of $events events say their stack is missing"
-printf 'ustitch: %s events referenced a stack missing from the trace\n%s\n' "$events" "$LIVE_NOTE" \
-	>"$UST_TMP/attach.err.expected"
-diff -u "$UST_TMP/attach.err.expected" "$UST_TMP/second.out.err" || fail "attach: summary differs (above)"
-echo "ok: attach: $events events, each says its stack is missing; the summary says why"
+attach_try() {
+	local first_out=$UST_TMP/first$1.out out=$UST_TMP/second$1.out first i events missing
+	lt create "$cur_session" --live=100000 "${NET[@]}"
+	lt enable-event -u -s "$cur_session" 'ustlt:*,ustitch:*'
+	lt add-context -u -s "$cur_session" "${CTX[@]}"
+	lt start "$cur_session"
+	live_reader "$cur_session" "$first_out"
+	first=$reader
+	run_app live "$cur_go" again &
+	app=$!
+	wait_grep "$first_out" '\{ tag = 99, n = 6 \}$' 60 ||
+		{ broke "$first_out.err" && return 2;
+		  fail "attach: the first reader printed no seventh marker: $(cat "$first_out.err")"; }
+	grep -qE ' ustlt:work: .*\{ tag = 1, n = 0 \}$' "$first_out" ||
+		fail "attach: the first reader did not see tag 1"
+	stop_pid $first
+	wait $first 2>/dev/null
+	forget_child $first
+	live_reader "$cur_session" "$out"
+	wait_grep "$out" '\{ tag = 99, n = [0-9]+ \}$' 60 ||
+		{ broke "$out.err" && return 2; fail "attach: the second reader printed no marker: $(cat "$out.err")"; }
+	grep -qE ' ustlt:work: .*\{ tag = 1, n = 0 \}$' "$out" &&
+		fail "attach: the second reader saw the first tag 1"
+	touch "$cur_go"
+	# The application is quiet now: only the live source's inactivity
+	# messages move trace time past the lookahead.
+	# (The file may end inside the event's text for a moment.)
+	for ((i = 0; i < 300; i++)); do
+		grep -A1 -E ' ustlt:work: .*\{ tag = 1, n = 0 \}$' "$out" | sed 1d | grep -qE "$MISSING_RE" && break
+		broke "$out.err" && return 2
+		sleep 0.1
+	done
+	grep -qE ' ustlt:work: .*\{ tag = 1, n = 0 \}$' "$out" ||
+		fail "attach: tag 1 not printed while the session records: $(tail -3 "$out")"
+	grep -A1 -E ' ustlt:work: .*\{ tag = 1, n = 0 \}$' "$out" | sed 1d | grep -qE "$MISSING_RE" ||
+		fail "attach: tag 1 does not say its stack is missing: $(grep -A1 'tag = 1,' "$out")"
+	kill -0 $app 2>/dev/null || fail "attach: the application ended before the check"
+	echo "ok: attach: the event says its stack is not in the live reader's trace, while the session records"
+	touch "$cur_go.end"
+	wait $app || fail "ust-lttng-app live again exited with $?"
+	lt stop "$cur_session"
+	lt destroy "$cur_session"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 $reader 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 $reader 2>/dev/null && fail "attach: the reader still runs 30 s after the session was destroyed"
+	wait $reader || fail "attach: babeltrace2 exited with $?: $(cat "$out.err")"
+	forget_child $reader
+	# Every event it printed says so: the markers' stack came before it too.
+	events=$(grep -c ' ustlt:work: ' "$out")
+	missing=$(grep -cE "$MISSING_RE" "$out")
+	[[ $events -ge 2 && $missing == "$events" ]] ||
+		fail "attach: $missing of $events events say their stack is missing"
+	printf 'ustitch: %s events referenced a stack missing from the trace\n%s\n' "$events" "$LIVE_NOTE" \
+		>"$UST_TMP/attach.err.expected"
+	diff -u "$UST_TMP/attach.err.expected" "$out.err" || fail "attach: summary differs (above)"
+	echo "ok: attach: $events events, each says its stack is missing; the summary says why"
+}
+attempt attach
 exit 0
