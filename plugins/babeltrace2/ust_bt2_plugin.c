@@ -718,4 +718,4 @@ BT_PLUGIN_SINK_COMPONENT_CLASS_DESCRIPTION(text,
 BT_PLUGIN_SINK_COMPONENT_CLASS_HELP(text,
 	"Parameters: symbols=BOOL (yes), lines=BOOL (no), max-frames=N (0: all), "
 	"debug-dirs=DIR:DIR, lookahead-ns=N (1000000000), max-pending=N (1000000), "
-	"clock-gmt=BOOL (no)");
+	"clock-gmt=BOOL (no), debuginfod=BOOL (yes when DEBUGINFOD_URLS is set)");
