@@ -93,6 +93,7 @@ stop_server() { kill "$srv_pid"; wait "$srv_pid" 2>/dev/null; }
 report() {
 	local n=$1; shift
 	DEBUGINFOD_URLS=${URLS:-http://127.0.0.1:$port} DEBUGINFOD_CACHE_PATH=$work/cache.$n \
+		DEBUGINFOD_TIMEOUT=${DEBUGINFOD_TIMEOUT:-10} \
 		ust_report "$work/t" "$work/$n.out" "$work/$n.err" "$@" trace.dat || bad "$n: report failed"
 	grep '^=>' "$work/$n.out"
 }
@@ -129,6 +130,21 @@ rm -rf "$work/t/trace.dat.ustitch"
 expect "server stopped: frames unnamed, the report goes on" "$(report down | head -2)" "$gone_st"
 expect "server stopped: said once" "$(cat "$work/down.err")" \
 	"ustitch: debuginfod (http://127.0.0.1:$port): Connection refused, asking for the executable of build-id $bid_st: not asked again in this report (3 more requests not made)"
+
+# A server that accepts connections and never answers: one bounded wait
+# (DEBUGINFOD_TIMEOUT=2), then no more asking.
+sport=$(free_port)
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64); time.sleep(600)' "$sport" &
+pids+=("$!")
+sleep 1
+t0=$(date +%s)
+got=$(DEBUGINFOD_TIMEOUT=2 URLS=http://127.0.0.1:$sport report slow | head -2)
+t1=$(date +%s)
+expect "silent server: frames unnamed, the report goes on" "$got" "$gone_st"
+expect "silent server: said once, one wait" "$(sed 's/: [A-Z][a-z ]*, asking/: ERR, asking/' "$work/slow.err")" \
+	"ustitch: debuginfod (http://127.0.0.1:$sport): ERR, asking for the executable of build-id $bid_st: not asked again in this report (3 more requests not made)"
+echo "    (the report took $((t1 - t0)) s; $(cat "$work/slow.err" | sed 's/.*): \([^,]*\),.*/\1/'))"
 
 # A server that answers the stripped binary's build-id with another binary.
 mkdir -p "$work/wrong/buildid/$bid_st"
