@@ -9,6 +9,7 @@
 
 #include "ustitch/abi.h"
 #include "ustitch/render.h"
+#include "ustitch/res_debuginfod.h"
 
 #define MAX_INLINE 16
 
@@ -96,9 +97,12 @@ static void render_one(struct ust_render *r, const struct ust_dec_frame *f,
 		return;
 	}
 	if (n == 0 || !sf[n - 1].func) {
+		/* A debug file debuginfod sent for another build-id says so here. */
+		const char *note = hit.note && !hit.uncertain ? hit.note :
+				   ust_res_debuginfod_note(r->res, hit.build_id, hit.build_id_len);
+
 		ust_sb_printf(out, "\n%s 0x%" PRIx64 " (%s%s%s)", arrow, f->off, obj,
-			      hit.note && !hit.uncertain ? ": " : "",
-			      hit.note && !hit.uncertain ? hit.note : "");
+			      note ? ": " : "", note ? note : "");
 		if (n > 0)
 			put_loc(out, &sf[n - 1]);
 		put_raw(r, out, f, has_files);

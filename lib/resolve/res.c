@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "ustitch/abi.h"
+#include "ustitch/res_debuginfod.h"
 #include "ustitch/resolve.h"
 #include "ustitch/sb.h"
 #include "ustitch/sym.h"
@@ -104,7 +105,14 @@ struct ust_res {
 
 	unsigned int nr_nocap;		/* lookups that needed CAP_DAC_READ_SEARCH */
 	unsigned int nr_fds;
+
+	struct ust_res_dbgd *dbgd;	/* ust_res_set_debuginfod; NULL: off */
 };
+
+struct ust_res_dbgd **ust_res_dbgd_slot(struct ust_res *r)
+{
+	return &r->dbgd;
+}
 
 struct ust_res *ust_res_new(const struct ust_res_opts *opts)
 {
@@ -184,6 +192,7 @@ void ust_res_free(struct ust_res *r)
 
 	if (!r)
 		return;
+	ust_res_dbgd_free(r->dbgd);
 	ust_res_map_fini(&r->recs, free_rec);
 	ust_res_map_fini(&r->answers, free_answer);
 	ust_res_map_fini(&r->proc, free);
@@ -578,6 +587,24 @@ static bool from_map_files(struct ust_res *r, struct answer *a, struct want *w, 
 	return accept(r, a, w, NULL, fd, e->name, "map_files");
 }
 
+/* The executable of the wanted build-id from debuginfod: in the client's
+ * cache, its build-id already checked (a refusal becomes the note). */
+static bool from_debuginfod(struct ust_res *r, struct answer *a, struct want *w)
+{
+	char path[4096];
+	int ret;
+
+	if (!r->dbgd)
+		return false;
+	ret = ust_res_debuginfod_find(r, UST_RES_DBGD_EXECUTABLE, w->bid, w->bid_len, path,
+				      sizeof(path));
+	if (ret == -EINVAL)
+		w->note = ust_res_debuginfod_note(r, w->bid, w->bid_len);
+	if (ret)
+		return false;
+	return accept(r, a, w, path, -1, w->hint, "debuginfod");
+}
+
 static struct answer *resolve(struct ust_res *r, uint32_t kdev, uint64_t ino)
 {
 	const struct rec *rec = ust_res_map_get(&r->recs, kdev, ino);
@@ -631,13 +658,19 @@ static struct answer *resolve(struct ust_res *r, uint32_t kdev, uint64_t ino)
 		accept(r, a, &w, path, -1, path, "local");
 	if (!a->found && !r->no_index && (path = from_index(r, kdev, ino, &w.note)))
 		accept(r, a, &w, path, -1, path, "index");
-	/* A recorded file that is gone: its build-id may still find a debug file. */
+	/* 6. Not here with its build-id: the debuginfod servers, by build-id. */
+	if (!a->found && w.bid_len)
+		from_debuginfod(r, a, &w);
+	/* A recorded file that is gone: its build-id may still find a debug
+	 * file (a file debuginfod refused is said instead). */
 	if (!a->found && rec_gone) {
+		const char *refused = ust_res_debuginfod_note(r, w.bid, w.bid_len);
+
 		a->path = strdup(rec->path);
 		a->name = strdup(rec->path);
 		a->found = a->path && a->name;
 		a->source = "trace";
-		a->note = "no longer exists";
+		a->note = refused ? refused : "no longer exists";
 	}
 	if (!a->found)
 		a->note = w.note;
@@ -773,6 +806,7 @@ void ust_res_summary(const struct ust_res *r, struct ust_sb *out)
 	if (r->arch_err[0])
 		ust_sb_printf(out, "ustitch: %s\n", r->arch_err);
 	ust_res_map_each(&r->answers, summary_one, out);
+	ust_res_debuginfod_summary(r, out);
 	if (r->nr_nocap)
 		ust_sb_printf(out, "ustitch: %u file%s not opened by handle: open_by_handle_at needs CAP_DAC_READ_SEARCH (report as root, or name their directories with -O ustitch:search_dirs=DIR)\n",
 			      r->nr_nocap, r->nr_nocap == 1 ? " was" : "s were");

@@ -127,4 +127,11 @@ struct ust_res_idx_ent {
 int ust_res_index_build(struct ust_res_map *m, const char *const *dirs, int nr_dirs, int max_depth,
 			unsigned int max_files);
 
+/* res_debuginfod.c: the report's debuginfod client and its answers. */
+struct ust_res;
+struct ust_res_dbgd;
+void ust_res_dbgd_free(struct ust_res_dbgd *d);
+/* res.c: where @r keeps it (NULL: asking is off). */
+struct ust_res_dbgd **ust_res_dbgd_slot(struct ust_res *r);
+
 #endif

@@ -13,6 +13,7 @@
  * program headers have lost their file offsets (sym_elf.c).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,9 @@ struct ust_sym_file {
 struct ust_sym_cache {
 	char **roots;
 	int nr_roots;
+	int (*fetch_debug)(void *ctx, const uint8_t *bid, size_t bid_len, char *path,
+			   size_t pathsz);
+	void *fetch_ctx;
 	struct ust_sym_file **buckets;
 	size_t nr_buckets;
 	size_t nr_files;
@@ -58,6 +62,10 @@ struct ust_sym_cache *ust_sym_cache_new(const struct ust_sym_opts *opts)
 	if (!c)
 		return NULL;
 	c->nr_buckets = 256;
+	if (opts) {
+		c->fetch_debug = opts->fetch_debug;
+		c->fetch_ctx = opts->fetch_ctx;
+	}
 	c->buckets = calloc(c->nr_buckets, sizeof(*c->buckets));
 	if (!c->buckets)
 		goto err;
@@ -152,6 +160,18 @@ static bool has_symtab(Elf *elf)
 	return ust_sym_elf_section(elf, ".symtab", &sh) && sh.sh_type == SHT_SYMTAB;
 }
 
+bool ust_sym_wants_debug_file(const char *path)
+{
+	struct ust_sym_elf e = { 0 };
+	bool want;
+
+	if (ust_sym_elf_open(&e, path, NULL, 0) != 0)
+		return false;
+	want = !has_symtab(e.elf) || !ust_sym_elf_has_data(e.elf, ".debug_info");
+	ust_sym_elf_close(&e);
+	return want;
+}
+
 static int set_err(struct ust_sym_file *f, int err_no, const char *msg)
 {
 	f->err = strdup(msg);
@@ -196,6 +216,17 @@ static int load(struct ust_sym_cache *c, struct ust_sym_file *f, const char *pat
 				   f->main.elf ? &f->main : NULL, path,
 				   f->build_id_len ? f->build_id : NULL, f->build_id_len,
 				   &f->debug);
+	/* Last, the fetcher (debuginfod), for a stripped or missing object. */
+	if (!f->debug.elf && c->fetch_debug && f->build_id_len &&
+	    (!f->main.elf || !has_symtab(f->main.elf) ||
+	     !ust_sym_elf_has_data(f->main.elf, ".debug_info"))) {
+		char dpath[PATH_MAX];
+
+		if (c->fetch_debug(c->fetch_ctx, f->build_id, f->build_id_len, dpath,
+				   sizeof(dpath)) == 0)
+			ust_sym_debug_open_id(dpath, f->build_id, f->build_id_len,
+					      f->main.elf ? &f->main : NULL, &f->debug);
+	}
 
 	if (!f->main.elf && !f->debug.elf) {
 		if (path)

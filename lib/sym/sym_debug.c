@@ -99,11 +99,25 @@ static int open_candidate(const char *cand, const struct ust_sym_elf *main,
 	return 0;
 }
 
+int ust_sym_debug_open_id(const char *path, const uint8_t *id, size_t id_len,
+			  const struct ust_sym_elf *main, struct ust_sym_elf *out)
+{
+	uint8_t got[UST_SYM_BUILD_ID_MAX];
+
+	if (open_candidate(path, main, out) != 0)
+		return -1;
+	if (ust_sym_elf_build_id(out->elf, got, sizeof(got)) != id_len ||
+	    memcmp(got, id, id_len) != 0) {
+		ust_sym_elf_close(out);
+		return -1;
+	}
+	return 0;
+}
+
 static int by_build_id(const char *root, const uint8_t *id, size_t id_len,
 		       const struct ust_sym_elf *main, struct ust_sym_elf *out)
 {
 	char path[PATH_MAX], hex[2 * UST_SYM_BUILD_ID_MAX + 1];
-	uint8_t got[UST_SYM_BUILD_ID_MAX];
 	size_t i;
 
 	if (id_len < 2 || id_len > UST_SYM_BUILD_ID_MAX)
@@ -113,14 +127,7 @@ static int by_build_id(const char *root, const uint8_t *id, size_t id_len,
 	if (snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", root, hex,
 		     hex + 2) >= (int)sizeof(path))
 		return -1;
-	if (open_candidate(path, main, out) != 0)
-		return -1;
-	if (ust_sym_elf_build_id(out->elf, got, sizeof(got)) != id_len ||
-	    memcmp(got, id, id_len) != 0) {
-		ust_sym_elf_close(out);
-		return -1;
-	}
-	return 0;
+	return ust_sym_debug_open_id(path, id, id_len, main, out);
 }
 
 /* The .gnu_debuglink name and CRC of @elf; -1 when absent or malformed. */

@@ -91,6 +91,10 @@ const struct ust_sym_ent *ust_sym_tab_find_name(struct ust_sym_tab *t, const cha
 
 /* --- sym_debug.c -------------------------------------------------------- */
 
+/* Opens @path as the debug file of build-id @id: its own build-id must
+ * match (and it must not be @main itself).  0 and @out filled, or -1. */
+int ust_sym_debug_open_id(const char *path, const uint8_t *id, size_t id_len,
+			  const struct ust_sym_elf *main, struct ust_sym_elf *out);
 /*
  * Finds the separate debug file of an object: by build-id under each
  * of @roots then /usr/lib/debug, then by @main's .gnu_debuglink (CRC

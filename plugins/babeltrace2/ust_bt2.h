@@ -80,6 +80,7 @@ struct ust_bt2_opts {
 	unsigned int max_frames;
 	const char *const *debug_dirs;
 	int nr_debug_dirs;
+	bool debuginfod;	/* fetch missing files by build-id (lib/resolve/res_debuginfod.c) */
 };
 
 int ust_bt2_stacks_init(struct ust_bt2_stacks *s, const struct ust_bt2_opts *o);

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "ust_bt2.h"
+#include "ustitch/res_debuginfod.h"
 
 #define MAX_DEBUG_DIRS		16
 #define OBJ_WINDOW_NS		10000000LL	/* objects follow their event within µs */
@@ -672,6 +673,8 @@ text_init(bt_self_component_sink *self, bt_self_component_sink_configuration *co
 	o.symbols = param_bool(params, "symbols", true);
 	o.lines = param_bool(params, "lines", false);
 	o.max_frames = (unsigned int)param_int(params, "max-frames", 0);
+	/* As trace-cmd's -O ustitch:debuginfod: on when DEBUGINFOD_URLS is set. */
+	o.debuginfod = param_bool(params, "debuginfod", ust_res_debuginfod_wanted());
 	t->lookahead_ns = param_int(params, "lookahead-ns", 1000000000LL);
 	t->max_pending = (uint64_t)param_int(params, "max-pending", 1000000);
 	t->clk.gmt = param_bool(params, "clock-gmt", false);
@@ -704,8 +707,15 @@ static void text_finalize(bt_self_component_sink *self)
 	struct text *t = bt_self_component_get_data(bt_self_component_sink_as_self_component(self));
 
 	if (t) {
+		struct ust_sb sb;
+
 		drain(t, true);
 		fflush(stdout);
+		/* A debuginfod server that stopped answering: said once, at the end. */
+		ust_sb_init(&sb);
+		ust_res_debuginfod_summary(t->st.res, &sb);
+		fputs(ust_sb_str(&sb), stderr);
+		ust_sb_fini(&sb);
 	}
 	text_destroy(t);
 }
@@ -779,4 +789,4 @@ BT_PLUGIN_SINK_COMPONENT_CLASS_DESCRIPTION(text,
 BT_PLUGIN_SINK_COMPONENT_CLASS_HELP(text,
 	"Parameters: symbols=BOOL (yes), lines=BOOL (no), max-frames=N (0: all), "
 	"debug-dirs=DIR:DIR, lookahead-ns=N (1000000000), max-pending=N (1000000), "
-	"clock-gmt=BOOL (no)");
+	"clock-gmt=BOOL (no), debuginfod=BOOL (yes when DEBUGINFOD_URLS is set)");

@@ -16,21 +16,32 @@
  * plugin waits a little for that, and only a complete rendering is kept.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ust_bt2.h"
 #include "ustitch/grow.h"
+#include "ustitch/res_debuginfod.h"
 
 int ust_bt2_stacks_init(struct ust_bt2_stacks *s, const struct ust_bt2_opts *o)
 {
-	struct ust_sym_opts so = { o->debug_dirs, o->nr_debug_dirs };
+	struct ust_sym_opts so = { o->debug_dirs, o->nr_debug_dirs, NULL, NULL };
+	char err[256];
 
 	memset(s, 0, sizeof(*s));
 	ust_hmap_init(&s->ids);
 	ust_hmap_init(&s->obj_keys);
 	ust_hmap_init(&s->files);
 	s->res = ust_res_new(NULL);
+	if (s->res && o->debuginfod) {
+		if (ust_res_set_debuginfod(s->res, true, err, sizeof(err)) == 0) {
+			so.fetch_debug = ust_res_debuginfod_fetch_debug;
+			so.fetch_ctx = s->res;
+		} else {
+			fprintf(stderr, "ustitch: %s\n", err);
+		}
+	}
 	s->sym = ust_sym_cache_new(&so);
 	s->dsym = ust_bt2_datasym_new();
 	if (!s->res || !s->sym || !s->dsym)

@@ -30,6 +30,7 @@
 #include "ustitch/fold.h"
 #include "ustitch/render.h"
 #include "ustitch/report.h"
+#include "ustitch/res_debuginfod.h"
 #include "ustitch/resolve.h"
 #include "ustitch/scan.h"
 #include "ustitch/stack_text.h"
@@ -65,6 +66,7 @@ struct pstate {
 	bool stitch;
 	struct ust_af mark;
 	char mark_err[300];		/* a bad addr_filter, said once */
+	char dbgd_err[256];		/* debuginfod wanted but unavailable: said at the end */
 	struct ust_sb sb;
 	struct ust_hmap seen;		/* cookie -> index into seen_reqs */
 	struct seen_req *seen_reqs;
@@ -108,13 +110,16 @@ struct tep_plugin_option TEP_PLUGIN_OPTIONS[] = {
 	  .description = "the trace's archive made by `ustitch archive` (default: TRACE.ustitch/ when it exists)" },
 	{ .name = "by_handle", .plugin_alias = "ustitch", .value = "1",
 	  .description = "open traced files by (device, inode) with open_by_handle_at (0: do not)" },
+	{ .name = "debuginfod", .plugin_alias = "ustitch", .value = "",
+	  .description = "fetch missing or stripped files by build-id from DEBUGINFOD_URLS (default: on when it is set; 0: off)" },
 	{ .name = NULL }
 };
 
 const char *TEP_PLUGIN_ALIAS = "ustitch";
 
 enum { OPT_STITCH, OPT_SYMBOLS, OPT_LINES, OPT_RAW, OPT_MAX_FRAMES, OPT_DEBUG_DIRS,
-       OPT_SEARCH_DIRS, OPT_FILE, OPT_FOLDED, OPT_ADDR_FILTER, OPT_ARCHIVE, OPT_BY_HANDLE };
+       OPT_SEARCH_DIRS, OPT_FILE, OPT_FOLDED, OPT_ADDR_FILTER, OPT_ARCHIVE, OPT_BY_HANDLE,
+       OPT_DEBUGINFOD };
 
 static const char *opt_str(int i)
 {
@@ -216,6 +221,14 @@ static void setup_render(struct pstate *p)
 	ro.nr_extra_dirs = p->nr_search_dirs;
 	ro.no_handle = !opt_bool(OPT_BY_HANDLE);
 	p->res = ust_res_new(&ro);
+	/* debuginfod: as perf and gdb, on when DEBUGINFOD_URLS names servers. */
+	if (p->res && (opt_str(OPT_DEBUGINFOD)[0] ? opt_bool(OPT_DEBUGINFOD) :
+		       ust_res_debuginfod_wanted())) {
+		if (ust_res_set_debuginfod(p->res, true, p->dbgd_err, sizeof(p->dbgd_err)) == 0) {
+			so.fetch_debug = ust_res_debuginfod_fetch_debug;
+			so.fetch_ctx = p->res;
+		}
+	}
 	p->sym = ust_sym_cache_new(&so);
 	p->rnd.res = p->res;
 	p->rnd.sym = p->sym;
@@ -272,6 +285,10 @@ static void use_trace(struct pstate *p, const struct ust_scan *sc, const char *p
 	p->debug_dirs[p->nr_debug_dirs++] = root;
 	so.debug_dirs = p->debug_dirs;
 	so.nr_debug_dirs = p->nr_debug_dirs;
+	if (ust_res_debuginfod_on(p->res)) {
+		so.fetch_debug = ust_res_debuginfod_fetch_debug;
+		so.fetch_ctx = p->res;
+	}
 	sym = ust_sym_cache_new(&so);
 	if (!sym)
 		return;
@@ -669,6 +686,8 @@ static void fold_at_end(struct pstate *p)
 static void say_at_end(struct pstate *p)
 {
 	ust_sb_reset(&p->sb);
+	if (p->dbgd_err[0])
+		ust_sb_printf(&p->sb, "ustitch: %s\n", p->dbgd_err);
 	ust_res_summary(p->res, &p->sb);
 	if (ust_sb_str(&p->sb)[0]) {
 		fflush(stdout);

@@ -13,6 +13,10 @@
  * usual directories) and only when they are the traced ones: a file whose
  * build-id differs from the trace's, or that changed after the trace, is
  * not archived, and the command says so.
+ *
+ * --debuginfod: what the recording machine lacks (the file itself, or the
+ * debug file of a stripped one) is fetched by build-id from the servers
+ * of DEBUGINFOD_URLS (lib/resolve/res_debuginfod.c), checked the same way.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +31,9 @@
 #include "ustitch/abi.h"
 #include "ustitch/hmap.h"
 #include "ustitch/report.h"
+#include "ustitch/res_debuginfod.h"
 #include "ustitch/resolve.h"
+#include "ustitch/sb.h"
 #include "ustitch/scan.h"
 #include "ustitch/sym.h"
 #include "archive.h"
@@ -45,13 +51,14 @@ struct arch {
 	const char *debug_dirs[MAX_DEBUG_DIRS];
 	int nr_debug_dirs;
 	FILE *man;
-	unsigned int files, debug, missing, refused;
+	bool debuginfod;
+	unsigned int files, debug, missing, refused, fetched;
 	unsigned long long bytes;
 };
 
 void archive_usage(FILE *out)
 {
-	fputs("usage: ustitch archive [-i trace.dat] [-o DIR] [-d DEBUGDIR]...\n"
+	fputs("usage: ustitch archive [-i trace.dat] [-o DIR] [-d DEBUGDIR]... [--debuginfod]\n"
 	      "\n"
 	      "Copies every file the trace's user stacks touch (by device and inode, found\n"
 	      "as trace-cmd report finds them), and its separate debug file, into DIR keyed\n"
@@ -62,7 +69,9 @@ void archive_usage(FILE *out)
 	      "             uses TRACE.ustitch/ next to the trace by itself, another DIR\n"
 	      "             with -O ustitch:archive=DIR\n"
 	      "  -d dir     also look for debug files under DIR/.build-id/ (repeatable;\n"
-	      "             /usr/lib/debug always)\n", out);
+	      "             /usr/lib/debug always)\n"
+	      "  --debuginfod  fetch the files and debug files not found here by build-id\n"
+	      "             from the servers of DEBUGINFOD_URLS\n", out);
 }
 
 /* Copy @from (an fd-path or a path) to DIR/@rel via a temporary name. */
@@ -189,7 +198,13 @@ static void archive_one(struct arch *a, struct ust_res *res, uint32_t kdev, uint
 		fprintf(a->man, "%02x", bid[i]);
 	fprintf(a->man, "%s %llu ", len ? "" : "-", (unsigned long long)st.st_size);
 	put_path(a->man, hit.name);
-	if (len && find_debug(a, bid, len, dbg, sizeof(dbg)) == 0) {
+	if (hit.source && !strcmp(hit.source, "debuginfod"))
+		a->fetched++;
+	if (len && (find_debug(a, bid, len, dbg, sizeof(dbg)) == 0 ||
+		    (a->debuginfod && ust_sym_wants_debug_file(hit.path) &&
+		     ust_res_debuginfod_find(res, UST_RES_DBGD_DEBUGINFO, bid, len,
+							      dbg, sizeof(dbg)) == 0 &&
+		     strcmp(dbg, hit.path) != 0 && ++a->fetched))) {
 		strncat(rel, ".debug", sizeof(rel) - strlen(rel) - 1);
 		if (copy_file(dbg, a->dir, rel, &a->bytes, err, sizeof(err)) == 0)
 			a->debug++;
@@ -202,6 +217,7 @@ int archive_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "debuginfod", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ust_res_opts ro = { .no_archive = true };
@@ -229,6 +245,9 @@ int archive_main(int argc, char **argv)
 				return 2;
 			}
 			a.debug_dirs[a.nr_debug_dirs++] = optarg;
+			break;
+		case 'D':
+			a.debuginfod = true;
 			break;
 		case 'h':
 			archive_usage(stdout);
@@ -260,6 +279,15 @@ int archive_main(int argc, char **argv)
 	if (!res) {
 		fprintf(stderr, PFX "out of memory\n");
 		goto out_scan;
+	}
+	if (a.debuginfod) {
+		if (!ust_res_debuginfod_wanted())
+			fprintf(stderr, PFX "--debuginfod: DEBUGINFOD_URLS is not set: no server to ask\n");
+		if (ust_res_set_debuginfod(res, true, err, sizeof(err)) != 0) {
+			fprintf(stderr, PFX "%s\n", err);
+			ret = 2;
+			goto out_res;
+		}
 	}
 	ust_report_setup(res, &sc, NULL, NULL, NULL, 0);
 	if (mkdir(out, 0755) != 0 && errno != EEXIST) {
@@ -303,12 +331,23 @@ int archive_main(int argc, char **argv)
 	printf("%u file%s and %u debug file%s (%.1f MiB) archived in %s",
 	       a.files, a.files == 1 ? "" : "s", a.debug, a.debug == 1 ? "" : "s",
 	       (double)a.bytes / (1024.0 * 1024.0), out);
+	if (a.fetched)
+		printf("; %u fetched from debuginfod", a.fetched);
 	if (a.missing || a.refused)
 		printf("; %u not found, %u not archived (above)", a.missing, a.refused);
 	printf("\n\nNow copy it along with the trace:\n\n$ tar cf %s.tar %s %s\n\n"
 	       "wherever you need to run 'trace-cmd report' on it. Next to the trace it is\n"
 	       "used by itself; elsewhere, say where: -O ustitch:archive=DIR.\n", in, in, out);
 	ret = 0;
+	{
+		struct ust_sb sb;
+
+		/* A server that stopped answering: said once. */
+		ust_sb_init(&sb);
+		ust_res_debuginfod_summary(res, &sb);
+		fputs(ust_sb_str(&sb), stderr);
+		ust_sb_fini(&sb);
+	}
 out_res:
 	ust_res_free(res);
 out_scan:

@@ -16,27 +16,6 @@ trap 'rm -rf "$work"' EXIT
 
 libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
 
-# ret_after BIN FUNC REGEX: "FUNC+0xOFF" of the instruction after the first
-# one in FUNC matching REGEX -- a return address (or, after `syscall`, the
-# user IP at kernel entry) that holds for whatever compiler built BIN.
-ret_after() {
-	local a sz line addr found=""
-	read -r a sz < <({ nm -S --defined-only "$1" 2>/dev/null; nm -D -S --defined-only "$1" 2>/dev/null; } |
-		awk -v f="$2" '{ sub(/@.*/, "", $4) } $4 == f && $2 != "" { print $1, $2; exit }')
-	if [[ -z ${a:-} ]]; then
-		echo "ret_after: no symbol $2 in $1" >&2; echo "$2+0xdead"; return
-	fi
-	a=$((16#$a)); sz=$((16#$sz))
-	while read -r line; do
-		[[ $line =~ ^([0-9a-f]+): ]] || continue
-		addr=$((16#${BASH_REMATCH[1]}))
-		if [[ -n $found ]]; then printf '%s+0x%x\n' "$2" $((addr - a)); return; fi
-		[[ $line =~ $3 ]] && found=1
-	done < <(objdump -d --no-show-raw-insn --start-address=$a --stop-address=$((a + sz)) "$1")
-	echo "ret_after: no '$3' in $2 of $1" >&2
-	echo "$2+0xdead"
-}
-
 declare -A var=(
 	[TESTPROG]=$UST_TESTPROG [TESTPROG_NOPIE]=$UST_TESTPROG_NOPIE
 	[TESTPROG_LIB]=$UST_TESTPROG_LIB [LIBUSTTEST]=$UST_LIBUSTTEST

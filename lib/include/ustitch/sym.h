@@ -20,6 +20,15 @@ struct ust_sym_opts {
 	/* Extra roots for separate debug files, tried before /usr/lib/debug. */
 	const char *const *debug_dirs;
 	int nr_debug_dirs;
+	/*
+	 * Asked last, when an object has no .symtab or no DWARF and no debug
+	 * root has its debug file: the path of the debug file of @bid (e.g.
+	 * fetched by debuginfod) into @path, 0, or a negative errno.  The
+	 * file's build-id is checked here again.  NULL: not asked.
+	 */
+	int (*fetch_debug)(void *ctx, const uint8_t *bid, size_t bid_len, char *path,
+			   size_t pathsz);
+	void *fetch_ctx;
 };
 
 struct ust_sym_frame {
@@ -66,6 +75,10 @@ const char *ust_sym_file_path(const struct ust_sym_file *f);
 const char *ust_sym_file_basename(const struct ust_sym_file *f);
 /* Build-id of the object (GNU note), 0 if none. */
 size_t ust_sym_file_build_id(const struct ust_sym_file *f, const uint8_t **id);
+
+/* Whether the ELF file @path lacks .symtab or DWARF (stripped): its
+ * separate debug file would add to it.  False when it cannot be read. */
+bool ust_sym_wants_debug_file(const char *path);
 
 /* Read the GNU build-id note of @path without caching. Returns its length or 0. */
 size_t ust_sym_read_build_id(const char *path, uint8_t *out, size_t max);

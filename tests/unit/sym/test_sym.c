@@ -543,6 +543,63 @@ static void test_stripped_build_id(void **state)
 	free(dir);
 }
 
+/* ust_sym_opts.fetch_debug (debuginfod's hook): the path it gives. */
+struct fetch_ctx {
+	const char *path;
+	unsigned int calls;
+};
+
+static int fetch(void *ctx, const uint8_t *bid, size_t len, char *path, size_t pathsz)
+{
+	struct fetch_ctx *f = ctx;
+
+	(void)bid;
+	assert_true(len >= 2);
+	f->calls++;
+	snprintf(path, pathsz, "%s", f->path);
+	return 0;
+}
+
+/* Asked only for a stripped file with no local debug file, once per file,
+ * and what it gives is used only with the file's build-id. */
+static void test_fetch_debug(void **state)
+{
+	struct fetch_ctx f = { tu_env("UST_TESTPROG_NOPIE"), 0 };
+	struct ust_sym_opts o = { .fetch_debug = fetch, .fetch_ctx = &f };
+	char *dir = tu_mkdtemp(), copy[4096];
+	struct ust_sym_cache *c;
+	struct tu_sym *syms;
+	const struct tu_sym *s = unstripped_sym(&syms, "ust_b");
+
+	(void)state;
+	/* A copy away from its debuglink file. */
+	snprintf(copy, sizeof(copy), "%s/ust-testprog-stripped", dir);
+	assert_int_equal(tu_copy(tu_env("UST_TESTPROG_STRIPPED"), copy), 0);
+
+	/* Another link's file (full symbols, another build-id): not used. */
+	c = ust_sym_cache_new(&o);
+	lookup_name(get(c, copy), copy, s->addr + 1, NULL);
+	lookup_name(get(c, copy), copy, s->addr + 1, NULL);
+	assert_int_equal(f.calls, 1);
+	ust_sym_cache_free(c);
+
+	/* The debug file of this build-id: used. */
+	f.path = tu_env("UST_TESTPROG_STRIPPED_DEBUG");
+	c = ust_sym_cache_new(&o);
+	lookup_name(get(c, copy), copy, s->addr + 1, "ust_b");
+	assert_int_equal(f.calls, 2);
+	ust_sym_cache_free(c);
+
+	/* A file with its own symbols and DWARF: never asked. */
+	c = ust_sym_cache_new(&o);
+	assert_non_null(get(c, tu_env("UST_TESTPROG_UNSTRIPPED")));
+	assert_int_equal(f.calls, 2);
+	ust_sym_cache_free(c);
+	free(syms);
+	tu_rmtree(dir);
+	free(dir);
+}
+
 /* A debuglink candidate with the right name but another CRC is ignored. */
 static void test_debuglink_crc(void **state)
 {
@@ -726,6 +783,7 @@ int main(void)
 		cmocka_unit_test(test_stripped_debuglink),
 		cmocka_unit_test(test_stripped_build_id),
 		cmocka_unit_test(test_debuglink_crc),
+		cmocka_unit_test(test_fetch_debug),
 		cmocka_unit_test(test_build_id_only),
 		cmocka_unit_test(test_build_id_mismatch),
 		cmocka_unit_test(test_cache),
