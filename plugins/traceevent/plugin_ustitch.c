@@ -647,6 +647,8 @@ static int stack_handler(struct trace_seq *s, struct tep_record *rec,
 	/* The first pass decoded this very record (the file offset is its identity). */
 	if (p->mode == MODE_STITCHED)
 		st = ust_stitch_stack_at(&p->scan->st, rec->offset);
+	if (st)
+		ts_learn(&p->tsm, st->ts, rec->ts);
 	if (st && st->bad)
 		put_bad_stack(s, st->bad, rec->ts);
 	else if (st)
@@ -778,7 +780,7 @@ static void say_at_end(struct pstate *p)
 		ust_sb_printf(&p->sb, "ustitch: user stacks printed at their user_unwind_stack lines: %s\n",
 			      p->mode_why);
 	if (p->mode == MODE_UNKNOWN && nr_inputs > 1 && others_have_stacks(p))
-		ust_sb_printf(&p->sb, "ustitch: no user stacks in this trace (no user_unwind_cookie or user_unwind_stack record)\n");
+		ust_sb_printf(&p->sb, "ustitch: no user stacks: none of its records shown is a user_unwind_cookie or user_unwind_stack\n");
 	if (!ust_sb_str(&p->sb)[0])
 		return;
 	fflush(stdout);
