@@ -15,6 +15,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,6 @@
 #include <unistd.h>
 
 #include "ustitch/report.h"
-#include "ustitch/scan.h"
 
 #define HEAD_MAX	64
 
