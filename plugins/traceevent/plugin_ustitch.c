@@ -747,6 +747,10 @@ static void fold_at_end(struct pstate *p)
 		fprintf(stderr, "ustitch: folded stacks: no trace.dat on the command line (use -O ustitch:file=PATH)\n");
 		return;
 	}
+	if (nr_inputs > 1 && p->has_input) {	/* one block per input: say whose */
+		fflush(stdout);
+		printf("# ustitch: %s\n", p->in.path);
+	}
 	if (ust_fold_report(dest, p->scan ? p->scan->path : cand[0], p->scan, &names, err, sizeof(err)))
 		fprintf(stderr, "ustitch: folded stacks: %s\n", err);
 }
