@@ -68,14 +68,14 @@ declare -A var=(
 # file_off BIN FUNC+0xOFF: the file offset of that address (by BIN's PT_LOAD
 # segments), for frames given as kdev:MAJ:MIN:ino=N@0xOFF.
 file_off() {
-	local fn=${2%%+*} off=${2#*+} a typ o v f sz rest
+	local fn=${2%%+*} off=${2#*+} a typ o v sz rest
 	a=$({ nm --defined-only "$1" 2>/dev/null; nm -D --defined-only "$1" 2>/dev/null; } |
 		awk -v f="$fn" '{ sub(/@.*/, "", $3) } $3 == f { print $1; exit }')
 	[[ -n $a ]] || { echo "file_off: no $fn in $1" >&2; echo 0xdead; return; }
 	a=$((16#$a + off))
 	while read -r typ o v rest; do
 		[[ $typ == LOAD ]] || continue
-		read -r _ f sz _ <<<"$rest"
+		read -r _ sz _ <<<"$rest"	# PhysAddr FileSiz ...
 		if ((a >= v && a < v + sz)); then printf '0x%x\n' $((a - v + o)); return; fi
 	done < <(readelf -lW "$1")
 	echo "file_off: $2 in no segment of $1" >&2; echo 0xdead
