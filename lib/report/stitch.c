@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
  * ust_stitch: requests and stacks are appended while one pass reads the
- * file.  A request keeps 24 bytes (ust_stitch_rq) in an array sorted by
+ * file.  A request keeps 32 bytes (ust_stitch_rq) in an array sorted by
  * record offset once the pass is over (and 16 more, its time, task and
  * buffer, until its stack is chosen at the end); a stack record keeps its cookie,
  * place and task, and points at its frames, which are stored once per
@@ -62,7 +62,7 @@ int ust_stitch_add_request(struct ust_stitch *st, const struct ust_stitch_req *r
 	if (!n || !x)
 		return -ENOMEM;
 	st->reqs[st->nr_reqs] = (struct ust_stitch_rq){
-		.rec_off = r->rec_off, .cookie = r->cookie,
+		.rec_off = r->rec_off, .cookie = r->cookie, .ts = r->ts,
 		.req_pid = r->req_pid < 0 ? -1 : r->req_pid, .stack = -1,
 	};
 	st->reqx[st->nr_reqs++] = (struct ust_stitch_rqx){

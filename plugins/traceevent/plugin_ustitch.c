@@ -12,6 +12,11 @@
  * tool that is not trace-cmd), it prints each stack at its own line with
  * the events that requested it.
  *
+ * `trace-cmd report -i a.dat -i b.dat` gives each input its own tep and
+ * loads the plugin into each: the state below is per tep, and so per file
+ * (its cookies, tasks, (device, inode) numbers, archive).  Which file a tep
+ * reads is found while libtracecmd loads it (ust_report_input_opening).
+ *
  * All decoding, stitching and symbolizing lives in libustitch; this file
  * only keeps per-tep state and talks to trace_seq.
  */
@@ -39,7 +44,7 @@
 #include "ustitch/sym.h"
 
 #define MAX_DIRS	16
-#define MAX_CANDIDATES	16
+#define MAX_CANDIDATES	UST_REPORT_MAX_INPUTS
 #define FALLBACK_REQS	8
 
 enum mode { MODE_UNKNOWN, MODE_STITCHED, MODE_FALLBACK };
@@ -50,9 +55,25 @@ struct seen_req {
 	unsigned int nr;
 };
 
+/*
+ * The file's timestamps as the host shows them: trace-cmd's --ts-offset,
+ * --ts2secs and --align-ts move every record of one input (shown = raw *
+ * scale + offset), and the first pass has the file's own.  Learnt from the
+ * requests printed, so that a time the plugin prints from the first pass
+ * reads like trace-cmd's.
+ */
+struct ts_map {
+	unsigned int nr;		/* points seen: 0, 1 (offset known), 2 (scale too) */
+	uint64_t raw0, shown0;
+	double scale;
+};
+
 struct pstate {
 	struct pstate *next;
 	struct tep_handle *tep;
+	struct ust_report_input in;	/* its file, when found at load time */
+	bool has_input;
+	struct ts_map tsm;
 	struct ust_dec_layout lay;
 	char lay_err[160];
 	enum mode mode;
@@ -78,6 +99,7 @@ struct pstate {
 
 static struct pstate *states;
 static int options_users;
+static int nr_inputs;		/* teps loaded so far: several -i when > 1 */
 
 /*
  * Protected: an older plugin_ustitch.so in the system plugin directory is
@@ -148,6 +170,31 @@ static int split_dirs(char *s, const char **out, int max)
 static void put_ts(struct trace_seq *s, unsigned long long ts)
 {
 	trace_seq_printf(s, "%llu.%06llu", ts / 1000000000ULL, (ts % 1000000000ULL) / 1000ULL);
+}
+
+static void ts_learn(struct ts_map *m, uint64_t raw, uint64_t shown)
+{
+	if (!m->nr) {
+		m->raw0 = raw;
+		m->shown0 = shown;
+		m->scale = 1.0;
+		m->nr = 1;
+	} else if (m->nr == 1 && raw != m->raw0) {
+		m->scale = ((double)shown - (double)m->shown0) / ((double)raw - (double)m->raw0);
+		m->nr = 2;
+	}
+}
+
+static uint64_t ts_shown(const struct ts_map *m, uint64_t raw)
+{
+	double d;
+
+	if (!m->nr)
+		return raw;
+	if (m->nr == 1 || m->scale == 1.0)	/* exact in integers: an offset only */
+		return m->shown0 + (raw - m->raw0);
+	d = (double)m->shown0 + ((double)raw - (double)m->raw0) * m->scale;
+	return d < 0 ? 0 : (uint64_t)(d + 0.5);
 }
 
 /* ---- per-tep state ---------------------------------------------------- */
@@ -251,9 +298,16 @@ static void put_option_errors(struct pstate *p, struct trace_seq *s)
 	p->mark_err[0] = '\0';
 }
 
-/* The trace files this process reads: lib/report/report.c. */
-static int candidates(char out[][UST_REPORT_PATH_MAX], int max)
+/*
+ * The trace files this tep may read: its own input when the loader found
+ * it, else -O ustitch:file or the command line's (lib/report/report.c).
+ */
+static int candidates(const struct pstate *p, char out[][UST_REPORT_PATH_MAX], int max)
 {
+	if (p->has_input && max > 0) {
+		snprintf(out[0], UST_REPORT_PATH_MAX, "%s", p->in.path);
+		return 1;
+	}
 	return ust_report_candidates(opt_str(OPT_FILE), out, max);
 }
 
@@ -261,12 +315,21 @@ static int candidates(char out[][UST_REPORT_PATH_MAX], int max)
  * The page size that bounds each record until (or without) a first pass:
  * the first candidate's, the file trace-cmd most likely reads; 0: none.
  */
-static int candidate_page_size(void)
+static int candidate_page_size(const struct pstate *p)
 {
 	char cand[1][UST_REPORT_PATH_MAX];
-	int ps = candidates(cand, 1) > 0 ? ust_scan_page_size(cand[0]) : 0;
+	int ps = candidates(p, cand, 1) > 0 ? ust_scan_page_size(cand[0]) : 0;
 
 	return ps > 0 ? ps : 0;
+}
+
+/* The file a message is about, when there are several: "NAME: ". */
+static const char *file_prefix(const struct pstate *p, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (nr_inputs > 1 && p->has_input)
+		snprintf(buf, size, "%s: ", p->in.path);
+	return buf;
 }
 
 /* The trace is known: its archive's debug files join the symbolizer's roots
@@ -337,7 +400,7 @@ static void choose_mode(struct pstate *p, struct tep_record *rec, int id)
 	int i, n;
 
 	p->mode = MODE_FALLBACK;
-	n = candidates(cand, MAX_CANDIDATES);
+	n = candidates(p, cand, MAX_CANDIDATES);
 	if (!p->stitch) {
 		snprintf(p->mode_why, sizeof(p->mode_why), "stitching off");
 		if (n > 0)
@@ -355,6 +418,12 @@ static void choose_mode(struct pstate *p, struct tep_record *rec, int id)
 		if (ust_scan_file(sc, cand[i], folded_wanted() ? UST_SCAN_SAMPLES : 0, err,
 				  sizeof(err))) {
 			snprintf(p->mode_why, sizeof(p->mode_why), "%s", err);
+			free(sc);
+			continue;
+		}
+		if (p->has_input && (sc->dev != p->in.dev || sc->ino != p->in.ino)) {
+			snprintf(p->mode_why, sizeof(p->mode_why), "%.200s is no longer the file being reported", cand[i]);
+			ust_scan_fini(sc);
 			free(sc);
 			continue;
 		}
@@ -386,7 +455,7 @@ static struct pstate *prepare(struct tep_handle *tep, struct tep_record *rec, in
 	if (!p->res && !p->sym) {
 		ust_dec_layout_init(&p->lay, tep, p->lay_err, sizeof(p->lay_err));
 		setup_render(p);
-		p->page_size = candidate_page_size();
+		p->page_size = candidate_page_size(p);
 	}
 	if (p->mode == MODE_UNKNOWN && id >= 0)
 		choose_mode(p, rec, id);
@@ -476,17 +545,18 @@ static int cookie_handler(struct trace_seq *s, struct tep_record *rec,
 		trace_seq_puts(s, " [ustitch: record not found in the first pass]");
 		return 0;
 	}
+	ts_learn(&p->tsm, req->ts, rec->ts);
 	st = ust_stitch_req_stack(&p->scan->st, req);
 	if (!st && (bad = ust_stitch_bad_for(&p->scan->st, cookie))) {
 		trace_seq_printf(s, "\n[ustitch: user stack for cookie %" PRIx64 " is unusable: %s in user_unwind_stack at ",
 				 cookie, bad->bad);
-		put_ts(s, bad->ts);
+		put_ts(s, ts_shown(&p->tsm, bad->ts));
 		trace_seq_puts(s, "]");
 		return 0;
 	}
 	if (!st) {
 		trace_seq_printf(s, "\n[ustitch: user stack for cookie %" PRIx64 " never arrived: %s]",
-				 cookie, ust_stitch_lost_after(&p->scan->st, rec->ts) ?
+				 cookie, ust_stitch_lost_after(&p->scan->st, req->ts) ?
 				 "events were lost after it" :
 				 "the trace ended before the task returned to user space");
 		return 0;
@@ -594,6 +664,8 @@ static int stack_handler(struct trace_seq *s, struct tep_record *rec,
 	/* The first pass decoded this very record (the file offset is its identity). */
 	if (p->mode == MODE_STITCHED)
 		st = ust_stitch_stack_at(&p->scan->st, rec->offset);
+	if (st)
+		ts_learn(&p->tsm, st->ts, rec->ts);
 	if (st && st->bad)
 		put_bad_stack(s, st->bad, rec->ts);
 	else if (st)
@@ -636,6 +708,18 @@ static int mapping_handler(struct trace_seq *s, struct tep_record *rec,
 	return 0;
 }
 
+/* Which input this tep is for: not one an earlier tep already has. */
+static void find_input(struct pstate *p)
+{
+	int skip[UST_REPORT_MAX_INPUTS], n = 0;
+	struct pstate *q;
+
+	for (q = states; q && n < UST_REPORT_MAX_INPUTS; q = q->next)
+		if (q->has_input)
+			skip[n++] = q->in.fd;
+	p->has_input = !ust_report_input_opening(&p->in, skip, n);
+}
+
 /*
  * Plugins are loaded before the file's event formats are read, so the
  * handlers are registered by name (libtraceevent binds them when the
@@ -648,6 +732,8 @@ int TEP_PLUGIN_LOADER(struct tep_handle *tep)
 	if (!p)
 		return -1;
 	p->tep = tep;
+	find_input(p);
+	nr_inputs++;
 	ust_sb_init(&p->sb);
 	ust_stack_text_init(&p->text, rendered_budget());
 	ust_hmap_init(&p->seen);
@@ -674,24 +760,60 @@ static void fold_at_end(struct pstate *p)
 
 	if (!folded_wanted())
 		return;
-	if (!p->scan && candidates(cand, MAX_CANDIDATES) < 1) {
+	if (!p->scan && candidates(p, cand, MAX_CANDIDATES) < 1) {
 		fprintf(stderr, "ustitch: folded stacks: no trace.dat on the command line (use -O ustitch:file=PATH)\n");
 		return;
+	}
+	if (nr_inputs > 1 && p->has_input) {	/* one block per input: say whose */
+		fflush(stdout);
+		printf("# ustitch: %s\n", p->in.path);
 	}
 	if (ust_fold_report(dest, p->scan ? p->scan->path : cand[0], p->scan, &names, err, sizeof(err)))
 		fprintf(stderr, "ustitch: folded stacks: %s\n", err);
 }
 
-/* What the resolver has to say once (missing capability, uncertain files). */
+/* Does any other input have user stack records?  Then this one's lack is news. */
+static bool others_have_stacks(const struct pstate *p)
+{
+	const struct pstate *q;
+
+	for (q = states; q; q = q->next)
+		if (q != p && q->mode != MODE_UNKNOWN)
+			return true;
+	return false;
+}
+
+/*
+ * What is said once per input, on stderr after the report: the resolver's
+ * summary (missing capability, uncertain files), why its stacks could not
+ * be stitched, and, among several inputs, one without any user stack.
+ * Each line names the file when there are several.
+ */
 static void say_at_end(struct pstate *p)
 {
+	char pre[UST_REPORT_PATH_MAX + 2];
+	const char *line, *nl;
+
+	file_prefix(p, pre, sizeof(pre));
 	ust_sb_reset(&p->sb);
 	if (p->dbgd_err[0])
 		ust_sb_printf(&p->sb, "ustitch: %s\n", p->dbgd_err);
 	ust_res_summary(p->res, &p->sb);
-	if (ust_sb_str(&p->sb)[0]) {
-		fflush(stdout);
-		fputs(ust_sb_str(&p->sb), stderr);
+	if (p->mode == MODE_FALLBACK && p->stitch && p->mode_why[0])
+		ust_sb_printf(&p->sb, "ustitch: user stacks printed at their user_unwind_stack lines: %s\n",
+			      p->mode_why);
+	if (p->mode == MODE_UNKNOWN && nr_inputs > 1 && others_have_stacks(p))
+		ust_sb_printf(&p->sb, "ustitch: no user stacks: none of its records shown is a user_unwind_cookie or user_unwind_stack\n");
+	if (!ust_sb_str(&p->sb)[0])
+		return;
+	fflush(stdout);
+	for (line = ust_sb_str(&p->sb); *line; line = nl) {
+		nl = strchr(line, '\n');
+		nl = nl ? nl + 1 : line + strlen(line);
+		if (pre[0] && !strncmp(line, "ustitch: ", 9))
+			fprintf(stderr, "ustitch: %s%.*s", pre, (int)(nl - line - 9), line + 9);
+		else
+			fprintf(stderr, "%.*s", (int)(nl - line), line);
 	}
 }
 
@@ -732,6 +854,8 @@ int TEP_PLUGIN_UNLOADER(struct tep_handle *tep)
 		if (--options_users == 0)
 			tep_plugin_remove_options(TEP_PLUGIN_OPTIONS);
 		state_free(p);
+		if (!states)
+			nr_inputs = 0;
 		return 0;
 	}
 	return 0;

@@ -3,16 +3,24 @@
 # ust-mktrace (formats from kernel-bits/), render it with the real
 # `trace-cmd report` and our plugin, and compare with the expected text.
 # @NAME@ placeholders in .spec/.args/.expected are replaced first.
+#
+# A case of several traces (trace-cmd report -i A -i B) has a NAME.inputs,
+# a line per trace: "FILE SPEC [MAJ:MIN:INO=VAR ...]" makes FILE from
+# SPEC.spec, with an archive FILE.ustitch/ (the layout `ustitch archive`
+# writes) in which the test binary @VAR@ is the file (MAJ:MIN, INO): two
+# traces can give the same numbers to different files.  Its .args names the
+# files (no trace.dat is added), and a NAME.stderr, when there is one, is
+# compared with what the report said on stderr.
 set -u
 dir=$1 name=$2
-# A case is its .spec and .expected: an unknown name fails, naming it.
-if ! [ -r "$dir/$name.spec" ] || ! [ -r "$dir/$name.expected" ]; then
-	echo "FAIL - unknown case '$name' (no $dir/$name.spec and .expected)"
+# A case is its .spec (or .inputs) and .expected: an unknown name fails, naming it.
+if ! { [ -r "$dir/$name.spec" ] || [ -r "$dir/$name.inputs" ]; } || ! [ -r "$dir/$name.expected" ]; then
+	echo "FAIL - unknown case '$name' (no $dir/$name.spec or .inputs, and .expected)"
 	exit 2
 fi
 . "$(dirname "$0")/report-lib.sh"
 work=$(mktemp -d /tmp/ustitch-e2e.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${UST_KEEP:-}" ] || rm -rf "$work"' EXIT
 
 libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
 
@@ -36,6 +44,28 @@ declare -A var=(
 	[RET_LIB_ENTRY]=$(ret_after "$UST_LIBUSTTEST" ust_lib_entry 'call')
 	[RET_LIB_MAIN]=$(ret_after "$UST_TESTPROG_LIB" main 'call.*ust_lib_entry')
 )
+# file_off BIN FUNC+0xOFF: the file offset of that address (by BIN's PT_LOAD
+# segments), for frames given as kdev:MAJ:MIN:ino=N@0xOFF.
+file_off() {
+	local fn=${2%%+*} off=${2#*+} a typ o v sz rest
+	a=$({ nm --defined-only "$1" 2>/dev/null; nm -D --defined-only "$1" 2>/dev/null; } |
+		awk -v f="$fn" '{ sub(/@.*/, "", $3) } $3 == f { print $1; exit }')
+	[[ -n $a ]] || { echo "file_off: no $fn in $1" >&2; echo 0xdead; return; }
+	a=$((16#$a + off))
+	while read -r typ o v rest; do
+		[[ $typ == LOAD ]] || continue
+		read -r _ sz _ <<<"$rest"	# PhysAddr FileSiz ...
+		if ((a >= v && a < v + sz)); then printf '0x%x\n' $((a - v + o)); return; fi
+	done < <(readelf -lW "$1")
+	echo "file_off: $2 in no segment of $1" >&2; echo 0xdead
+}
+# Only the cases of several traces use them (each costs a few tools' runs).
+if [ -f "$dir/$name.inputs" ]; then
+	for k in RET_C RET_B RET_A RET_MAIN; do var[FOFF_$k]=$(file_off "$UST_TESTPROG" "${var[$k]}"); done
+	for k in RET_LIB_INNER RET_LIB_ENTRY; do var[FOFF_$k]=$(file_off "$UST_LIBUSTTEST" "${var[$k]}"); done
+	var[FOFF_RET_LIB_MAIN]=$(file_off "$UST_TESTPROG_LIB" "${var[RET_LIB_MAIN]}")
+fi
+
 # Identity of every test binary: its inode, device and build-id.
 for k in TESTPROG TESTPROG_NOPIE TESTPROG_LIB LIBUSTTEST TESTPROG_STRIPPED TESTPROG_INLINE; do
 	var[${k}_INO]=$(stat -L -c %i "${var[$k]}")
@@ -49,17 +79,50 @@ subst() {
 	sed "${args[@]}"
 }
 
-subst <"$dir/$name.spec" >"$work/spec"
-if ! "$UST_MKTRACE" "$work/spec" "$work/trace.dat" 2>"$work/mk.err"; then
-	echo "ust-mktrace failed:"; cat "$work/mk.err"; exit 1
+# mktrace SPEC FILE: $work/FILE from $dir/SPEC.spec.
+mktrace() {
+	subst <"$dir/$1.spec" >"$work/$1.spec.in"
+	if ! "$UST_MKTRACE" "$work/$1.spec.in" "$work/$2" 2>"$work/mk.err"; then
+		echo "ust-mktrace failed on $1.spec:"; cat "$work/mk.err"; exit 1
+	fi
+}
+
+# archive FILE MAJ:MIN:INO=VAR...: FILE.ustitch/ as `ustitch archive` lays it out.
+archive() {
+	local a=$work/$1.ustitch e bin bid size
+	shift
+	mkdir -p "$a"
+	for e in "$@"; do
+		bin=${var[${e#*=}]}
+		bid=$(readelf -n "$bin" | awk '/Build ID/ { print $3 }')
+		size=$(stat -L -c %s "$bin")
+		mkdir -p "$a/.build-id/${bid:0:2}"
+		cp "$bin" "$a/.build-id/${bid:0:2}/${bid:2}"
+		e=${e%%=*}
+		printf '%s %s %s %s %s\n' "${e%:*}" "${e##*:}" "$bid" "$size" "/machine/$(basename "$bin")" >>"$a/manifest"
+	done
+}
+
+inputs=()
+if [ -f "$dir/$name.inputs" ]; then
+	while read -r file spec maps; do
+		[[ -z $file || $file == \#* ]] && continue
+		mktrace "$spec" "$file"
+		# shellcheck disable=SC2086
+		[ -n "$maps" ] && archive "$file" $maps
+		inputs+=("$file")
+	done <"$dir/$name.inputs"
+else
+	mktrace "$name" trace.dat
 fi
 args=()
 if [ -f "$dir/$name.args" ]; then
 	read -r -a args < <(subst <"$dir/$name.args")
 fi
+((${#inputs[@]})) || args+=(trace.dat)
 subst <"$dir/$name.expected" >"$work/expected"
 
-ust_report "$work" "$work/out" "$work/err" "${args[@]}" trace.dat || exit 1
+ust_report "$work" "$work/out" "$work/err" "${args[@]}" || exit 1
 if [ -n "${UST_REGEN:-}" ]; then
 	# Longest values first so that no value is replaced inside another.
 	sedargs=()
@@ -103,6 +166,10 @@ if ! cmp -s "$work/expected" "$work/out" &&
 fi
 if ! diff -u "$work/expected" "$work/out"; then
 	echo "--- stderr:"; cat "$work/err"
+	exit 1
+fi
+if [ -f "$dir/$name.stderr" ] && ! diff -u <(subst <"$dir/$name.stderr") "$work/err"; then
+	echo "--- (stderr differs)"
 	exit 1
 fi
 echo "ok $name"

@@ -33,12 +33,13 @@ struct ust_stitch_req {
 };
 
 /*
- * What is kept of a request: what printing needs (its time is the cookie
- * record's own).  24 bytes, in an array sorted by rec_off.
+ * What is kept of a request: what printing needs.  32 bytes, in an array
+ * sorted by rec_off.
  */
 struct ust_stitch_rq {
 	uint64_t rec_off;
 	uint64_t cookie;
+	uint64_t ts;		/* the cookie record's, as the file has it (a host may shift its own) */
 	int32_t req_pid;	/* the requester's task, -1: none found */
 	int32_t stack;		/* its stack's index (ust_stitch_req_stack), -1: none */
 };
