@@ -41,7 +41,7 @@ if [ -n "$loaded" ]; then
 	echo "the report without TRACEEVENT_PLUGIN_DIR loaded a ustitch plugin too ($loaded): nothing to compare against"
 	exit 1
 fi
-if ! ( cd "$work" && HOME=$work TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" \
+if ! ( cd "$work" && env HOME="$work" TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" \
 	${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} trace-cmd list -O 2>&1 ) | grep -q '^ *plugin:[[:space:]]*ustitch$'; then
 	echo "trace-cmd list -O with TRACEEVENT_PLUGIN_DIR=$UST_PLUGIN_DIR shows no ustitch option: the plugin did not register"
 	exit 1
