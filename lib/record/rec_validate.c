@@ -34,7 +34,7 @@ static int fail(char *err, size_t errsz, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static int add_event(struct ust_rec_buffer *b, const char *sys, const char *ev)
+int ust_rec_buffer_add_event(struct ust_rec_buffer *b, const char *sys, const char *ev)
 {
 	void *n = realloc(b->ev, (size_t)(b->nr_ev + 1) * sizeof(*b->ev));
 
@@ -92,7 +92,7 @@ static int expand(const struct ust_rec_event *pat, struct ust_rec_buffer *out)
 			snprintf(epath, sizeof(epath), "%s/%s/format", path, ed->d_name);
 			if (access(epath, R_OK))
 				continue;
-			if (add_event(out, sd->d_name, ed->d_name))
+			if (ust_rec_buffer_add_event(out, sd->d_name, ed->d_name))
 				break;
 			if (pat->filter)
 				out->ev[out->nr_ev - 1].filter = strdup(pat->filter);

@@ -127,20 +127,6 @@ static int add_buf(struct ust_rec_opts *o, const char *name)
 	return 0;
 }
 
-static int add_event(struct ust_rec_buffer *b, const char *sys, const char *ev)
-{
-	void *n = realloc(b->ev, (size_t)(b->nr_ev + 1) * sizeof(*b->ev));
-
-	if (!n)
-		return -1;
-	b->ev = n;
-	b->ev[b->nr_ev].system = strdup(sys);
-	b->ev[b->nr_ev].event = strdup(ev);
-	b->ev[b->nr_ev].filter = NULL;
-	b->nr_ev++;
-	return 0;
-}
-
 static int add_str(char ***arr, int *nr, const char *s)
 {
 	void *n = realloc(*arr, (size_t)(*nr + 1) * sizeof(char *));
@@ -176,10 +162,10 @@ static int opt_event(struct ust_rec_opts *o, const char *arg, bool *ftrace)
 	}
 	if (colon) {
 		*colon = '\0';
-		r = add_event(cur_buf(o), spec, colon + 1);
+		r = ust_rec_buffer_add_event(cur_buf(o), spec, colon + 1);
 	} else {
 		/* A bare name: a system, or an event of any system. */
-		r = add_event(cur_buf(o), "", spec);
+		r = ust_rec_buffer_add_event(cur_buf(o), "", spec);
 	}
 	free(spec);
 	if (r)

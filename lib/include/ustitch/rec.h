@@ -85,6 +85,8 @@ int ust_rec_addrfilter_add(struct ust_rec_opts *o, const char *spec, char *err, 
 
 /* Free what @o owns (buffers, pids, sources, address ranges). */
 void ust_rec_opts_free(struct ust_rec_opts *o);
+/* Append event SYS:EV (no filter) to @b's list: 0, or -1 without memory. */
+int ust_rec_buffer_add_event(struct ust_rec_buffer *b, const char *sys, const char *ev);
 
 /* ---- perf sampling source (rec_perf.c) ---------------------------------- */
 
