@@ -138,3 +138,16 @@ bt2() {
 session() {
 	lt create "$1" --output="$UST_TMP/$1"
 }
+
+# normalize: the sink's text with machine- and build-dependent parts out: time, host, cpu, pids, ids,
+# function offsets (gcc and clang lay code out differently), heap
+# addresses, and the ustitch:object lines (inodes, load addresses).
+normalize() {
+	grep -v ' ustitch:object: ' |
+	sed -E -e 's/^\[[^]]*\] \([^)]*\) [^ ]+ //' \
+		-e 's/cpu_id = [0-9]+/cpu_id = C/' \
+		-e 's/(vpid|pid) = [0-9]+/\1 = PID/g' \
+		-e 's/stack_id = 0x[0-9a-f]+/stack_id = 0xID/g' \
+		-e 's/\+0x[0-9a-f]+ \(/+OFF (/' \
+		-e 's/locks = \[ 0x[0-9a-f]+ \]/locks = [ 0xHEAP ]/'
+}

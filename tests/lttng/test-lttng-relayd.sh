@@ -34,16 +34,6 @@ CTX=(-t vpid -t '$app.ustitch:stack_id' -t '$app.ustitch:lock_depth' -t '$app.us
 MISSING_RE='^\[ustitch: stack 0x[0-9a-f]+ is not in this trace: its ustitch:stack event was lost, disabled, or recorded before the trace began\]$'
 LIVE_NOTE="ustitch: a live reader sees only what is recorded after it attaches: stacks recorded before are not in its view; start it before the application, or read the relay daemon's trace directory"
 
-# As test-lttng.sh's.
-normalize() {
-	grep -v ' ustitch:object: ' |
-	sed -E -e 's/^\[[^]]*\] \([^)]*\) [^ ]+ //' \
-		-e 's/cpu_id = [0-9]+/cpu_id = C/' \
-		-e 's/(vpid|pid) = [0-9]+/\1 = PID/g' \
-		-e 's/stack_id = 0x[0-9a-f]+/stack_id = 0xID/g' \
-		-e 's/\+0x[0-9a-f]+ \(/+OFF (/' \
-		-e 's/locks = \[ 0x[0-9a-f]+ \]/locks = [ 0xHEAP ]/'
-}
 
 # From the basic chains' first event on (the live reader's output starts
 # with the tag 99 markers and their stack).

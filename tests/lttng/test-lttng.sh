@@ -22,18 +22,7 @@ set -u
 EXPECTED=$(dirname "$0")/expected
 CTX=(-t vpid -t '$app.ustitch:stack_id' -t '$app.ustitch:lock_depth' -t '$app.ustitch:locks')
 
-# Machine- and build-dependent parts out: time, host, cpu, pids, ids,
-# function offsets (gcc and clang lay code out differently), heap
-# addresses, and the ustitch:object lines (inodes, load addresses).
-normalize() {
-	grep -v ' ustitch:object: ' |
-	sed -E -e 's/^\[[^]]*\] \([^)]*\) [^ ]+ //' \
-		-e 's/cpu_id = [0-9]+/cpu_id = C/' \
-		-e 's/(vpid|pid) = [0-9]+/\1 = PID/g' \
-		-e 's/stack_id = 0x[0-9a-f]+/stack_id = 0xID/g' \
-		-e 's/\+0x[0-9a-f]+ \(/+OFF (/' \
-		-e 's/locks = \[ 0x[0-9a-f]+ \]/locks = [ 0xHEAP ]/'
-}
+# normalize: lttng-env.sh's.
 
 check() {	# NAME FILE: FILE must match expected/NAME.txt
 	if ! diff -u "$EXPECTED/$1.txt" "$2"; then
