@@ -733,7 +733,6 @@ int ust_res_set_trace(struct ust_res *r, const char *trace_path, const char *arc
 {
 	char *dir, *slash, def[4096];
 	struct stat st;
-	int ret;
 
 	if (err && errsz)
 		err[0] = '\0';
@@ -761,6 +760,17 @@ int ust_res_set_trace(struct ust_res *r, const char *trace_path, const char *arc
 			return 0;	/* no archive: fine */
 		archive_dir = def;
 	}
+	return ust_res_set_archive(r, archive_dir, err, errsz);
+}
+
+int ust_res_set_archive(struct ust_res *r, const char *archive_dir, char *err, size_t errsz)
+{
+	int ret;
+
+	if (err && errsz)
+		err[0] = '\0';
+	if (!r || !archive_dir || !archive_dir[0])
+		return -EINVAL;
 	if (r->has_arch) {
 		ust_res_archive_fini(&r->arch);
 		r->has_arch = false;

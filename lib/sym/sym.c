@@ -492,6 +492,11 @@ const char *ust_sym_file_path(const struct ust_sym_file *f)
 	return f ? f->path : NULL;
 }
 
+const char *ust_sym_file_debug_path(const struct ust_sym_file *f)
+{
+	return f && f->debug.elf ? f->debug.path : NULL;
+}
+
 const char *ust_sym_file_basename(const struct ust_sym_file *f)
 {
 	return f ? f->base : NULL;

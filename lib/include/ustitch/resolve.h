@@ -68,6 +68,14 @@ int ust_res_lookup(struct ust_res *r, uint32_t kdev, uint64_t ino,
 int ust_res_set_trace(struct ust_res *r, const char *trace_path, const char *archive_dir,
 		      char *err, size_t errsz);
 
+/*
+ * Use the archive in @archive_dir (`ustitch archive`'s layout) for a
+ * trace whose path is not known (a babeltrace2 sink sees messages, not
+ * files).  Call before the first lookup.  0, or a negative errno with
+ * @err (also said by ust_res_summary) when it cannot be used.
+ */
+int ust_res_set_archive(struct ust_res *r, const char *archive_dir, char *err, size_t errsz);
+
 /* The archive in use, when it is safe as a debug root for ust_sym; else NULL. */
 const char *ust_res_debug_root(const struct ust_res *r);
 

@@ -73,6 +73,8 @@ int ust_sym_find_function(struct ust_sym_file *f, const char *name,
 
 const char *ust_sym_file_path(const struct ust_sym_file *f);
 const char *ust_sym_file_basename(const struct ust_sym_file *f);
+/* The separate debug file in use for @f (build-id or debuglink), or NULL. */
+const char *ust_sym_file_debug_path(const struct ust_sym_file *f);
 /* Build-id of the object (GNU note), 0 if none. */
 size_t ust_sym_file_build_id(const struct ust_sym_file *f, const uint8_t **id);
 
