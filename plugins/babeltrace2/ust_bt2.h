@@ -74,6 +74,8 @@ struct ust_bt2_stacks {
 	struct ust_bt2_datasym *dsym;
 };
 
+#define UST_BT2_MAX_DEBUG_DIRS	16
+
 struct ust_bt2_opts {
 	bool symbols;
 	bool lines;
@@ -81,8 +83,10 @@ struct ust_bt2_opts {
 	const char *const *debug_dirs;
 	int nr_debug_dirs;
 	bool debuginfod;	/* fetch missing files by build-id (lib/resolve/res_debuginfod.c) */
+	const char *archive;	/* `ustitch archive`'s directory, or NULL */
 };
 
+/* -1: out of memory, or @o->archive cannot be used (said on stderr). */
 int ust_bt2_stacks_init(struct ust_bt2_stacks *s, const struct ust_bt2_opts *o);
 void ust_bt2_stacks_fini(struct ust_bt2_stacks *s);
 /* A ustitch:stack event; a later duplicate (re-emission) is ignored. */

@@ -6,6 +6,9 @@
  *
  *   babeltrace2 --plugin-path=DIR TRACE -c sink.ustitch.text [-p PARAMS]
  *
+ * A trace read elsewhere: -p debuginfod=yes (DEBUGINFOD_URLS) fetches the
+ * files by build-id, -p archive=DIR reads them from an archive.
+ *
  * ustitch:stack and ustitch:object events feed the tables (and print as
  * one-line summaries); every other event prints as it comes,
  * except that one whose stack has not been seen yet waits for it in the
@@ -28,7 +31,6 @@
 #include "ust_bt2.h"
 #include "ustitch/res_debuginfod.h"
 
-#define MAX_DEBUG_DIRS		16
 #define OBJ_WINDOW_NS		10000000LL	/* objects follow their event within µs */
 #define CTX_PREFIX		"_app_ustitch_"
 
@@ -49,7 +51,7 @@ struct text {
 	/* parameters */
 	int64_t lookahead_ns;
 	uint64_t max_pending;
-	char *debug_dirs[MAX_DEBUG_DIRS];
+	char *debug_dirs[UST_BT2_MAX_DEBUG_DIRS];
 	int nr_debug_dirs;
 	uint64_t missing;
 };
@@ -635,6 +637,14 @@ static int64_t param_int(const bt_value *params, const char *name, int64_t def)
 	return def;
 }
 
+/* NULL when absent or empty. */
+static const char *param_string(const bt_value *params, const char *name)
+{
+	const bt_value *v = bt_value_map_borrow_entry_value_const(params, name);
+
+	return v && bt_value_is_string(v) && bt_value_string_get(v)[0] ? bt_value_string_get(v) : NULL;
+}
+
 static void text_destroy(struct text *t)
 {
 	int i;
@@ -675,6 +685,9 @@ text_init(bt_self_component_sink *self, bt_self_component_sink_configuration *co
 	o.max_frames = (unsigned int)param_int(params, "max-frames", 0);
 	/* As trace-cmd's -O ustitch:debuginfod: on when DEBUGINFOD_URLS is set. */
 	o.debuginfod = param_bool(params, "debuginfod", ust_res_debuginfod_wanted());
+	/* The sink sees messages, not the trace's directory: an archive
+	 * (`ustitch archive`) is named, never guessed. */
+	o.archive = param_string(params, "archive");
 	t->lookahead_ns = param_int(params, "lookahead-ns", 1000000000LL);
 	t->max_pending = (uint64_t)param_int(params, "max-pending", 1000000);
 	t->clk.gmt = param_bool(params, "clock-gmt", false);
@@ -682,7 +695,7 @@ text_init(bt_self_component_sink *self, bt_self_component_sink_configuration *co
 	if (dirs && bt_value_is_string(dirs)) {
 		const char *s = bt_value_string_get(dirs);
 
-		while (*s && t->nr_debug_dirs < MAX_DEBUG_DIRS) {
+		while (*s && t->nr_debug_dirs < UST_BT2_MAX_DEBUG_DIRS) {
 			size_t n = strcspn(s, ":");
 
 			if (n)
@@ -789,4 +802,5 @@ BT_PLUGIN_SINK_COMPONENT_CLASS_DESCRIPTION(text,
 BT_PLUGIN_SINK_COMPONENT_CLASS_HELP(text,
 	"Parameters: symbols=BOOL (yes), lines=BOOL (no), max-frames=N (0: all), "
 	"debug-dirs=DIR:DIR, lookahead-ns=N (1000000000), max-pending=N (1000000), "
-	"clock-gmt=BOOL (no), debuginfod=BOOL (yes when DEBUGINFOD_URLS is set)");
+	"clock-gmt=BOOL (no), debuginfod=BOOL (yes when DEBUGINFOD_URLS is set), "
+	"archive=DIR (the files of the trace's stacks, copied by `ustitch archive`)");

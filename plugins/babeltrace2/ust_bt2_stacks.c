@@ -27,13 +27,32 @@
 int ust_bt2_stacks_init(struct ust_bt2_stacks *s, const struct ust_bt2_opts *o)
 {
 	struct ust_sym_opts so = { o->debug_dirs, o->nr_debug_dirs, NULL, NULL };
-	char err[256];
+	const char *dirs[UST_BT2_MAX_DEBUG_DIRS + 1];
+	const char *root;
+	char err[512];
+	int i;
 
 	memset(s, 0, sizeof(*s));
 	ust_hmap_init(&s->ids);
 	ust_hmap_init(&s->obj_keys);
 	ust_hmap_init(&s->files);
 	s->res = ust_res_new(NULL);
+	/* Asked for by name: an archive that cannot be used is an error, not
+	 * a report that quietly lacks its names. */
+	if (s->res && o->archive && ust_res_set_archive(s->res, o->archive, err, sizeof(err))) {
+		fprintf(stderr, "ustitch: %s\n", err);
+		return -1;
+	}
+	/* Its debug files are a debug root, after the ones named (as the
+	 * traceevent plugin does). */
+	root = ust_res_debug_root(s->res);
+	if (root && o->nr_debug_dirs <= UST_BT2_MAX_DEBUG_DIRS) {
+		for (i = 0; i < o->nr_debug_dirs; i++)
+			dirs[i] = o->debug_dirs[i];
+		dirs[i] = root;
+		so.debug_dirs = dirs;
+		so.nr_debug_dirs = o->nr_debug_dirs + 1;
+	}
 	if (s->res && o->debuginfod) {
 		if (ust_res_set_debuginfod(s->res, true, err, sizeof(err)) == 0) {
 			so.fetch_debug = ust_res_debuginfod_fetch_debug;
@@ -273,17 +292,27 @@ void ust_bt2_name_addr(struct ust_bt2_stacks *s, int pid, uint64_t addr, struct 
 {
 	const struct ust_bt2_obj *o = find_obj(s, pid, addr);
 	struct ust_res_hit hit = { 0 };
-	const char *name = NULL, *obj;
+	const char *name = NULL, *obj, *dbg;
 	uint64_t off = 0;
+	char err[160];
 
 	if (!o || !o->ino || ust_res_lookup(s->res, o->kdev, o->ino, &hit) || !hit.path) {
 		ust_sb_printf(out, "0x%" PRIx64, addr);
 		return;
 	}
-	obj = strrchr(hit.path, '/');
-	obj = obj ? obj + 1 : hit.path;
-	if (s->rnd.opts.symbols)
+	/* Shown by the name the file is known by, as its frames are (a copy
+	 * in an archive or debuginfod's cache is not a name). */
+	obj = hit.name ? hit.name : hit.path;
+	obj = strrchr(obj, '/') ? strrchr(obj, '/') + 1 : obj;
+	if (s->rnd.opts.symbols) {
 		name = ust_bt2_datasym_lookup(s->dsym, hit.path, addr - o->base, &off);
+		/* A stripped file's symbols are in the debug file the
+		 * symbolizer found for it (a root, the archive, debuginfod). */
+		dbg = name ? NULL : ust_sym_file_debug_path(ust_sym_cache_get(
+			s->sym, hit.path, hit.build_id, hit.build_id_len, err, sizeof(err)));
+		if (dbg)
+			name = ust_bt2_datasym_lookup(s->dsym, dbg, addr - o->base, &off);
+	}
 	if (!name)
 		ust_sb_printf(out, "0x%" PRIx64 " (%s+0x%" PRIx64 ")", addr, obj, addr - o->base);
 	else if (off)
