@@ -14,6 +14,11 @@
  * build-id differs from the trace's, or that changed after the trace, is
  * not archived, and the command says so.
  *
+ * -f PATH (no trace): the named files instead of a trace's, keyed by their
+ * device and inode as they are now, for a trace ustitch cannot read (an
+ * LTTng trace: babeltrace2's sink.ustitch.text reads such an archive with
+ * -p archive=DIR); made before the files change, as a trace would be.
+ *
  * --debuginfod: what the recording machine lacks (the file itself, or the
  * debug file of a stripped one) is fetched by build-id from the servers
  * of DEBUGINFOD_URLS (lib/resolve/res_debuginfod.c), checked the same way.
@@ -40,6 +45,7 @@
 
 #define PFX "ustitch archive: "
 #define MAX_DEBUG_DIRS 16
+#define MAX_FILES 256
 
 struct key {
 	uint32_t kdev;
@@ -59,12 +65,17 @@ struct arch {
 void archive_usage(FILE *out)
 {
 	fputs("usage: ustitch archive [-i trace.dat] [-o DIR] [-d DEBUGDIR]... [--debuginfod]\n"
+	      "       ustitch archive -o DIR -f FILE... [-d DEBUGDIR]... [--debuginfod]\n"
 	      "\n"
 	      "Copies every file the trace's user stacks touch (by device and inode, found\n"
 	      "as trace-cmd report finds them), and its separate debug file, into DIR keyed\n"
 	      "by build-id, with a manifest (dev, inode) -> build-id -> original path.\n"
 	      "\n"
 	      "  -i file    the trace (default: trace.dat)\n"
+	      "  -f file    archive this file instead of a trace's (repeatable; needs -o):\n"
+	      "             for an LTTng trace, the binaries and libraries of the traced\n"
+	      "             application, read with babeltrace2 ... -c sink.ustitch.text\n"
+	      "             -p archive=DIR\n"
 	      "  -o dir     the archive (default: the trace's path + .ustitch); the plugin\n"
 	      "             uses TRACE.ustitch/ next to the trace by itself, another DIR\n"
 	      "             with -O ustitch:archive=DIR\n"
@@ -213,6 +224,34 @@ static void archive_one(struct arch *a, struct ust_res *res, uint32_t kdev, uint
 	}
 }
 
+/*
+ * -f PATH: the file as it is now is the traced one (its device, inode and
+ * build-id, as a mapping record would say), found by lib/resolve like any.
+ */
+static int archive_path(struct arch *a, struct ust_res *res, const char *path)
+{
+	uint8_t bid[64];
+	struct stat st;
+	size_t len;
+
+	if (stat(path, &st) != 0) {
+		fprintf(stderr, PFX "%s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, PFX "%s: not a regular file\n", path);
+		return -1;
+	}
+	len = ust_sym_read_build_id(path, bid, sizeof(bid));
+	if (ust_res_add_mapping(res, ust_res_dev_to_kdev(st.st_dev), (uint64_t)st.st_ino, path,
+				len ? bid : NULL, len) != 0) {
+		fprintf(stderr, PFX "out of memory\n");
+		return -1;
+	}
+	archive_one(a, res, ust_res_dev_to_kdev(st.st_dev), (uint64_t)st.st_ino);
+	return 0;
+}
+
 int archive_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -221,7 +260,9 @@ int archive_main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ust_res_opts ro = { .no_archive = true };
-	const char *in = "trace.dat", *out = NULL;
+	const char *in = "trace.dat", *out = NULL, *files[MAX_FILES];
+	int nr_files = 0, i;
+	bool has_in = false;
 	char defdir[4096], man[4200], mantmp[4300], err[512];
 	struct ust_hmap seen;
 	struct ust_scan sc;
@@ -231,10 +272,18 @@ int archive_main(int argc, char **argv)
 	int c, ret = 1;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+i:o:d:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+i:o:d:f:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			in = optarg;
+			has_in = true;
+			break;
+		case 'f':
+			if (nr_files == MAX_FILES) {
+				fprintf(stderr, PFX "at most %d -f files\n", MAX_FILES);
+				return 2;
+			}
+			files[nr_files++] = optarg;
 			break;
 		case 'o':
 			out = optarg;
@@ -262,7 +311,13 @@ int archive_main(int argc, char **argv)
 		archive_usage(stderr);
 		return 2;
 	}
-	if (!ust_scan_is_tracedat(in)) {
+	if (nr_files && (has_in || !out)) {
+		fprintf(stderr, PFX "-f names the files instead of a trace: %s\n",
+			has_in ? "not with -i" : "say where with -o DIR");
+		return 2;
+	}
+	memset(&sc, 0, sizeof(sc));
+	if (!nr_files && !ust_scan_is_tracedat(in)) {
 		fprintf(stderr, PFX "%s: %s\n", in, access(in, F_OK) ? strerror(errno) : "not a trace.dat file");
 		return 1;
 	}
@@ -270,8 +325,7 @@ int archive_main(int argc, char **argv)
 		snprintf(defdir, sizeof(defdir), "%s.ustitch", in);
 		out = defdir;
 	}
-	memset(&sc, 0, sizeof(sc));
-	if (ust_scan_file(&sc, in, 0, err, sizeof(err)) != 0) {
+	if (!nr_files && ust_scan_file(&sc, in, 0, err, sizeof(err)) != 0) {
 		fprintf(stderr, PFX "%s\n", err);
 		return 1;
 	}
@@ -289,7 +343,8 @@ int archive_main(int argc, char **argv)
 			goto out_res;
 		}
 	}
-	ust_report_setup(res, &sc, NULL, NULL, NULL, 0);
+	if (!nr_files)
+		ust_report_setup(res, &sc, NULL, NULL, NULL, 0);
 	if (mkdir(out, 0755) != 0 && errno != EEXIST) {
 		fprintf(stderr, PFX "cannot create %s: %s\n", out, strerror(errno));
 		goto out_res;
@@ -302,7 +357,14 @@ int archive_main(int argc, char **argv)
 		fprintf(stderr, PFX "cannot write %s: %s\n", mantmp, strerror(errno));
 		goto out_res;
 	}
-	fprintf(a.man, "# ustitch archive 1 of %s\n# dev inode build-id size path\n", in);
+	fprintf(a.man, "# ustitch archive 1 of %s\n# dev inode build-id size path\n",
+		nr_files ? "files named with -f" : in);
+	for (i = 0; i < nr_files; i++)
+		if (archive_path(&a, res, files[i]) != 0) {
+			fclose(a.man);
+			unlink(mantmp);
+			goto out_res;
+		}
 	ust_hmap_init(&seen);
 	for (s = 0; s < sc.st.nr_stacks; s++) {
 		const struct ust_stitch_stack *st = &sc.st.stacks[s];
@@ -335,9 +397,13 @@ int archive_main(int argc, char **argv)
 		printf("; %u fetched from debuginfod", a.fetched);
 	if (a.missing || a.refused)
 		printf("; %u not found, %u not archived (above)", a.missing, a.refused);
-	printf("\n\nNow copy it along with the trace:\n\n$ tar cf %s.tar %s %s\n\n"
-	       "wherever you need to run 'trace-cmd report' on it. Next to the trace it is\n"
-	       "used by itself; elsewhere, say where: -O ustitch:archive=DIR.\n", in, in, out);
+	if (nr_files)
+		printf("\n\nNow copy it along with the trace, and read the trace with:\n\n"
+		       "$ babeltrace2 TRACE -c sink.ustitch.text -p archive=%s\n", out);
+	else
+		printf("\n\nNow copy it along with the trace:\n\n$ tar cf %s.tar %s %s\n\n"
+		       "wherever you need to run 'trace-cmd report' on it. Next to the trace it is\n"
+		       "used by itself; elsewhere, say where: -O ustitch:archive=DIR.\n", in, in, out);
 	ret = 0;
 	{
 		struct ust_sb sb;
