@@ -13,6 +13,7 @@
 #     answering with another binary: refused, said at those frames
 set -u
 . "$(dirname "$0")/report-lib.sh"
+. "$(dirname "$0")/debuginfod-lib.sh"
 command -v debuginfod >/dev/null || { echo "skip: no debuginfod (Debian: debuginfod)"; exit 77; }
 work=$(mktemp -d /tmp/ustitch-dbgd.XXXXXX)
 pids=()
@@ -26,8 +27,6 @@ expect() {
 }
 progdir=$(dirname "$UST_TESTPROG_STRIPPED")
 unstripped=$progdir/ust-testprog-unstripped
-bid() { readelf -n "$1" | awk '/Build ID/ { print $3 }'; }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # fileoff BIN FUNC+0xOFF: the file offset of that address (as an unnamed frame prints it).
 fileoff() {
 	local f=${2%+*} off=$((${2#*+})) a typ o v p fs rest
@@ -70,25 +69,12 @@ EOF
 "$UST_MKTRACE" "$work/spec" "$work/t/trace.dat" || { echo "ust-mktrace failed"; exit 1; }
 rm -f "$st" "$st.debug" "$tp"
 
-# start_server: a debuginfod on a free port scanning srv/, ready when it
-# serves the stripped binary's executable (each try with a fresh cache:
-# the client remembers misses).
+# start_server: a debuginfod on a free port scanning srv/ (debuginfod-lib.sh).
 start_server() {
-	local i
-	port=$(free_port)
-	debuginfod -p "$port" -d "$work/db.sqlite" -F -t 0 -g 0 "$work/srv" >"$work/server.log" 2>&1 &
-	srv_pid=$!
+	dbgd_start "$work" "$work/srv" "$bid_st" || exit 1
 	pids+=("$srv_pid")
-	for i in $(seq 1 60); do
-		if DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$work/probe.$i \
-		   debuginfod-find executable "$bid_st" >/dev/null 2>&1; then
-			rm -rf "$work"/probe.*; : >"$work/server.log"; return 0
-		fi
-		sleep 0.5
-	done
-	echo "debuginfod did not come up:"; cat "$work/server.log"; exit 1
 }
-stop_server() { kill "$srv_pid"; wait "$srv_pid" 2>/dev/null; }
+stop_server() { dbgd_stop; }
 # report NAME [ARGS...]: the report of t/trace.dat with a fresh client cache.
 report() {
 	local n=$1; shift
