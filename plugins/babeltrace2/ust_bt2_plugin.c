@@ -801,6 +801,6 @@ BT_PLUGIN_SINK_COMPONENT_CLASS_DESCRIPTION(text,
 	"event that has $app.ustitch:stack_id and the names of its held locks");
 BT_PLUGIN_SINK_COMPONENT_CLASS_HELP(text,
 	"Parameters: symbols=BOOL (yes), lines=BOOL (no), max-frames=N (0: all), "
-	"debug-dirs=DIR:DIR, lookahead-ns=N (1000000000), max-pending=N (1000000), "
+	"debug-dirs=\"DIR:DIR\", lookahead-ns=N (1000000000), max-pending=N (1000000), "
 	"clock-gmt=BOOL (no), debuginfod=BOOL (yes when DEBUGINFOD_URLS is set), "
-	"archive=DIR (the files of the trace's stacks, copied by `ustitch archive`)");
+	"archive=\"DIR\" (the traced files, copied by `ustitch archive -o DIR -f FILE...`)");
