@@ -75,7 +75,7 @@ void archive_usage(FILE *out)
 	      "  -f file    archive this file instead of a trace's (repeatable; needs -o):\n"
 	      "             for an LTTng trace, the binaries and libraries of the traced\n"
 	      "             application, read with babeltrace2 ... -c sink.ustitch.text\n"
-	      "             -p archive=DIR\n"
+	      "             -p 'archive=\"DIR\"'\n"
 	      "  -o dir     the archive (default: the trace's path + .ustitch); the plugin\n"
 	      "             uses TRACE.ustitch/ next to the trace by itself, another DIR\n"
 	      "             with -O ustitch:archive=DIR\n"
@@ -232,7 +232,9 @@ static int archive_path(struct arch *a, struct ust_res *res, const char *path)
 {
 	uint8_t bid[64];
 	struct stat st;
+	char *abs;
 	size_t len;
+	int ret;
 
 	if (stat(path, &st) != 0) {
 		fprintf(stderr, PFX "%s: %s\n", path, strerror(errno));
@@ -243,8 +245,12 @@ static int archive_path(struct arch *a, struct ust_res *res, const char *path)
 		return -1;
 	}
 	len = ust_sym_read_build_id(path, bid, sizeof(bid));
-	if (ust_res_add_mapping(res, ust_res_dev_to_kdev(st.st_dev), (uint64_t)st.st_ino, path,
-				len ? bid : NULL, len) != 0) {
+	/* The manifest names it as a trace would: by its absolute path. */
+	abs = realpath(path, NULL);
+	ret = ust_res_add_mapping(res, ust_res_dev_to_kdev(st.st_dev), (uint64_t)st.st_ino,
+				  abs ? abs : path, len ? bid : NULL, len);
+	free(abs);
+	if (ret != 0) {
 		fprintf(stderr, PFX "out of memory\n");
 		return -1;
 	}
@@ -399,7 +405,7 @@ int archive_main(int argc, char **argv)
 		printf("; %u not found, %u not archived (above)", a.missing, a.refused);
 	if (nr_files)
 		printf("\n\nNow copy it along with the trace, and read the trace with:\n\n"
-		       "$ babeltrace2 TRACE -c sink.ustitch.text -p archive=%s\n", out);
+		       "$ babeltrace2 TRACE -c sink.ustitch.text -p 'archive=\"%s\"'\n", out);
 	else
 		printf("\n\nNow copy it along with the trace:\n\n$ tar cf %s.tar %s %s\n\n"
 		       "wherever you need to run 'trace-cmd report' on it. Next to the trace it is\n"

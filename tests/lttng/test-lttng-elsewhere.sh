@@ -67,6 +67,13 @@ mkdir -p "$W/dbg/.build-id/${id:0:2}"
 cp "$W/srv/ust-lttng-app.debug" "$W/dbg/.build-id/${id:0:2}/${id:2}.debug"
 out=$("$UST_USTITCH" archive -o "$W/arch" -f "$app" -d "$W/dbg" 2>&1 | head -1 | sed -E 's/\([0-9.]+ MiB\)/(N MiB)/')
 check "ustitch archive -f" "$out" "1 file and 1 debug file (N MiB) archived in $W/arch"
+check "ustitch archive -f: the manifest" "$(grep -v '^#' "$W/arch/manifest" | cut -d' ' -f3-)" \
+	"$id $(stat -c %s "$app") $app"
+out=$("$UST_USTITCH" archive -f "$app" 2>&1)
+check "ustitch archive -f without -o: said" "$out" \
+	"ustitch archive: -f names the files instead of a trace: say where with -o DIR"
+out=$("$UST_USTITCH" archive -o "$W/arch2" -f "$W/bin/none" 2>&1)
+check "ustitch archive -f of no file: said" "$out" "ustitch archive: $W/bin/none: No such file or directory"
 rm -f "$app"
 
 dbgd_start "$W" "$W/srv" "$id" || fail "debuginfod did not start"
