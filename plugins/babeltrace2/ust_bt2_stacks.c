@@ -43,6 +43,17 @@ int ust_bt2_stacks_init(struct ust_bt2_stacks *s, const struct ust_bt2_opts *o)
 		fprintf(stderr, "ustitch: %s\n", err);
 		return -1;
 	}
+	if (s->res && o->archive) {
+		struct ust_sb sb;
+
+		/* Nothing was looked up yet: the summary is only what is wrong
+		 * in the archive (malformed manifest lines, a debug file that
+		 * is a symlink), said once before the output. */
+		ust_sb_init(&sb);
+		ust_res_summary(s->res, &sb);
+		fputs(ust_sb_str(&sb), stderr);
+		ust_sb_fini(&sb);
+	}
 	/* Its debug files are a debug root, after the ones named (as the
 	 * traceevent plugin does). */
 	root = ust_res_debug_root(s->res);

@@ -14,6 +14,7 @@
 #   debuginfod=no    the same frames unnamed, "no longer exists"
 #   archive=DIR      `ustitch archive -f` made before the copy went: named
 #                    and with lines again, the server stopped
+#   archive=DIR      with a malformed manifest line: said once, the rest used
 #   archive=missing  a clear message, and babeltrace2 fails
 #   server stopped   debuginfod=yes: unnamed frames, one message at the end
 set -u
@@ -118,6 +119,13 @@ read_trace archlines "archive=\"$W/arch\",debuginfod=no,lines=yes" ||
 	fail "babeltrace2 (archive, lines=yes): $(cat "$W/archlines.err")"
 check "archive=DIR,lines=yes: source lines" "$(frames "$W/archlines.out" | head -7)" "$tag1"
 check "archive=DIR: nothing on stderr" "$(cat "$W/arch.err")" ""
+
+cp -r "$W/arch" "$W/arch-bad"
+echo "not a manifest line" >>"$W/arch-bad/manifest"
+read_trace archbad "archive=\"$W/arch-bad\",debuginfod=no" || fail "babeltrace2 (archive, a bad line): $(cat "$W/archbad.err")"
+check "archive=DIR with a malformed line: the rest used" "$(frames "$W/archbad.out")" "$named"
+check "archive=DIR with a malformed line: said once" "$(cat "$W/archbad.err")" \
+	"ustitch: archive $W/arch-bad: 1 malformed manifest line ignored"
 
 read_trace noarch "archive=\"$W/none\"" && fail "archive=DIR without an archive: babeltrace2 succeeded"
 check "archive=DIR without an archive: said" "$(grep '^ustitch:' "$W/noarch.err")" \
