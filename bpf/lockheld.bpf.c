@@ -440,9 +440,9 @@ static __attribute__((noinline)) int ust_lh_filter_body(void *ctx)
 	struct ust_lh_run r = { .e.ctx = (__u64)ctx };
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 slot = (__u32)bpf_get_attach_cookie(ctx);
-	__u32 cpu = bpf_get_smp_processor_id();
-	__u64 ts = bpf_ktime_get_ns();
 	struct ust_lh_hit *hit;
+	__u64 ts;
+	__u32 cpu;
 	bool later = false;
 
 	UST_LH_COUNT(runs);
@@ -463,6 +463,13 @@ static __attribute__((noinline)) int ust_lh_filter_body(void *ctx)
 		r.verdict = UST_FILTER_ACCEPT;
 	if (r.verdict != UST_FILTER_ACCEPT)
 		return 0;
+	/*
+	 * The clock and the CPU only now: most events a filter sees it drops
+	 * (in a guest the clock is a paravirtual clock read).
+	 * Perf takes the sample's time after the program: still not earlier.
+	 */
+	ts = bpf_ktime_get_ns();
+	cpu = bpf_get_smp_processor_id();
 	UST_LH_COUNT(kept);
 	hit = bpf_ringbuf_reserve(&ust_lh_hits, sizeof(*hit), 0);
 	if (!hit) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
  * lock_held() benchmark workload: N events, or N lock-heavy operations,
- * timed; prints nanoseconds per operation.
+ * timed; prints nanoseconds of the process's CPU time per operation (what
+ * recording costs the traced task, whatever else runs on the machine: the
+ * recorder's own work is on other CPUs or between the loop's slices).
  *   lh-bench events N   getppid() N times (one syscalls:sys_enter_getppid each)
  *   lh-bench mmap N     mmap() + munmap() N times (mmap_write_lock twice each)
  */
@@ -17,7 +19,7 @@ static double now(void)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
 	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 

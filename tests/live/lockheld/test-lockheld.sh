@@ -126,6 +126,14 @@ fields() {
 	expect_eq "gfp_flags & 0x100 && lock_held(mmap_lock), phase B" \
 		"$(count gfp mm_page_alloc lh 2)" "$(count gfp mm_page_alloc ft 2 gfp_flags=.*__GFP_ZERO)"
 	expect_eq "gfp_flags & 0x100 && lock_held(mmap_lock), phase A" "$(count gfp mm_page_alloc lh 1)" 0
+	# A record with a __data_loc string (the exec's file name), through perf
+	# and the filter, must read as ftrace's own record of the same exec.
+	rec exec sched:sched_process_exec '!lock_held(mmap_lock:W)' || return
+	local ft lh
+	ft=$(awk '$1 !~ /^ustitch:/ && / sched_process_exec: / { sub(/.* sched_process_exec: */, ""); print }' "$work/exec.txt")
+	lh=$(awk '$1 ~ /^ustitch:/ && / sched_process_exec: / { sub(/.* sched_process_exec: */, ""); print }' "$work/exec.txt")
+	expect_eq "sched_process_exec (__data_loc filename): as ftrace's" "$lh" "$ft"
+	expect_eq "sched_process_exec: the workload's exec" "$(grep -c "filename=$UST_LH_PROG " <<<"$lh")" 1
 }
 
 stacks() {
