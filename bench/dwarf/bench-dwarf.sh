@@ -17,7 +17,8 @@
 #              (LD_PRELOAD), so no wrapper process stands between recorder
 #              and program;
 #   rec s      the recorder's own CPU: the recorder's getrusage() at exit
-#              (self + children) less the program's;
+#              (self + children) less the program's; of the better of two
+#              recordings (the least recorder + program CPU);
 #   rec us/s   recording cost per sample: the recorder's CPU plus what the
 #              program spent over bare, less the way's fixed cost;
 #   bytes/s    trace file bytes less the way's fixed bytes, per sample;
@@ -81,7 +82,8 @@ WHERE x < $((700000 / scale))) SELECT count(*), sum(x * x % 7), max(length(print
 		cmd=(/usr/bin/g++ -O2 -c -o "$work/small.o" "$work/small.cc")
 		comm='^(g\+\+|cc1plus|as)$'
 		;;
-	tar) mode=syscall cmd=(/usr/bin/tar cf - -C /usr/lib python3.11/json python3.11/email python3.11/asyncio) ;;
+	# to a file: GNU tar reads no file contents for an archive on /dev/null
+	tar) mode=syscall cmd=(/usr/bin/tar cf "$work/t.tar" -C /usr/lib python3.11/json python3.11/email python3.11/asyncio) ;;
 	gzip) mode=syscall cmd=(/usr/bin/gzip -1 -c "$work/big") ;;
 	sort) mode=syscall cmd=(/usr/bin/sort -S 256M "$work/list") ;;
 	*) echo "unknown program $1" >&2; return 1 ;;
@@ -184,8 +186,15 @@ for prog in $progs; do
 	for rate in $prates; do
 		for way in $ways; do
 			out=$work/$prog.$rate.$way
-			record "$way" "$rate" "$out" "${cmd[@]}"
-			read -r rc pc < <(rusage "$out.rus" "$comm")
+			# Best of 2 recordings (the least recorder + program CPU).
+			rc= pc=
+			for _ in 1 2; do
+				record "$way" "$rate" "$out.try" "${cmd[@]}"
+				read -r c1 p1 < <(rusage "$out.try.rus" "$comm")
+				[ -z "$rc" ] || [ $((c1 + p1)) -lt $((rc + pc)) ] || continue
+				rc=$c1 pc=$p1
+				mv "$out.try" "$out"
+			done
 			read -r rep rss < <(report "$way" "$out")
 			read -r n r < <(chains "$way" "$rate" "$comm" | share)
 			bytes=$(stat -c %s "$out")
@@ -201,7 +210,7 @@ for prog in $progs; do
 				"$(echo "$rc / 1000000" | bc -l)" \
 				"$(echo "($rc - ${fix_cpu[$way.$mode]} + $pc - $bare) / $n" | bc -l)" \
 				"${bps[$prog.$rate.$way]}" "$(echo "$rep * 1000000 / $n" | bc -l)" "$(echo "$rss / 1024" | bc -l)"
-			rm -f "$out"
+			rm -f "$out" "$out.try"
 		done
 	done
 done
@@ -216,11 +225,13 @@ for prog in $progs; do
 	for rate in $prates; do
 		u=$prog.$rate.ustitch d=$prog.$rate.dwarf
 		[ -n "${cost[$u]:-}" ] && [ -n "${cost[$d]:-}" ] || continue
-		c=$(echo "${cost[$u]} / ${cost[$d]}" | bc -l)
+		# perf's marginal cost can vanish in the noise of a short run
+		c=$(echo "if (${cost[$d]} > 0) ${cost[$u]} / ${cost[$d]} else -1" | bc -l)
 		w=$(echo "${whole[$u]} / ${whole[$d]}" | bc -l)
 		b=$(echo "${bps[$u]} / ${bps[$d]}" | bc -l)
-		printf '%-8s %5s %16.3f %-5s %16.3f %16.4f %-5s\n' "$prog" "$rate" "$c" \
-			"$(echo "$c <= 0.3" | bc | sed 's/1/met/;s/0/MISS/')" "$w" "$b" \
+		cs=$(printf '%16.3f %-5s' "$c" "$(echo "$c <= 0.3" | bc | sed 's/1/met/;s/0/MISS/')")
+		[ "$(echo "$c < 0" | bc)" = 1 ] && cs=$(printf '%22s' "n/a (perf's <= 0)")
+		printf '%-8s %5s %s %16.3f %16.4f %-5s\n' "$prog" "$rate" "$cs" "$w" "$b" \
 			"$(echo "$b <= 0.05" | bc | sed 's/1/met/;s/0/MISS/')"
 	done
 done
