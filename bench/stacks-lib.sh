@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154  # $work, $debian_bottom: the sourcing script's
 # Sourced by bench/perf-defer and bench/dwarf: measuring a recording and
 # reading its user stacks, one definition for both.  Needs $work, and
 # $UST_PLUGIN_DIR and $UST_PERF_SAMPLES for ustitch's traces; the chain

@@ -45,7 +45,9 @@ scale=${UST_BENCH_SCALE:-1}
 progs=${UST_BENCH_DWARF_PROGS:-python3 xz sqlite3 g++ tar gzip sort}
 rates=${UST_BENCH_DWARF_RATES:-999 10000}
 # debian_bottom: the bottom frames of a complete stack (one definition).
+# shellcheck source=tests/live/cfi/debian-progs.sh
 . "$UST_CFI_DEBIAN_PROGS"
+# shellcheck source=bench/stacks-lib.sh
 # ust_sample_chains, perf_script_chains, share.
 . "${BASH_SOURCE%/*}/../stacks-lib.sh"
 perf=/usr/bin/perf
@@ -113,17 +115,19 @@ record() {
 	local way=$1 rate=$2 out=$3 ev
 	shift 3
 	if [ "$rate" = - ]; then
+		# shellcheck disable=SC2054  # perf's list of events has commas
 		case $way in
 		ustitch) ev=(-O userstacktrace_delay -e syscalls:sys_enter_write -e syscalls:sys_enter_read) ;;
 		*) ev=(-e syscalls:sys_enter_write,syscalls:sys_enter_read) ;;
 		esac
 	else
 		ev=(-e cpu-clock -F "$rate")
+		[ "$way" = ustitch ] && ev+=(-g)
 	fi
 	case $way in
-	ustitch) run_rusage "$out.rus" "$UST_USTITCH" record -q -o "$out" "${ev[@]}" $([ "$rate" != - ] && echo -g) -- "$@" ;;
-	dwarf) run_rusage "$out.rus" $perf record -q -o "$out" "${ev[@]}" --call-graph dwarf -- "$@" ;;
-	fp) run_rusage "$out.rus" $perf record -q -o "$out" "${ev[@]}" -g -- "$@" ;;
+	ustitch) run_rusage "$out.rus" "$UST_USTITCH" record -q -o "$out" "${ev[@]}" -- "$@" ;;
+	dwarf) run_rusage "$out.rus" "$perf" record -q -o "$out" "${ev[@]}" --call-graph dwarf -- "$@" ;;
+	fp) run_rusage "$out.rus" "$perf" record -q -o "$out" "${ev[@]}" -g -- "$@" ;;
 	esac
 }
 # report WAY FILE: "CPU_S PEAK_RSS_KB" of the report a user reads, its
@@ -134,7 +138,7 @@ report() {
 	local cmd
 	case $1 in
 	ustitch) cmd=(env HOME="$work" TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" trace-cmd report "$2") ;;
-	*) cmd=($perf script --no-inline -i "$2") ;;
+	*) cmd=("$perf" script --no-inline -i "$2") ;;
 	esac
 	/usr/bin/time -f '%U %S %M' -o "$work/rep.time" "${cmd[@]}" >"$work/rep.out" 2>>"$work/err"
 	awk '{ print $1 + $2, $3 }' "$work/rep.time"
@@ -151,7 +155,7 @@ chains() {
 }
 
 ways="ustitch dwarf fp"
-echo "kernel $(uname -r); $(nproc) CPUs; $($perf version); ustitch -g: $("$UST_USTITCH" probe --no-verify 2>/dev/null |
+echo "kernel $(uname -r); $(nproc) CPUs; $("$perf" version); ustitch -g: $("$UST_USTITCH" probe --no-verify 2>/dev/null |
 	sed -n 's/^record -g: user stacks //p')"
 
 # Each way's fixed cost, per mode: recording /bin/true.
@@ -187,7 +191,7 @@ for prog in $progs; do
 		for way in $ways; do
 			out=$work/$prog.$rate.$way
 			# Best of 2 recordings (the least recorder + program CPU).
-			rc= pc=
+			rc='' pc=''
 			for _ in 1 2; do
 				record "$way" "$rate" "$out.try" "${cmd[@]}"
 				read -r c1 p1 < <(rusage "$out.try.rus" "$comm")

@@ -23,7 +23,9 @@ work=$(mktemp -d /tmp/ustitch-bench-defer.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 scale=${UST_BENCH_SCALE:-1}
 # debian_bottom: the bottom frames of a complete stack (one definition).
+# shellcheck source=tests/live/cfi/debian-progs.sh
 . "$UST_CFI_DEBIAN_PROGS"
+# shellcheck source=bench/stacks-lib.sh
 # cpu_of, ust_chains, perf_chains, share, report_cpu.
 . "${BASH_SOURCE%/*}/../stacks-lib.sh"
 
