@@ -23,7 +23,11 @@ work=$(mktemp -d /tmp/ustitch-bench-defer.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 scale=${UST_BENCH_SCALE:-1}
 # debian_bottom: the bottom frames of a complete stack (one definition).
+# shellcheck source=tests/live/cfi/debian-progs.sh
 . "$UST_CFI_DEBIAN_PROGS"
+# shellcheck source=bench/stacks-lib.sh
+# cpu_of, ust_chains, perf_chains, share, report_cpu.
+. "${BASH_SOURCE%/*}/../stacks-lib.sh"
 
 find /usr/share /usr/lib/python3 -type f 2>/dev/null | head -n $((120000 / scale)) >"$work/list"
 for _ in 1 2 3 4 5 6 7 8; do cat "$work/list"; done | head -c $((14000000 / scale)) >"$work/big"
@@ -39,12 +43,6 @@ for _ in range(6): json.loads(json.dumps(d))") ;;
 }
 progs="gzip xz sort python3"
 
-cpu_of() {	# cpu_of CMD...: CPU seconds of the command and its children
-	local TIMEFORMAT='%3U %3S' t
-	t=$({ time "$@" >/dev/null 2>>"$work/err"; } 2>&1 | tail -1)
-	awk '{ print $1 + $2 }' <<<"$t"
-}
-
 ust_ok=1
 kernel_ok=0
 "$UST_USTITCH" probe --no-verify 2>/dev/null | grep -q "^record --call-graph defer: .*deferred by the kernel" &&
@@ -53,24 +51,6 @@ dwarf_ok=0
 command -v perf >/dev/null && perf record -q -e cpu-clock -o "$work/p.data" -- true 2>/dev/null && dwarf_ok=1
 echo "kernel $(uname -r); $(nproc) CPUs; ustitch -g: $("$UST_USTITCH" probe --no-verify 2>/dev/null |
 	sed -n 's/^record -g: user stacks //p')"
-
-# ust_chains FILE.dat COMM: one line per sample of COMM, its user frames.
-ust_chains() {
-	env HOME="$work" TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" trace-cmd report "$1" 2>/dev/null |
-		awk -f "$UST_PERF_SAMPLES" | awk -v c="$2" '$10 == c { print $5 }'
-}
-# perf_chains FILE COMM: the same from perf script.
-perf_chains() {
-	perf script -i "$1" -F comm,ip,sym --no-inline 2>/dev/null |
-		awk -v c="$2" '
-		/^[^ \t]/ { if (on) print (ch == "" ? "-" : ch); on = ($1 == c); ch = ""; next }
-		NF >= 2 { s = $2; sub(/@.*/, "", s); ch = ch (ch == "" ? "" : ";") s }
-		END { if (on) print (ch == "" ? "-" : ch) }'
-}
-# share: "samples reaching" of chain lines on stdin.
-share() { awk -v re="$debian_bottom" '{ n++; if ($0 ~ re) r++ } END { print n + 0, r + 0 }'; }
-# report_cpu CMD...: CPU seconds of a report.
-report_cpu() { cpu_of env HOME="$work" TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" "$@"; }
 
 # A way's fixed cost: recording /bin/true (loading BPF, the trace's
 # headers and kernel symbols), taken off before dividing by the samples.
@@ -128,14 +108,14 @@ for prog in $progs; do
 			[ "$way" = kernel ] && cg=(--call-graph defer)
 			rec=$(cpu_of "$UST_USTITCH" record -q -o "$work/$prog.$way.dat" -e cpu-clock -F 999 -g \
 				"${cg[@]}" -- "${cmd[@]}")
-			read -r n r < <(ust_chains "$work/$prog.$way.dat" "$prog" | share)
+			read -r n r < <(ust_chains "$work/$prog.$way.dat" "^$prog\$" | share)
 			rep=$(report_cpu trace-cmd report "$work/$prog.$way.dat")
 			bytes=$(stat -c %s "$work/$prog.$way.dat")
 			;;
 		dwarf)
 			rec=$(cpu_of perf record -q -o "$work/$prog.perf" -e cpu-clock -F 999 --call-graph dwarf \
 				-- "${cmd[@]}")
-			read -r n r < <(perf_chains "$work/$prog.perf" "$prog" | share)
+			read -r n r < <(perf_chains "$work/$prog.perf" "^$prog\$" | share)
 			rep=$(report_cpu perf script -i "$work/$prog.perf")
 			bytes=$(stat -c %s "$work/$prog.perf")
 			;;
