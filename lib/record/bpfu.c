@@ -41,6 +41,7 @@ typedef __u64 u64;
 #include "ust_bpfu_abi.h"
 #include "bpfu_cfi.h"
 #include "bpfu_variant.h"
+#include "bpfu_raw.h"
 
 _Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_BPFU_F_IMMEDIATE &&
 	       UST_BPFU_STACK_SCHED_FAIL == UST_BPFU_F_SCHED_FAIL &&
@@ -111,6 +112,7 @@ struct ust_bpfu {
 	uint64_t stack_records;
 	uint64_t bad_records;
 	struct ust_hmap last;	/* tid -> struct ust_bpfu_last * */
+	struct ust_bpfu_raw *raw;	/* frames left as addresses, named from /proc */
 	uint64_t repeats;	/* stacks sent again as their task's last */
 	uint64_t repeats_lost;	/* ... whose last stack never arrived */
 	/* One record at a time: the callback gets it before the next is made. */
@@ -155,6 +157,10 @@ static size_t ust_bpfu_make_stack(struct ust_bpfu *u, const struct ust_bpfu_rec_
 		inodes[i] = frames[i].ino;
 		devs[i] = frames[i].dev;
 	}
+	/* The walk could not name some frame's file: the process can. */
+	if ((s->flags & UST_BPFU_F_RAW) && u->raw &&
+	    ust_bpfu_raw_resolve(u->raw, (pid_t)s->h.tgid, offs, inodes, devs, nr))
+		rec->flags &= ~UST_BPFU_STACK_RAW;
 	rec->offs = offs;
 	rec->inodes = inodes;
 	rec->devs = devs;
@@ -257,6 +263,7 @@ static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 	} else if (h->kind == UST_BPFU_REC_EXEC) {
 		if (u->cfi)
 			ust_bpfu_cfi_exec(u->cfi, (pid_t)h->tgid);
+		ust_bpfu_raw_exec(u->raw, (pid_t)h->tgid);
 		return 0;
 	} else if (h->kind == UST_BPFU_REC_STACK && ust_bpfu_stack_fits(data, size)) {
 		const struct ust_bpfu_rec_stack *s = data;
@@ -576,6 +583,7 @@ struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size
 		return NULL;
 	}
 	ust_hmap_init(&u->last);
+	u->raw = ust_bpfu_raw_new();	/* NULL: raw frames stay addresses */
 	u->cookie_type = o->cookie_type;
 	u->stack_type = o->stack_type;
 	u->af_only = o->af_only;
@@ -1017,6 +1025,7 @@ void ust_bpfu_close(struct ust_bpfu *u)
 	for (pos = 0; ust_hmap_next(&u->last, &pos, &tid, &last);)
 		free((void *)(uintptr_t)last);
 	ust_hmap_fini(&u->last);
+	ust_bpfu_raw_free(u->raw);
 	ust_bpfu_cfi_free(u->cfi);
 	ust_bpfu_skel__destroy(u->skel);
 	free(u);

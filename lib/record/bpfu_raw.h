@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * ust_bpfu_raw: frames the BPF walk left as addresses, resolved by the
+ * recorder from /proc/TGID/maps while the process lives (bpfu_raw.c).
+ * Private to lib/record.
+ */
+#ifndef UST_BPFU_RAW_H
+#define UST_BPFU_RAW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct ust_bpfu_raw;
+
+struct ust_bpfu_raw *ust_bpfu_raw_new(void);
+void ust_bpfu_raw_free(struct ust_bpfu_raw *r);
+/* @tgid ran exec(): the addresses of its old maps mean nothing now. */
+void ust_bpfu_raw_exec(struct ust_bpfu_raw *r, pid_t tgid);
+/*
+ * The @nr frames (file offset, inode, kernel dev_t each) of a stack of
+ * @tgid: those without a file (inode and device 0, the offset an address)
+ * that lie in a file mapping get that file and their offset in it.  True
+ * when no frame is left without a file.
+ */
+bool ust_bpfu_raw_resolve(struct ust_bpfu_raw *r, pid_t tgid, uint64_t *offs, uint64_t *inodes,
+			  uint32_t *devs, unsigned int nr);
+/* Frames resolved so far. */
+uint64_t ust_bpfu_raw_count(const struct ust_bpfu_raw *r);
+
+#endif

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Unit tests of ust_bpfu_raw (lib/record/bpfu_raw.c): frames the BPF walk
+ * left as addresses get their file from /proc/TGID/maps.  The process is
+ * this test itself: an address of libc's code and one of the test's own
+ * must come back as (offset, inode, device) of the mapping that holds
+ * them, read independently here; frames with a file, addresses in no
+ * file (the stack, a JIT-like anonymous page) and a process that is gone
+ * stay as they are.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "ustitch/abi.h"
+#include "bpfu_raw.h"
+
+/* The mapping of /proc/self/maps holding @addr: its start, offset, inode, device. */
+static int truth(uint64_t addr, uint64_t *off, uint64_t *ino, uint32_t *kdev)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	int found = 0;
+
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, o, i;
+		unsigned int maj, min;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &s, &e, &o, &maj, &min, &i) != 6)
+			continue;
+		if (addr < s || addr >= e)
+			continue;
+		*off = addr - s + o;
+		*ino = i;
+		*kdev = UST_ABI_MKKDEV(maj, min);
+		found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+static void test_named(void **state)
+{
+	struct ust_bpfu_raw *r = ust_bpfu_raw_new();
+	uint64_t addr[3] = { (uint64_t)(uintptr_t)&fopen, (uint64_t)(uintptr_t)&truth, 0 };
+	uint64_t offs[3], inodes[3] = { 0, 0, 77 }, want_off, want_ino;
+	uint32_t devs[3] = { 0, 0, 5 }, want_dev;
+	int i;
+
+	(void)state;
+	assert_non_null(r);
+	offs[0] = addr[0];
+	offs[1] = addr[1];
+	offs[2] = 0x1234;	/* has a file already: untouched */
+	assert_true(ust_bpfu_raw_resolve(r, getpid(), offs, inodes, devs, 3));
+	for (i = 0; i < 2; i++) {
+		assert_true(truth(addr[i], &want_off, &want_ino, &want_dev));
+		assert_true(want_ino != 0);
+		assert_true(offs[i] == want_off);
+		assert_true(inodes[i] == want_ino);
+		assert_int_equal(devs[i], want_dev);
+	}
+	assert_true(offs[2] == 0x1234 && inodes[2] == 77 && devs[2] == 5);
+	assert_true(ust_bpfu_raw_count(r) == 2);
+	ust_bpfu_raw_free(r);
+}
+
+static void test_no_file(void **state)
+{
+	struct ust_bpfu_raw *r = ust_bpfu_raw_new();
+	void *anon = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int local;
+	uint64_t offs[2] = { (uint64_t)(uintptr_t)anon, (uint64_t)(uintptr_t)&local };
+	uint64_t inodes[2] = { 0, 0 };
+	uint32_t devs[2] = { 0, 0 };
+
+	(void)state;
+	assert_true(anon != MAP_FAILED);
+	assert_false(ust_bpfu_raw_resolve(r, getpid(), offs, inodes, devs, 2));
+	assert_true(offs[0] == (uint64_t)(uintptr_t)anon && !inodes[0] && !devs[0]);
+	assert_true(offs[1] == (uint64_t)(uintptr_t)&local && !inodes[1] && !devs[1]);
+	assert_true(ust_bpfu_raw_count(r) == 0);
+	munmap(anon, 4096);
+	ust_bpfu_raw_free(r);
+}
+
+/* A process gone: nothing read, nothing named (and no crash). */
+static void test_gone(void **state)
+{
+	struct ust_bpfu_raw *r = ust_bpfu_raw_new();
+	uint64_t offs[1] = { (uint64_t)(uintptr_t)&fopen }, inodes[1] = { 0 };
+	uint32_t devs[1] = { 0 };
+	pid_t pid = fork();
+
+	(void)state;
+	assert_true(pid >= 0);
+	if (!pid)
+		_exit(0);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	assert_false(ust_bpfu_raw_resolve(r, pid, offs, inodes, devs, 1));
+	assert_true(!inodes[0] && !devs[0]);
+	ust_bpfu_raw_free(r);
+}
+
+/*
+ * A process read while it lived, gone since (its last stacks come after
+ * its exit): its mappings as read still name frames, an address they miss
+ * (the re-read fails) does not empty them; its exec forgets them.
+ */
+static void test_read_then_gone(void **state)
+{
+	struct ust_bpfu_raw *r = ust_bpfu_raw_new();
+	uint64_t offs[1] = { (uint64_t)(uintptr_t)&fopen }, inodes[1] = { 0 };
+	uint32_t devs[1] = { 0 };
+	int local;
+	uint64_t miss[1] = { (uint64_t)(uintptr_t)&local }, mi[1] = { 0 };
+	uint32_t md[1] = { 0 };
+	pid_t pid = fork();
+
+	(void)state;
+	assert_true(pid >= 0);
+	if (!pid) {
+		pause();
+		_exit(0);
+	}
+	/* The child has the parent's mappings: fopen is in its libc too. */
+	assert_true(ust_bpfu_raw_resolve(r, pid, offs, inodes, devs, 1));
+	assert_true(inodes[0] != 0);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	assert_false(ust_bpfu_raw_resolve(r, pid, miss, mi, md, 1));
+	offs[0] = (uint64_t)(uintptr_t)&fopen;
+	inodes[0] = 0;
+	devs[0] = 0;
+	assert_true(ust_bpfu_raw_resolve(r, pid, offs, inodes, devs, 1));
+	assert_true(inodes[0] != 0);
+	ust_bpfu_raw_exec(r, pid);
+	offs[0] = (uint64_t)(uintptr_t)&fopen;
+	inodes[0] = 0;
+	devs[0] = 0;
+	assert_false(ust_bpfu_raw_resolve(r, pid, offs, inodes, devs, 1));
+	ust_bpfu_raw_free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_named),
+		cmocka_unit_test(test_no_file),
+		cmocka_unit_test(test_gone),
+		cmocka_unit_test(test_read_then_gone),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
