@@ -22,6 +22,7 @@
 #define OPT_CALL_GRAPH	0x100	/* as perf record's */
 #define OPT_ADDR_FILTER	0x1700
 #define OPT_UNWIND	0x1800
+#define OPT_COMPRESSION	0x1900	/* as trace-cmd record's */
 
 static void usage_addr_filter(FILE *out)
 {
@@ -85,6 +86,9 @@ void rec_usage(FILE *out)
 	      "                   selects the machinery; any lock_held() filter implies it);\n"
 	      "                   then some -f must use lock_held()\n"
 	      "  -q               quiet: no status line, no summary\n"
+	      "  --compression ALG  compress the output as trace-cmd record does (trace.dat\n"
+	      "                   version 7; ALG: any, none, or one of trace-cmd list -c),\n"
+	      "                   by trace-cmd convert once the recording is complete\n"
 	      "  --unwind cfi|fp  how BPF walks user stacks: cfi (default) by unwind tables\n"
 	      "                   built from each file's .eh_frame, frame pointers where a\n"
 	      "                   file has none; fp by frame pointers only, as the kernel does\n", out);
@@ -396,19 +400,21 @@ int rec_validate(struct ust_rec_opts *o, bool *native_deferred)
 	return 0;
 }
 
-int rec_parse(int argc, char **argv, struct ust_rec_opts *o)
+int rec_parse(int argc, char **argv, struct ust_rec_opts *o, const char **compression)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "addr-filter", required_argument, NULL, OPT_ADDR_FILTER },
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
+		{ "compression", required_argument, NULL, OPT_COMPRESSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool last_was_event = false;
 	int c, r;
 
 	memset(o, 0, sizeof(*o));
+	*compression = NULL;
 	o->output = "trace.dat";
 	if (add_buf(o, NULL))
 		return 2;
@@ -417,6 +423,10 @@ int rec_parse(int argc, char **argv, struct ust_rec_opts *o)
 	while ((c = getopt_long(argc, argv, "+e:f:O:o:C:b:P:B:p:qhF:c:g", longopts, NULL)) != -1) {
 		bool is_event = false;
 
+		if (c == OPT_COMPRESSION) {
+			*compression = optarg;
+			continue;
+		}
 		r = c == 'e' ? opt_event(o, optarg, &is_event) : opt_one(o, c, optarg, last_was_event);
 		if (r)
 			return r;

@@ -18,6 +18,7 @@
 #include "ustitch/rec.h"
 #include "archive.h"
 #include "rec_cli.h"
+#include "rec_compress.h"
 
 static void usage(FILE *out)
 {
@@ -135,11 +136,14 @@ static int cmd_reset(void)
 
 static int cmd_record(int argc, char **argv)
 {
+	const char *compression;
 	struct ust_rec_opts o;
 	bool native = false;
 	int r;
 
-	r = rec_parse(argc, argv, &o);
+	r = rec_parse(argc, argv, &o, &compression);
+	if (!r && compression)
+		r = rec_compress_check(compression);
 	if (!r)
 		r = rec_validate(&o, &native);
 	if (!r) {
@@ -149,6 +153,8 @@ static int cmd_record(int argc, char **argv)
 		/* A command that never ran gets a shell's status. */
 		if (cmd_errno)
 			r = cmd_errno == ENOENT ? 127 : 126;
+		else if (!r && compression)
+			r = rec_compress(o.output, compression, o.quiet, o.out);
 	}
 	ust_rec_opts_free(&o);
 	return r;

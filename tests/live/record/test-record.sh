@@ -1,18 +1,19 @@
 #!/bin/bash
 # Live tests of `ustitch record` on this kernel (root, tracefs, BPF).
-# usage: test-record.sh chain|twins|fallback|signals|badcmd
+# usage: test-record.sh chain|twins|fallback|signals|badcmd|compress
 set -u
-. "$(dirname "$0")/../lib.sh" rec "${1:-}" chain twins fallback signals badcmd
+. "$(dirname "$0")/../lib.sh" rec "${1:-}" chain twins fallback signals badcmd compress
 
 instances() { ls /sys/kernel/tracing/instances | grep '^ustitch-' || true; }
 # Of the BPF programs and links recorder @1 held ($work/ids, read while it
 # recorded: this bpftool shows no owners), those still there.
 our_progs() { bpf_left "$work/ids" | wc -l; }
 
+# chain [record args...]
 chain() {
 	local rounds=2 prog=$UST_REC_PROG base
 	base=$(basename "$prog")
-	"$UST_USTITCH" record -q -o "$work/t.dat" -e syscalls:sys_enter_getppid \
+	"$UST_USTITCH" record -q -o "$work/t.dat" "$@" -e syscalls:sys_enter_getppid \
 		-e syscalls:sys_exit_getppid -O userstacktrace_delay -- "$prog" $rounds ||
 		{ bad "ustitch record failed"; return; }
 	report "$work/t.dat" >"$work/report"
@@ -44,6 +45,22 @@ chain() {
 	expect_eq "stacks shown at 2 events each" "$(grep -c 'user_unwind_stack: .*shown at 2 events' "$work/report")" "$distinct"
 	expect_eq "no events without a stack" "$(awk '$5 == "-"' "$work/stacks" | wc -l)" 0
 	[ $fails -eq 0 ] || { echo "--- stacks:"; cat "$work/stacks"; }
+}
+
+# --compression as trace-cmd record's: a trace.dat of version 7 (zstd),
+# read by trace-cmd and the plugin with the same exact stacks as chain's;
+# an algorithm trace-cmd lacks is refused before anything is recorded.
+compress() {
+	chain --compression zstd
+	expect_eq "file version" "$(head -c 13 "$work/t.dat" | tail -c 3 | tr -d '\0')" 7
+	expect_eq "compression" "$(head -c 22 "$work/t.dat" | tail -c 4)" zstd
+	rm -f "$work/n.dat"
+	"$UST_USTITCH" record -q -o "$work/n.dat" --compression lz77 -e syscalls:sys_enter_getppid \
+		-- true 2>"$work/err"
+	expect_eq "unknown algorithm: exit status" "$?" 2
+	expect_eq "unknown algorithm: said" "$(cat "$work/err")" \
+		"ustitch record: --compression lz77: not an algorithm this trace-cmd has (trace-cmd list -c)"
+	[ ! -e "$work/n.dat" ] && ok "unknown algorithm: nothing recorded" || bad "unknown algorithm: $work/n.dat written"
 }
 
 # A walk that reuses the task's last one when it starts from the same
