@@ -640,6 +640,48 @@ __noinline int ust_bpfu_walk_frame(struct ust_bpfu_walk_task *t)
 	return ret;
 }
 
+/*
+ * Slot @i of the task's VMAs, found by an earlier walk of this task, when
+ * the mm's sequence has moved since (or the kernel has none to tell): 1 if
+ * its vm_area_struct still reads as the same mapping (this mm, the same
+ * range, offset and file), else 0 and the slot is emptied.
+ *
+ * Why not just look it up again: a walk in an interrupt (a perf sample's,
+ * where BPF cannot defer it) gets one bpf_find_vma() (the mmap lock's
+ * release then waits in an irq_work), and a process whose allocator maps
+ * and unmaps memory moves the sequence between nearly any two samples: its
+ * walks named one file and stopped at the next (python3: 43 % of the
+ * stacks complete at 999 Hz).  The reads are probe reads of memory that
+ * may have been freed (a VMA goes by RCU, or at once before 6.4) and
+ * reused: all five fields matching means the same mapping, as a VMA that
+ * was split, merged or moved differs in range or offset.  A change under
+ * way on another CPU is caught by the sequence at the walk's end (the
+ * slots are then not kept), as for bpf_find_vma()'s own results.
+ */
+__noinline int ust_bpfu_walk_recheck_vma(struct ust_bpfu_walk_task *t, __u32 i)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ust_bpfu_walk_vma *s;
+	struct vm_area_struct *vma;
+	struct ust_bpfu_walk *w;
+
+	if (!t)
+		return 0;
+	w = ust_bpfu_walk_of(t);
+	s = &w->vmas[i & (UST_BPFU_WALK_VMAS - 1)];
+	if (!s->v.found)
+		return 0;
+	vma = (struct vm_area_struct *)s->v.vma;
+	if (!vma || (__u64)BPF_CORE_READ(vma, vm_mm) != (__u64)task->mm ||
+	    BPF_CORE_READ(vma, vm_start) != s->v.start || BPF_CORE_READ(vma, vm_end) != s->v.end ||
+	    BPF_CORE_READ(vma, vm_pgoff) != s->v.pgoff ||
+	    (__u64)BPF_CORE_READ(vma, vm_file) != s->v.file) {
+		s->v.found = 0;
+		return 0;
+	}
+	return 1;
+}
+
 /* Slot @i of the task's VMAs: its table looked up again if PENDING. */
 static __always_inline void ust_bpfu_walk_refresh(struct ust_bpfu_walk *w, struct ust_bpfu_walk_vma *s)
 {
@@ -718,10 +760,9 @@ __noinline int ust_bpfu_walk_start(struct ust_bpfu_walk_task *t, __u32 flags, in
 	w->vma_asked = 0;
 	w->win_len = 0;
 	for (i = 0; i < UST_BPFU_WALK_VMAS; i++) {
-		if (!kept)
-			w->vmas[i].v.found = 0;
-		else
-			ust_bpfu_walk_refresh(w, &w->vmas[i]);
+		if (!kept && !ust_bpfu_walk_recheck_vma(t, (__u32)i))
+			continue;
+		ust_bpfu_walk_refresh(w, &w->vmas[i]);
 	}
 	ust_cfi_regs_init(&w->g.r, regs->ip, regs->sp, regs->bp, regs->bx);
 	w->g.flags = flags;

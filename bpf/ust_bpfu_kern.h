@@ -102,6 +102,7 @@ struct file {
 struct vm_area_struct {
 	unsigned long vm_start;
 	unsigned long vm_end;
+	struct mm_struct *vm_mm;
 	unsigned long vm_pgoff;
 	struct file *vm_file;
 } __attribute__((preserve_access_index));
