@@ -151,7 +151,7 @@ oom:
 	return -ENOMEM;
 }
 
-static void forget(struct ust_perf_maps *m, uint32_t pid)
+void ust_perf_maps_forget(struct ust_perf_maps *m, uint32_t pid)
 {
 	struct proc *p = find(m, pid);
 
@@ -164,7 +164,7 @@ static int copy_maps(struct ust_perf_maps *m, uint32_t from, uint32_t to)
 	struct proc *src, *dst;
 	size_t i;
 
-	forget(m, to);
+	ust_perf_maps_forget(m, to);
 	if (!find(m, from))
 		return 0;
 	dst = get(m, to);	/* may move the array: look the source up after */
@@ -207,7 +207,7 @@ int ust_perf_maps_apply(struct ust_perf_maps *m, const struct ust_perf_event *ev
 		return copy_maps(m, ev->u.task.ppid, ev->u.task.pid);
 	case PERF_RECORD_COMM:
 		if (ev->u.comm.exec && !read_later(m, ev->u.comm.pid, ev))
-			forget(m, ev->u.comm.pid);
+			ust_perf_maps_forget(m, ev->u.comm.pid);
 		return 0;
 	default:
 		return 0;

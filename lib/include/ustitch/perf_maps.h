@@ -26,6 +26,8 @@ int ust_perf_maps_add(struct ust_perf_maps *m, uint32_t pid, uint64_t start, uin
 /* MMAP2 adds, FORK of a new process copies the parent's, COMM with exec
  * forgets the old image; other records are ignored.  0 or -ENOMEM. */
 int ust_perf_maps_apply(struct ust_perf_maps *m, const struct ust_perf_event *ev);
+/* @pid's mappings are no more (its exec): none until added or read again. */
+void ust_perf_maps_forget(struct ust_perf_maps *m, uint32_t pid);
 /* The executable file mappings of a running process, from /proc/PID/maps
  * (processes that were running before the events were enabled, and any
  * whose MMAP2 records were lost), read at @now (the records' clock): an
