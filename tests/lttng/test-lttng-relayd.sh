@@ -66,6 +66,24 @@ live_reader() {
 	UST_CHILDREN+=("$reader")
 }
 
+# end_live WHAT OUT: the application ($app) told to end, the session
+# stopped and destroyed, and the reader ($reader, writing OUT) waited for:
+# it must end by itself within 30 s of the session's end, and well.
+end_live() {
+	local i
+	touch "$cur_go.end"
+	wait $app || fail "$1: ust-lttng-app exited with $?"
+	lt stop "$cur_session"
+	lt destroy "$cur_session"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 $reader 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 $reader 2>/dev/null && fail "$1: the reader still runs 30 s after the session was destroyed"
+	wait $reader || fail "$1: babeltrace2 exited with $?: $(cat "$2.err")"
+	forget_child $reader
+}
+
 relayd_start
 NET=(--set-url="net://127.0.0.1:$RELAYD_CTRL:$RELAYD_DATA")
 
@@ -183,17 +201,7 @@ live_try() {
 	diff -u "$EXPECTED/basic.txt" "$out.norm" ||
 		fail "live: while the session records, the output differs from expected/basic.txt (above)"
 	echo "ok: live: exact frames and locks printed while the session records"
-	touch "$cur_go.end"
-	wait $app || fail "ust-lttng-app live exited with $?"
-	lt stop "$cur_session"
-	lt destroy "$cur_session"
-	for ((i = 0; i < 300; i++)); do
-		kill -0 $reader 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 $reader 2>/dev/null && fail "live: the reader still runs 30 s after the session was destroyed"
-	wait $reader || fail "live: babeltrace2 exited with $?: $(cat "$out.err")"
-	forget_child $reader
+	end_live live "$out"
 	normalize <"$out" | from_basic >"$out.norm"
 	diff -u "$EXPECTED/basic.txt" "$out.norm" ||
 		fail "live: the final output differs from expected/basic.txt (above)"
@@ -246,17 +254,7 @@ attach_try() {
 		fail "attach: tag 1 does not say its stack is missing: $(grep -A1 'tag = 1,' "$out")"
 	kill -0 $app 2>/dev/null || fail "attach: the application ended before the check"
 	echo "ok: attach: the event says its stack is not in the live reader's trace, while the session records"
-	touch "$cur_go.end"
-	wait $app || fail "ust-lttng-app live again exited with $?"
-	lt stop "$cur_session"
-	lt destroy "$cur_session"
-	for ((i = 0; i < 300; i++)); do
-		kill -0 $reader 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 $reader 2>/dev/null && fail "attach: the reader still runs 30 s after the session was destroyed"
-	wait $reader || fail "attach: babeltrace2 exited with $?: $(cat "$out.err")"
-	forget_child $reader
+	end_live attach "$out"
 	# Every event it printed says so: the markers' stack came before it too.
 	events=$(grep -c ' ustlt:work: ' "$out")
 	missing=$(grep -cE "$MISSING_RE" "$out")
