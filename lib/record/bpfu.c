@@ -42,6 +42,7 @@ typedef __u64 u64;
 #include "bpfu_cfi.h"
 #include "bpfu_variant.h"
 #include "bpfu_raw.h"
+#include "kbtf.h"
 
 _Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_BPFU_F_IMMEDIATE &&
 	       UST_BPFU_STACK_SCHED_FAIL == UST_BPFU_F_SCHED_FAIL &&
@@ -463,6 +464,10 @@ static int ust_bpfu_load_best(struct ust_bpfu *u, const struct ust_bpfu_opts *o,
 	u->preempt_off = ust_bpfu_variant_faultable();
 	if (!imm && !o->af_only && tw == UST_BPFU_TW_NONE)
 		ust_bpfu_note(u, "no BPF task_work: %s", why);
+	if (tw != UST_BPFU_TW_NONE && ust_bpfu_variant_refused(cfi, tw, why, sizeof(why))) {
+		ust_bpfu_note(u, "no BPF task_work: %s", why);
+		tw = UST_BPFU_TW_NONE;
+	}
 	for (;;) {
 		u->skel = ust_bpfu_load(cfi, tw, imm, u->preempt_off, o, false, &u->load, why,
 					sizeof(why));
@@ -473,6 +478,9 @@ static int ust_bpfu_load_best(struct ust_bpfu *u, const struct ust_bpfu_opts *o,
 			ust_bpfu_note(u, "programs on system-call tracepoints left preemptible: %s", why);
 			u->preempt_off = false;
 		} else if (tw != UST_BPFU_TW_NONE) {
+			/* The kfunc's own refusal, not another program's: the same next time. */
+			if (strstr(why, "bpf_task_work_schedule_resume"))
+				ust_bpfu_variant_remember_refused(cfi, tw, why);
 			ust_bpfu_note(u, "no BPF task_work: %s", why);
 			tw = UST_BPFU_TW_NONE;
 		} else if (cfi) {
@@ -498,7 +506,7 @@ static int ust_bpfu_load_best(struct ust_bpfu *u, const struct ust_bpfu_opts *o,
  */
 static bool ust_bpfu_mm_seq_btf(void)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf *btf = ust_kbtf();
 	const struct btf_type *t;
 	const struct btf_member *m;
 	bool yes = false;
@@ -533,7 +541,6 @@ static bool ust_bpfu_mm_seq_btf(void)
 			}
 		}
 	}
-	btf__free(btf);
 	return yes;
 }
 
@@ -781,6 +788,24 @@ int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name)
 int ust_bpfu_later_fd(const struct ust_bpfu *u)
 {
 	return bpf_program__fd(u->skel->progs.ust_bpfu_later);
+}
+
+bool ust_bpfu_usable(char *why, size_t len)
+{
+	int ret;
+
+	if (!ust_kbtf()) {
+		snprintf(why, len, "no kernel BTF (/sys/kernel/btf/vmlinux), which the unwinder's CO-RE programs need");
+		return false;
+	}
+	ret = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACEPOINT, NULL);
+	if (ret <= 0) {
+		snprintf(why, len, "a tracepoint program does not load: %s",
+			 ret ? strerror(-ret) : "refused");
+		return false;
+	}
+	snprintf(why, len, "tracepoint programs load, kernel BTF is there");
+	return true;
 }
 
 bool ust_bpfu_probe(bool task_work, char *why, size_t len)
@@ -1102,6 +1127,12 @@ int ust_bpfu_later_fd(const struct ust_bpfu *u)
 {
 	(void)u;
 	return -EOPNOTSUPP;
+}
+
+bool ust_bpfu_usable(char *why, size_t len)
+{
+	snprintf(why, len, "ustitch was built without BPF support (libbpf, clang, bpftool)");
+	return false;
 }
 
 bool ust_bpfu_probe(bool task_work, char *why, size_t len)

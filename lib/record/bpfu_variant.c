@@ -18,8 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "ustitch/hmap.h"
 #include "bpfu_variant.h"
+#include "kbtf.h"
 
 #ifdef UST_HAVE_BPF
 #include <linux/types.h>
@@ -66,7 +69,7 @@ static bool ust_bpfu_variant_void_ptr(const struct btf *btf, const struct btf_ty
 
 enum ust_bpfu_tw ust_bpfu_variant_tw(char *why, size_t len)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf *btf = ust_kbtf();
 	const struct btf_type *p;
 	enum ust_bpfu_tw tw = UST_BPFU_TW_NONE;
 
@@ -87,26 +90,107 @@ enum ust_bpfu_tw ust_bpfu_variant_tw(char *why, size_t len)
 		else if (why)
 			snprintf(why, len, "the kernel has no BPF task_work kfuncs (they came with 6.18)");
 	}
-	btf__free(btf);
 	return tw;
 }
 
 bool ust_bpfu_variant_faultable(void)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool yes;
+	const struct btf *btf = ust_kbtf();
 
-	if (!btf)
+	return btf && btf__find_by_name_kind(btf, "tracepoint_ext", BTF_KIND_STRUCT) > 0;
+}
+
+/* The ELF bytes of variant (@cfi, @tw); NULL: the skeleton's own, cfi/tw0. */
+static const void *ust_bpfu_variant_bytes(bool cfi, enum ust_bpfu_tw tw, size_t *sz)
+{
+	if (cfi && tw == UST_BPFU_TW_618)
+		return ust_bpfu_cfi_tw1__elf_bytes(sz);
+	if (cfi && tw == UST_BPFU_TW_619)
+		return ust_bpfu_cfi_tw2__elf_bytes(sz);
+	if (!cfi && tw == UST_BPFU_TW_NONE)
+		return ust_bpfu_fp_tw0__elf_bytes(sz);
+	if (!cfi && tw == UST_BPFU_TW_618)
+		return ust_bpfu_fp_tw1__elf_bytes(sz);
+	if (!cfi && tw == UST_BPFU_TW_619)
+		return ust_bpfu_fp_tw2__elf_bytes(sz);
+	return NULL;
+}
+
+/*
+ * "BOOT_ID VARIANT-HASH" of a refusal: the kernel cannot change without a
+ * reboot, nor the object without its bytes.  "" when there is no boot id.
+ */
+static void ust_bpfu_variant_key(bool cfi, enum ust_bpfu_tw tw, char *key, size_t len)
+{
+	char boot[64] = "";
+	const void *data;
+	size_t sz = 0;
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	key[0] = '\0';
+	if (!f)
+		return;
+	if (!fgets(boot, sizeof(boot), f))
+		boot[0] = '\0';
+	fclose(f);
+	boot[strcspn(boot, "\n")] = '\0';
+	if (!boot[0])
+		return;
+	data = ust_bpfu_variant_bytes(cfi, tw, &sz);
+	if (!data)
+		data = ust_bpfu_skel__elf_bytes(&sz);
+	snprintf(key, len, "%s %016llx", boot, (unsigned long long)ust_hmap_bytes(data, sz));
+}
+
+bool ust_bpfu_variant_refused(bool cfi, enum ust_bpfu_tw tw, char *why, size_t len)
+{
+	char key[128], line[1024];
+	size_t kl;
+	bool yes = false;
+	FILE *f;
+
+	ust_bpfu_variant_key(cfi, tw, key, sizeof(key));
+	kl = strlen(key);
+	if (!kl || !(f = fopen(UST_BPFU_REFUSED_FILE, "re")))
 		return false;
-	yes = btf__find_by_name_kind(btf, "tracepoint_ext", BTF_KIND_STRUCT) > 0;
-	btf__free(btf);
+	while (!yes && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, kl) || line[kl] != ' ')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(why, len, "%s (refused when first loaded this boot, as " UST_BPFU_REFUSED_FILE
+			 " remembers; ustitch probe loads it again)", line + kl + 1);
+		yes = true;
+	}
+	fclose(f);
 	return yes;
+}
+
+void ust_bpfu_variant_remember_refused(bool cfi, enum ust_bpfu_tw tw, const char *why)
+{
+	char key[128], one[900];
+	FILE *f;
+
+	ust_bpfu_variant_key(cfi, tw, key, sizeof(key));
+	if (!key[0])
+		return;
+	/* The reason without its verifier log's path: that file is temporary. */
+	snprintf(one, sizeof(one), "%.*s", (int)strcspn(why, "\n"), why);
+	if (strstr(one, " (verifier log:"))
+		*strstr(one, " (verifier log:") = '\0';
+	/* Best effort: without /run, each recording asks the kernel again. */
+	if (mkdir("/run/ustitch", 0755) && errno != EEXIST)
+		return;
+	f = fopen(UST_BPFU_REFUSED_FILE, "ae");
+	if (!f)
+		return;
+	fprintf(f, "%s %s\n", key, one);
+	fclose(f);
 }
 
 struct ust_bpfu_skel *ust_bpfu_variant_open(bool cfi, enum ust_bpfu_tw tw)
 {
 	struct ust_bpfu_skel *s;
-	const void *data = NULL;
+	const void *data;
 	size_t sz = 0;
 	int err;
 
@@ -116,16 +200,7 @@ struct ust_bpfu_skel *ust_bpfu_variant_open(bool cfi, enum ust_bpfu_tw tw)
 	err = ust_bpfu_skel__create_skeleton(s);
 	if (err)
 		goto fail;
-	if (cfi && tw == UST_BPFU_TW_618)
-		data = ust_bpfu_cfi_tw1__elf_bytes(&sz);
-	else if (cfi && tw == UST_BPFU_TW_619)
-		data = ust_bpfu_cfi_tw2__elf_bytes(&sz);
-	else if (!cfi && tw == UST_BPFU_TW_NONE)
-		data = ust_bpfu_fp_tw0__elf_bytes(&sz);
-	else if (!cfi && tw == UST_BPFU_TW_618)
-		data = ust_bpfu_fp_tw1__elf_bytes(&sz);
-	else if (!cfi && tw == UST_BPFU_TW_619)
-		data = ust_bpfu_fp_tw2__elf_bytes(&sz);
+	data = ust_bpfu_variant_bytes(cfi, tw, &sz);
 	if (data) {	/* else the skeleton's own: cfi/tw0 */
 		s->skeleton->data = (void *)data;
 		s->skeleton->data_sz = sz;
@@ -152,6 +227,17 @@ enum ust_bpfu_tw ust_bpfu_variant_tw(char *why, size_t len)
 bool ust_bpfu_variant_faultable(void)
 {
 	return false;
+}
+
+bool ust_bpfu_variant_refused(bool cfi, enum ust_bpfu_tw tw, char *why, size_t len)
+{
+	(void)cfi, (void)tw, (void)why, (void)len;
+	return false;
+}
+
+void ust_bpfu_variant_remember_refused(bool cfi, enum ust_bpfu_tw tw, const char *why)
+{
+	(void)cfi, (void)tw, (void)why;
 }
 
 struct ust_bpfu_skel *ust_bpfu_variant_open(bool cfi, enum ust_bpfu_tw tw)

@@ -33,6 +33,22 @@ bool ust_bpfu_variant_faultable(void);
 /* "cfi/tw2" and the like, for messages. */
 const char *ust_bpfu_variant_name(bool cfi, enum ust_bpfu_tw tw);
 
+/*
+ * Refusals of a task_work variant, remembered for the boot.  On a kernel
+ * that has the kfunc but refuses ustitch's callback (6.18.44: "sleepable
+ * callback in a program that is not sleepable"), every recording loaded
+ * and verified the refused variant before the one without task_work: a
+ * quarter of the CPU of recording /bin/true.  The verdict depends on the
+ * kernel and the object's bytes only, so it is kept in /run (cleared at
+ * boot) under the boot id and a hash of the bytes.  Only refusals of the
+ * task_work kfunc itself are remembered; ustitch probe always asks.
+ */
+#define UST_BPFU_REFUSED_FILE "/run/ustitch/bpf-refused"
+/* Was (@cfi, @tw) refused earlier this boot?  Then @why: the refusal. */
+bool ust_bpfu_variant_refused(bool cfi, enum ust_bpfu_tw tw, char *why, size_t len);
+/* Remembers @why (its first line, without the log's path); best effort. */
+void ust_bpfu_variant_remember_refused(bool cfi, enum ust_bpfu_tw tw, const char *why);
+
 struct ust_bpfu_skel;
 
 /* The skeleton, opened on the variant's object; NULL with errno. */

@@ -44,6 +44,7 @@ typedef __u64 u64;
 #include "ust_lh_track_skel.h"
 #include "lockheld_abi.h"
 #include "ust_bpfu_abi.h"
+#include "kbtf.h"
 
 _Static_assert(sizeof(struct ust_lh_hit_u) == sizeof(struct ust_lh_hit), "one hit layout");
 _Static_assert(sizeof(struct ust_lh_bpf_stats) == sizeof(struct ust_lh_counters), "one stats layout");
@@ -106,12 +107,12 @@ static bool btf_has_func(void *ctx, const char *f)
  */
 static __u32 mmap_tp_argoff(void)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf *btf = ust_kbtf();
 	const struct btf_type *t;
 	__u32 off = 0;
 	int id;
 
-	if (!btf || libbpf_get_error(btf))
+	if (!btf)
 		return 0;
 	id = btf__find_by_name_kind(btf, "btf_trace_mmap_lock_acquire_returned", BTF_KIND_TYPEDEF);
 	t = id > 0 ? btf__type_by_id(btf, (__u32)id) : NULL;
@@ -119,7 +120,6 @@ static __u32 mmap_tp_argoff(void)
 		t = btf__type_by_id(btf, t->type);
 	if (t && btf_is_func_proto(t) && btf_vlen(t) == 5)
 		off = 1;
-	btf__free(btf);
 	return off;
 }
 
@@ -130,15 +130,14 @@ static int open_track(struct ust_lh_bpf *b, const struct ust_lh_bpf_opts *o, cha
 	const char *names[512];
 	char buf[512][64];
 	struct bpf_program *p;
-	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf *btf = ust_kbtf();
 	int n, i, ret;
 
-	if (!btf || libbpf_get_error(btf)) {
+	if (!btf) {
 		snprintf(err, errsz, "held-lock tracking: no vmlinux BTF");
 		return -ENOENT;
 	}
-	n = ust_lh_track_progs(o->families, btf_has_func, btf, names, buf, 512);
-	btf__free(btf);
+	n = ust_lh_track_progs(o->families, btf_has_func, (void *)btf, names, buf, 512);
 	b->track = ust_lh_track_skel__open();
 	if (n < 0 || !b->track) {
 		ret = n < 0 ? n : errno ? -errno : -ENOMEM;
@@ -507,7 +506,7 @@ int ust_lh_bpf_verify(bool track, struct ust_lh_bpf_report *r, char *err, size_t
 	struct bpf_program *p;
 	const char *names[512];
 	char buf[512][64];
-	struct btf *btf;
+	const struct btf *btf;
 	int ret, n, i;
 
 	memset(r, 0, sizeof(*r));
@@ -528,13 +527,12 @@ int ust_lh_bpf_verify(bool track, struct ust_lh_bpf_report *r, char *err, size_t
 	if (!track)
 		return 0;
 	/* The held-lock trackers of every family this kernel has. */
-	btf = btf__load_vmlinux_btf();
+	btf = ust_kbtf();
 	if (!btf) {
 		snprintf(err, errsz, "held-lock tracking: no vmlinux BTF");
 		return -1;
 	}
-	n = ust_lh_track_progs(UST_LH_FAM__ALL, btf_has_func, btf, names, buf, 512);
-	btf__free(btf);
+	n = ust_lh_track_progs(UST_LH_FAM__ALL, btf_has_func, (void *)btf, names, buf, 512);
 	t = ust_lh_track_skel__open();
 	if (n < 0 || !t) {
 		snprintf(err, errsz, "held-lock tracking: cannot open its BPF object");

@@ -19,12 +19,13 @@
 #include "ustitch/lh_env.h"
 #include "ustitch/lh_track.h"
 #include "ustitch/probe.h"
+#include "kbtf.h"
 
 struct live {
 	struct ust_lh_env env;
 	char why[UST_PROBE_REASON_MAX];
 #ifdef UST_HAVE_LIBBPF
-	struct btf *btf;
+	const struct btf *btf;
 #endif
 };
 
@@ -196,9 +197,7 @@ const struct ust_lh_env *ust_lh_env_live(void)
 	l.env.tracing = ust_probe_one(UST_PROBE_BPF_TRACING, l.why, sizeof(l.why));
 	l.env.no_tracing_why = l.why;
 #ifdef UST_HAVE_LIBBPF
-	l.btf = btf__load_vmlinux_btf();
-	if (l.btf && libbpf_get_error(l.btf))
-		l.btf = NULL;
+	l.btf = ust_kbtf();
 	l.env.btf_member = live_btf_member;
 	if (l.btf) {
 		l.env.families = ust_lh_track_available(live_func, &l, NULL, 0);

@@ -27,6 +27,7 @@
 #include "ustitch/bpfu.h"
 #include "ustitch/perf_attr.h"
 #include "ustitch/probe.h"
+#include "kbtf.h"
 
 static const char *const ust_probe_names[UST_PROBE__COUNT] = {
 	[UST_PROBE_FTRACE_DEFERRED] = "ftrace-deferred-unwind",
@@ -219,19 +220,17 @@ static bool ust_probe_bpf_tracing(char *reason, size_t len)
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, o);
 	const char *target = NULL;
-	struct btf *btf;
+	const struct btf *btf = ust_kbtf();
 	char log[4096] = "";
 	int id = -1, fd, err;
 	size_t i;
 
-	btf = btf__load_vmlinux_btf();
 	if (!btf)
 		return ust_probe_say(reason, len, false, "no vmlinux BTF to attach to");
 	for (i = 0; i < sizeof(targets) / sizeof(targets[0]) && id < 0; i++) {
 		id = btf__find_by_name_kind(btf, targets[i], BTF_KIND_FUNC);
 		target = targets[i];
 	}
-	btf__free(btf);
 	if (id < 0)
 		return ust_probe_say(reason, len, false, "no known function to attach a probe program to");
 

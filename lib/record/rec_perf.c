@@ -296,7 +296,7 @@ static bool bpf_usable(char *why, size_t len)
 		snprintf(why, len, "ustitch was built without BPF");
 		return false;
 	}
-	if (!ust_probe_one(UST_PROBE_BPF_TRACEPOINT, reason, sizeof(reason))) {
+	if (!ust_bpfu_usable(reason, sizeof(reason))) {
 		snprintf(why, len, "BPF programs are not usable here (%s)", reason);
 		return false;
 	}
@@ -358,7 +358,7 @@ int ust_rec_perf_validate(struct ust_rec_opts *o, char *err, size_t errsz)
 			snprintf(err, errsz, "--addr-filter: filtering samples needs BPF: ustitch was built without it (libbpf, clang, bpftool)");
 			return -EINVAL;
 		}
-		if (!ust_probe_one(UST_PROBE_BPF_TRACEPOINT, reason, sizeof(reason))) {
+		if (!ust_bpfu_usable(reason, sizeof(reason))) {
 			snprintf(err, errsz, "--addr-filter: BPF programs are not usable here (%s)", reason);
 			return -EINVAL;
 		}

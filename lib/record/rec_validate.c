@@ -185,7 +185,7 @@ int ust_rec_validate(struct ust_rec_opts *o, bool *native_deferred, char *err, s
 		} else if (!ust_bpfu_built()) {
 			return fail(err, errsz, "-O userstacktrace_delay: this kernel has no deferred user stacks (%s) and ustitch was built without BPF",
 				    reason);
-		} else if (!ust_probe_one(UST_PROBE_BPF_TRACEPOINT, reason, sizeof(reason))) {
+		} else if (!ust_bpfu_usable(reason, sizeof(reason))) {
 			return fail(err, errsz, "-O userstacktrace_delay: BPF tracepoint programs are not usable here: %s", reason);
 		} else if (o->clock_given && strcmp(o->clock, "mono")) {
 			return fail(err, errsz, "-C %s: deferred stacks made by BPF need -C mono (BPF's clock)", o->clock);

@@ -305,6 +305,15 @@ const struct ust_bpfload_report *ust_bpfu_load_report(const struct ust_bpfu *u);
  */
 int ust_bpfu_later_fd(const struct ust_bpfu *u);
 /*
+ * Can the unwinder be tried here: kernel BTF, and tracepoint programs
+ * load?  What the recorder checks before it sets anything up; whether
+ * the unwinder's own programs pass this kernel's verifier is known when
+ * ust_bpfu_open() loads them, once (loading them to check, then again to
+ * record, was a third of a short recording's CPU), and a refusal there
+ * still degrades (notes) or says why.  @why: a line either way.
+ */
+bool ust_bpfu_usable(char *why, size_t len);
+/*
  * Does the unwinder load here (its real programs, loaded and unloaded),
  * and with @task_work its variant that schedules BPF task_work?  @why: a
  * line saying which variant, or what the kernel refused.

@@ -61,4 +61,15 @@ static inline uint64_t ust_hmap_str(const char *s)
 	return ust_hmap_mix(h);
 }
 
+/* The same for @n bytes at @p. */
+static inline uint64_t ust_hmap_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 1469598103934665603ULL;
+
+	while (n--)
+		h = (h ^ *b++) * 1099511628211ULL;
+	return ust_hmap_mix(h);
+}
+
 #endif
