@@ -475,10 +475,8 @@ int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz)
 		ust_tdw_set_printk(c->w, text, len, NULL, 0);
 		free(text);
 	}
-	if ((text = read_file("/proc/kallsyms", &len))) {
-		ust_tdw_set_kallsyms(c->w, text, len, NULL, 0);
-		free(text);
-	}
+	if ((text = read_file("/proc/kallsyms", &len)))
+		ust_tdw_take_kallsyms(c->w, text, len, NULL, 0);
 	add_cmdlines(c);
 	if (r) {
 		snprintf(err, errsz, "reading the ring buffer failed: %s", msg);

@@ -414,6 +414,22 @@ int ust_tdw_set_kallsyms(struct ust_tdw *w, const char *text, size_t len,
 	return set_blob(&w->kallsyms, &w->kallsyms_len, text, len, "kallsyms", err, errsz);
 }
 
+int ust_tdw_take_kallsyms(struct ust_tdw *w, char *text, size_t len, char *err, size_t errsz)
+{
+	if (!w || !text) {
+		free(text);
+		return -EINVAL;
+	}
+	if (len > UINT32_MAX) {
+		free(text);
+		return ust_tdw_err(err, errsz, -E2BIG, "kallsyms: too large");
+	}
+	free(w->kallsyms);
+	w->kallsyms = text;
+	w->kallsyms_len = len;
+	return 0;
+}
+
 int ust_tdw_set_printk(struct ust_tdw *w, const char *text, size_t len,
 		       char *err, size_t errsz)
 {

@@ -274,6 +274,8 @@ static int copy_stage(struct ust_tdw *w, struct tdw_cpu *c, char *err, size_t er
 	/* Free the disk space early: a big trace has several of these. */
 	fclose(c->stage);
 	c->stage = NULL;
+	free(c->stage_buf);
+	c->stage_buf = NULL;
 	return 0;
 }
 

@@ -108,6 +108,7 @@ void ust_tdw_cpu_fini(struct tdw_cpu *c)
 {
 	if (c->stage)
 		fclose(c->stage);
+	free(c->stage_buf);
 	free(c->page);
 	memset(c, 0, sizeof(*c));
 }
@@ -149,6 +150,10 @@ static int stage_page(struct ust_tdw *w, struct tdw_cpu *c, const void *page,
 			return w->io_error = ust_tdw_err(err, errsz, -e, "%s: staging file: %s",
 							 w->path, strerror(e));
 		}
+		/* glibc takes a size only with a buffer; without one, stdio's own. */
+		c->stage_buf = malloc(TDW_STAGE_BUF);
+		if (c->stage_buf)
+			setvbuf(c->stage, c->stage_buf, _IOFBF, TDW_STAGE_BUF);
 	}
 	errno = 0;
 	if (fwrite(page, w->page_size, 1, c->stage) != 1) {

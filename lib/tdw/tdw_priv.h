@@ -43,9 +43,16 @@ struct tdw_cmdline {
 	char *comm;
 };
 
+/*
+ * The stdio buffer of a staging file: pages come one at a time, and
+ * stdio's own buffer (st_blksize, 4 KiB) made a write() of each.
+ */
+#define TDW_STAGE_BUF (256 * 1024)
+
 /* The page being filled and the staged, finished pages of one (buffer, cpu). */
 struct tdw_cpu {
 	FILE *stage;		/* finished pages; created with the first one */
+	char *stage_buf;	/* its stdio buffer, TDW_STAGE_BUF bytes */
 	uint64_t nr_pages;
 	unsigned char *page;	/* page_size bytes, allocated once */
 	bool open;		/* @page holds records not yet staged */

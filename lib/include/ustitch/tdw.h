@@ -40,6 +40,9 @@ int ust_tdw_add_format(struct ust_tdw *w, const char *system, const char *text,
 		       char *err, size_t errsz);
 int ust_tdw_set_kallsyms(struct ust_tdw *w, const char *text, size_t len,
 			 char *err, size_t errsz);
+/* The same, taking @text (malloc'ed; freed by the writer, also on error):
+ * /proc/kallsyms is megabytes, read once per recording. */
+int ust_tdw_take_kallsyms(struct ust_tdw *w, char *text, size_t len, char *err, size_t errsz);
 int ust_tdw_set_printk(struct ust_tdw *w, const char *text, size_t len,
 		       char *err, size_t errsz);
 int ust_tdw_add_cmdline(struct ust_tdw *w, int pid, const char *comm,
