@@ -149,10 +149,16 @@ bool ust_bpfu_variant_refused(bool cfi, enum ust_bpfu_tw tw, char *why, size_t l
 	bool yes = false;
 	FILE *f;
 
+	/* No file, nothing remembered: no hashing of the object (a kernel that takes it). */
+	f = fopen(UST_BPFU_REFUSED_FILE, "re");
+	if (!f)
+		return false;
 	ust_bpfu_variant_key(cfi, tw, key, sizeof(key));
 	kl = strlen(key);
-	if (!kl || !(f = fopen(UST_BPFU_REFUSED_FILE, "re")))
+	if (!kl) {
+		fclose(f);
 		return false;
+	}
 	while (!yes && fgets(line, sizeof(line), f)) {
 		if (strncmp(line, key, kl) || line[kl] != ' ')
 			continue;

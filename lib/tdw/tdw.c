@@ -387,23 +387,34 @@ int ust_tdw_add_format(struct ust_tdw *w, const char *system, const char *text,
 	return 0;
 }
 
+/* Takes @text (malloc'ed) as section @what; freed here on error. */
+static int take_blob(char **dst, size_t *dlen, char *text, size_t len,
+		     const char *what, char *err, size_t errsz)
+{
+	/* The section sizes are u32 in version 6. */
+	if (len > UINT32_MAX) {
+		free(text);
+		return ust_tdw_err(err, errsz, -E2BIG, "%s: too large", what);
+	}
+	free(*dst);
+	*dst = text;
+	*dlen = len;
+	return 0;
+}
+
 static int set_blob(char **dst, size_t *dlen, const char *text, size_t len,
 		    const char *what, char *err, size_t errsz)
 {
 	char *p;
 
-	/* The section sizes are u32 in version 6. */
-	if (len > UINT32_MAX)
-		return ust_tdw_err(err, errsz, -E2BIG, "%s: too large", what);
+	if (len > UINT32_MAX)	/* said before copying megabytes */
+		return take_blob(dst, dlen, NULL, len, what, err, errsz);
 	p = malloc(len ? len : 1);
 	if (!p)
 		return ust_tdw_err(err, errsz, -ENOMEM, "out of memory");
 	if (len)
 		memcpy(p, text, len);
-	free(*dst);
-	*dst = p;
-	*dlen = len;
-	return 0;
+	return take_blob(dst, dlen, p, len, what, err, errsz);
 }
 
 int ust_tdw_set_kallsyms(struct ust_tdw *w, const char *text, size_t len,
@@ -420,14 +431,7 @@ int ust_tdw_take_kallsyms(struct ust_tdw *w, char *text, size_t len, char *err, 
 		free(text);
 		return -EINVAL;
 	}
-	if (len > UINT32_MAX) {
-		free(text);
-		return ust_tdw_err(err, errsz, -E2BIG, "kallsyms: too large");
-	}
-	free(w->kallsyms);
-	w->kallsyms = text;
-	w->kallsyms_len = len;
-	return 0;
+	return take_blob(&w->kallsyms, &w->kallsyms_len, text, len, "kallsyms", err, errsz);
 }
 
 int ust_tdw_set_printk(struct ust_tdw *w, const char *text, size_t len,
