@@ -20,6 +20,7 @@
  * All decoding, stitching and symbolizing lives in libustitch; this file
  * only keeps per-tep state and talks to trace_seq.
  */
+#include <dlfcn.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,7 @@ struct pstate {
 
 static struct pstate *states;
 static int options_users;
+static bool stood_down;		/* a copy loaded later acts: this one is silent */
 static int nr_inputs;		/* teps loaded so far: several -i when > 1 */
 
 /*
@@ -725,10 +727,64 @@ static void find_input(struct pstate *p)
  * handlers are registered by name (libtraceevent binds them when the
  * formats arrive) and the layout is resolved at the first record.
  */
+static void unregister_handlers(struct tep_handle *tep)
+{
+	tep_unregister_event_handler(tep, -1, UST_ABI_SYSTEM_FTRACE,
+				     UST_ABI_EV_UNWIND_COOKIE, cookie_handler, NULL);
+	tep_unregister_event_handler(tep, -1, UST_ABI_SYSTEM_FTRACE,
+				     UST_ABI_EV_UNWIND_STACK, stack_handler, NULL);
+	tep_unregister_event_handler(tep, -1, UST_ABI_SYSTEM_USTITCH,
+				     UST_ABI_EV_USER_MAPPING, mapping_handler, NULL);
+}
+
+/*
+ * Two copies of this plugin in one process (one installed in the system
+ * directory, a build's named by $TRACEEVENT_PLUGIN_DIR): libtraceevent
+ * loads both, system directory first, and lets later directories override
+ * earlier ones.  So the copy loaded last acts and every earlier one stands
+ * down: no handler, no end-of-report output.  The copies find each other
+ * through the first one loaded (RTLD_GLOBAL makes its symbol the one every
+ * copy's dlsym(RTLD_DEFAULT) sees), which keeps the chain of stand-downs.
+ */
+typedef void (*ust_stand_down_fn)(void);
+
+static void stand_down(void)
+{
+	struct pstate *p;
+
+	stood_down = true;
+	for (p = states; p; p = p->next)
+		unregister_handlers(p->tep);
+}
+
+__attribute__((visibility("protected")))
+void ustitch_plugin_acting(ust_stand_down_fn newest)
+{
+	static ust_stand_down_fn acting;
+
+	if (acting && acting != newest)
+		acting();
+	acting = newest;
+}
+
+static void claim_acting(void)
+{
+	void (*first)(ust_stand_down_fn) =
+		(void (*)(ust_stand_down_fn))dlsym(RTLD_DEFAULT, "ustitch_plugin_acting");
+
+	(first ? first : ustitch_plugin_acting)(stand_down);
+}
+
 int TEP_PLUGIN_LOADER(struct tep_handle *tep)
 {
-	struct pstate *p = calloc(1, sizeof(*p));
+	struct pstate *p;
 
+	if (stood_down)
+		return 0;
+	claim_acting();
+	if (stood_down)
+		return 0;
+	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -1;
 	p->tep = tep;
@@ -842,15 +898,12 @@ int TEP_PLUGIN_UNLOADER(struct tep_handle *tep)
 		if (p->tep != tep)
 			continue;
 		*pp = p->next;
-		tep_unregister_event_handler(tep, -1, UST_ABI_SYSTEM_FTRACE,
-					     UST_ABI_EV_UNWIND_COOKIE, cookie_handler, NULL);
-		tep_unregister_event_handler(tep, -1, UST_ABI_SYSTEM_FTRACE,
-					     UST_ABI_EV_UNWIND_STACK, stack_handler, NULL);
-		tep_unregister_event_handler(tep, -1, UST_ABI_SYSTEM_USTITCH,
-					     UST_ABI_EV_USER_MAPPING, mapping_handler, NULL);
-		fold_at_end(p);
-		say_at_end(p);
-		debug_at_end(p);
+		if (!stood_down) {
+			unregister_handlers(tep);
+			fold_at_end(p);
+			say_at_end(p);
+			debug_at_end(p);
+		}
 		if (--options_users == 0)
 			tep_plugin_remove_options(TEP_PLUGIN_OPTIONS);
 		state_free(p);

@@ -22,7 +22,24 @@ fi
 report() {
 	( cd "$work" && HOME=$work "$@" trace-cmd report trace.dat 2>&1 )
 }
-report env -u TRACEEVENT_PLUGIN_DIR LD_DEBUG=files,bindings LD_DEBUG_OUTPUT="$work/ld-plain" >"$work/plain"
+# A copy of the plugin installed in the system directory (the README's
+# demo.sh puts one there) is loaded by every report.  The plain report must
+# have none: it runs in a mount namespace of its own where the system
+# directory is a copy of itself without plugin_ustitch.so.  The report with
+# ours then loads both copies, and only the one loaded last may act.
+sysdir=$(pkg-config --variable=libdir libtraceevent 2>/dev/null)/traceevent/plugins
+without_system_copy() {
+	if [ -e "$sysdir/plugin_ustitch.so" ]; then
+		mkdir -p "$work/sysplugins"
+		cp -a "$sysdir"/. "$work/sysplugins/"
+		rm -f "$work/sysplugins/plugin_ustitch.so"
+		unshare -m sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh \
+			"$work/sysplugins" "$sysdir" "$@"
+	else
+		"$@"
+	fi
+}
+report without_system_copy env -u TRACEEVENT_PLUGIN_DIR LD_DEBUG=files,bindings LD_DEBUG_OUTPUT="$work/ld-plain" >"$work/plain"
 report env TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} \
 	LD_DEBUG=files,bindings LD_DEBUG_OUTPUT="$work/ld-ours" >"$work/ours"
 # plugin_loaded LOG-PREFIX: the plugin files whose entry point was looked up.
@@ -31,7 +48,7 @@ plugin_loaded() {
 }
 ours=$(realpath "$UST_PLUGIN_DIR/plugin_ustitch.so")
 loaded=$(plugin_loaded "$work/ld-ours")
-if [ -z "$loaded" ] || [ "$(realpath "$loaded")" != "$ours" ]; then
+if [ -z "$loaded" ] || ! printf '%s\n' "$loaded" | xargs -r realpath | grep -qxF "$ours"; then
 	echo "the report with TRACEEVENT_PLUGIN_DIR=$UST_PLUGIN_DIR did not load $ours (loaded: ${loaded:-no ustitch plugin}); the plugins it loaded:"
 	cat "$work"/ld-ours.* | sed -n 's/.*calling init: \([^ ]*plugin_[^ ]*\).*/  \1/p' | sort -u
 	exit 1
