@@ -108,8 +108,15 @@ static int cmd_probe(int argc, char **argv)
 	struct ust_probe_report rep;
 	bool verify = !(argc > 1 && !strcmp(argv[1], "--no-verify"));
 
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		printf("usage: ustitch probe [--no-verify]\n"
+		       "  says which kernel mechanisms ustitch record uses here and why;\n"
+		       "  --no-verify: the mechanisms only, without loading every BPF program\n");
+		return 0;
+	}
 	if (argc > 2 || (argc == 2 && verify)) {
-		fprintf(stderr, "usage: ustitch probe [--no-verify]\n");
+		fprintf(stderr, "ustitch probe: unrecognized argument '%s' (see ustitch probe --help)\n",
+			argv[argc > 2 ? 2 : 1]);
 		return 2;
 	}
 	ust_probe_run(&rep);

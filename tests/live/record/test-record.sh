@@ -202,6 +202,13 @@ badcmd() {
 			bad "record $args: status $rc, said '$out', expected '$msg'"
 		[ ! -e "$work/trace.dat" ] || { bad "record $args left a trace.dat"; rm -f "$work/trace.dat"; }
 	done <"$here/badcmd.txt"
+	# help on stdout with status 0; a wrong argument is one line on stderr
+	out=$("$UST_USTITCH" probe --help 2>/dev/null); rc=$?
+	[ $rc -eq 0 ] && [ "${out%%$'\n'*}" = "usage: ustitch probe [--no-verify]" ] && ok "probe --help" ||
+		bad "probe --help: status $rc, stdout '$out'"
+	out=$("$UST_USTITCH" probe --bogus 2>&1 >/dev/null); rc=$?
+	[ $rc -eq 2 ] && [ "$out" = "ustitch probe: unrecognized argument '--bogus' (see ustitch probe --help)" ] &&
+		ok "probe --bogus" || bad "probe --bogus: status $rc, said '$out'"
 	after=$(ls /sys/kernel/tracing/instances; cat /sys/kernel/tracing/trace_options)
 	[ "$before" = "$after" ] && ok "tracefs unchanged" || bad "tracefs changed"
 }
