@@ -722,11 +722,6 @@ static void find_input(struct pstate *p)
 	p->has_input = !ust_report_input_opening(&p->in, skip, n);
 }
 
-/*
- * Plugins are loaded before the file's event formats are read, so the
- * handlers are registered by name (libtraceevent binds them when the
- * formats arrive) and the layout is resolved at the first record.
- */
 static void unregister_handlers(struct tep_handle *tep)
 {
 	tep_unregister_event_handler(tep, -1, UST_ABI_SYSTEM_FTRACE,
@@ -775,6 +770,11 @@ static void claim_acting(void)
 	(first ? first : ustitch_plugin_acting)(stand_down);
 }
 
+/*
+ * Plugins are loaded before the file's event formats are read, so the
+ * handlers are registered by name (libtraceevent binds them when the
+ * formats arrive) and the layout is resolved at the first record.
+ */
 int TEP_PLUGIN_LOADER(struct tep_handle *tep)
 {
 	struct pstate *p;
@@ -782,8 +782,6 @@ int TEP_PLUGIN_LOADER(struct tep_handle *tep)
 	if (stood_down)
 		return 0;
 	claim_acting();
-	if (stood_down)
-		return 0;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -1;
