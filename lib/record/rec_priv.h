@@ -91,6 +91,15 @@ void ust_rec_add_source(struct ust_rec_opts *o, struct ust_rec_source *s);
 void ust_rec_free_sources(struct ust_rec_opts *o);
 
 /*
+ * Every field the ftrace filter @filter compares is one of @sys:@ev's (or
+ * a field every event has).  0 (also when the format cannot be read: the
+ * kernel judges), or -EINVAL with the misspelled name and the event's
+ * fields in @err.
+ */
+int ust_rec_filter_fields(const char *sys, const char *ev, const char *filter, char *err,
+			  size_t errsz);
+
+/*
  * After event expansion: parse, resolve against this kernel and compile
  * every lock_held() filter, move those events (every event, with
  * --addr-filter) into a source recorded through perf.  Touches nothing.

@@ -18,6 +18,8 @@
 
 #include "ustitch/abi.h"
 #include "ustitch/bpfu.h"
+#include "ustitch/near.h"
+#include "ustitch/perf_attr.h"
 #include "ustitch/probe.h"
 #include "ustitch/rec.h"
 #include "rec_priv.h"
@@ -104,6 +106,52 @@ static int expand(const struct ust_rec_event *pat, struct ust_rec_buffer *out)
 	return n;
 }
 
+/*
+ * The events nearest to a name that matched none (no glob in it): for
+ * "system:event", every "system:event" of this kernel; for a bare name,
+ * perf's event names, the systems and the events of every system.
+ */
+static int suggest(const struct ust_rec_event *pat, char *buf, size_t size)
+{
+	const char *tdir = tracefs_tracing_dir();
+	char want[UST_NEAR_NAME_MAX], path[4096], name[600];
+	struct ust_near near;
+	struct dirent *sd, *ed;
+	DIR *sdir, *edir;
+	size_t i;
+
+	buf[0] = '\0';
+	if (strpbrk(pat->system, "*?[") || strpbrk(pat->event, "*?[") ||
+	    snprintf(want, sizeof(want), "%s%s%s", pat->system, pat->system[0] ? ":" : "",
+		     pat->event) >= (int)sizeof(want))
+		return 0;
+	ust_near_init(&near, want);
+	for (i = 0; !pat->system[0] && ust_perf_event_name(i); i++)
+		ust_near_add(&near, ust_perf_event_name(i));
+	snprintf(path, sizeof(path), "%s/events", tdir);
+	if (!(sdir = opendir(path)))
+		return 0;
+	while ((sd = readdir(sdir))) {
+		if (sd->d_name[0] == '.')
+			continue;
+		if (!pat->system[0])
+			ust_near_add(&near, sd->d_name);
+		snprintf(path, sizeof(path), "%s/events/%s", tdir, sd->d_name);
+		if (!(edir = opendir(path)))
+			continue;
+		while ((ed = readdir(edir))) {
+			if (ed->d_name[0] == '.' || (ed->d_type != DT_DIR && ed->d_type != DT_UNKNOWN))
+				continue;
+			snprintf(name, sizeof(name), "%s%s%s", pat->system[0] ? sd->d_name : "",
+				 pat->system[0] ? ":" : "", ed->d_name);
+			ust_near_add(&near, name);
+		}
+		closedir(edir);
+	}
+	closedir(sdir);
+	return ust_near_format(&near, buf, size);
+}
+
 static bool option_exists(const char *name)
 {
 	char path[4096];
@@ -152,10 +200,12 @@ int ust_rec_validate(struct ust_rec_opts *o, bool *native_deferred, char *err, s
 			int n = expand(&buf->ev[i], &exp);
 
 			if (n <= 0) {
-				char pat[512];
+				char pat[512], near[512];
 
 				snprintf(pat, sizeof(pat), "%s%s%s", buf->ev[i].system,
 					 buf->ev[i].system[0] ? ":" : "", buf->ev[i].event);
+				if (suggest(&buf->ev[i], near, sizeof(near)))
+					return fail(err, errsz, "no event '%s' (did you mean %s?)", pat, near);
 				return fail(err, errsz, "no event matches '%s' on this kernel", pat);
 			}
 		}
@@ -167,6 +217,11 @@ int ust_rec_validate(struct ust_rec_opts *o, bool *native_deferred, char *err, s
 		free(buf->ev);
 		buf->ev = exp.ev;
 		buf->nr_ev = exp.nr_ev;
+		for (i = 0; i < buf->nr_ev; i++)
+			if (buf->ev[i].filter &&
+			    ust_rec_filter_fields(buf->ev[i].system, buf->ev[i].event, buf->ev[i].filter,
+						  err, errsz))
+				return -EINVAL;
 		for (i = 0; i < buf->nr_opts; i++)
 			if (!option_exists(buf->opts[i]))
 				return fail(err, errsz, "-O %s: no such ftrace option on this kernel", buf->opts[i]);

@@ -373,9 +373,40 @@ static int opt_one(struct ust_rec_opts *o, int c, const char *arg, bool after_ev
 	case OPT_CALL_GRAPH:
 		return opt_perf(o, c, arg);
 	default:
-		rec_usage(stderr);
 		return 2;
 	}
+}
+
+/*
+ * What getopt_long() could not take, as one line naming it (getopt's own
+ * messages are off: they name argv[0], "record", and the usage after them
+ * would scroll the line away).  @c is '?' or ':'.  2.
+ */
+static int bad_option(int c, char **argv, const struct option *longopts)
+{
+	const char *arg = argv[optind - 1];
+	const struct option *lo;
+	int len;
+
+	if (!strncmp(arg, "--", 2)) {
+		len = (int)strcspn(arg, "=");
+		/* getopt_long() takes an unambiguous prefix too. */
+		for (lo = longopts; lo->name; lo++)
+			if (len > 2 && !strncmp(lo->name, arg + 2, (size_t)len - 2))
+				break;
+		if (lo->name && c == ':')
+			fprintf(stderr, PFX "option '--%s' needs an argument", lo->name);
+		else if (lo->name && lo->has_arg == no_argument)
+			fprintf(stderr, PFX "option '--%s' takes no argument", lo->name);
+		else
+			fprintf(stderr, PFX "unrecognized option '%.*s'", len, arg);
+	} else if (c == ':') {
+		fprintf(stderr, PFX "option '-%c' needs an argument", optopt);
+	} else {
+		fprintf(stderr, PFX "unrecognized option '-%c'", optopt);
+	}
+	fputs(" (see ustitch record --help)\n", stderr);
+	return 2;
 }
 
 /* Every buffer records something (the main one may hold samples only). */
@@ -419,9 +450,14 @@ int rec_parse(int argc, char **argv, struct ust_rec_opts *o, const char **compre
 	if (add_buf(o, NULL))
 		return 2;
 	optind = 1;
-	/* '+': stop at the command, as trace-cmd record does. */
-	while ((c = getopt_long(argc, argv, "+e:f:O:o:C:b:P:B:p:qhF:c:g", longopts, NULL)) != -1) {
+	opterr = 0;
+	/* '+': stop at the command, as trace-cmd record does; ':': a missing
+	 * argument is told from an unknown option. */
+	while ((c = getopt_long(argc, argv, "+:e:f:O:o:C:b:P:B:p:qhF:c:g", longopts, NULL)) != -1) {
 		bool is_event = false;
+
+		if (c == '?' || c == ':')
+			return bad_option(c, argv, longopts);
 
 		if (c == OPT_COMPRESSION) {
 			*compression = optarg;

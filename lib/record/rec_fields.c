@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * ust_rec_filter_fields: the field names of an ftrace filter (-f) checked
+ * against the event's format before the kernel sees it.  The kernel only
+ * says EINVAL; a misspelled field is the usual cause, and the fields the
+ * event has are the useful answer.  Only the left side of each
+ * comparison is a field; lock_held(...) terms are calls, not fields.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ustitch/capture.h"
+#include "ustitch/lh.h"
+#include "rec_priv.h"
+
+/* Fields every event has in a filter without being in its format
+ * (kernel/trace/trace_events.c, the generic fields). */
+static const char *const generic[] = {
+	"CPU", "cpu", "common_cpu", "COMM", "comm", "common_comm",
+	"STACKTRACE", "stacktrace", "common_stacktrace", NULL,
+};
+
+static bool is_generic(const char *name)
+{
+	int i;
+
+	for (i = 0; generic[i]; i++)
+		if (!strcmp(generic[i], name))
+			return true;
+	return false;
+}
+
+/* Past a quoted string starting at @p (its quote). */
+static const char *skip_quoted(const char *p)
+{
+	char q = *p++;
+
+	while (*p && *p != q)
+		p += p[0] == '\\' && p[1] ? 2 : 1;
+	return *p ? p + 1 : p;
+}
+
+/* Past the balanced parentheses starting at @p ('('). */
+static const char *skip_call(const char *p)
+{
+	int depth = 0;
+
+	while (*p) {
+		if (*p == '"' || *p == '\'') {
+			p = skip_quoted(p);
+			continue;
+		}
+		depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+		p++;
+		if (!depth)
+			break;
+	}
+	return p;
+}
+
+/* The event's own fields, for the message: "a, b, c". */
+static void list_fields(const struct ust_lh_format *f, char *buf, size_t size)
+{
+	size_t len = 0;
+	int i, w;
+
+	buf[0] = '\0';
+	for (i = 0; i < f->nr_fields && len < size; i++) {
+		if (!strncmp(f->fields[i].name, "common_", 7))
+			continue;
+		w = snprintf(buf + len, size - len, "%s%s", len ? ", " : "", f->fields[i].name);
+		if (w < 0)
+			break;
+		len += (size_t)w;
+	}
+}
+
+int ust_rec_filter_fields(const char *sys, const char *ev, const char *filter, char *err,
+			  size_t errsz)
+{
+	struct ust_lh_format fmt;
+	bool want_field = true;
+	const char *p = filter;
+	char *text, name[128], fields[1024];
+	int ret = 0;
+
+	text = ust_cap_read_format(sys, ev);
+	if (!text || ust_lh_format_parse(text, &fmt)) {
+		free(text);
+		return 0;	/* the kernel judges what cannot be read here */
+	}
+	free(text);
+	while (*p) {
+		const char *id = p;
+		size_t len;
+
+		if (isspace((unsigned char)*p)) {
+			p++;
+		} else if (!want_field) {
+			/* A value, or the operator: until the next && or ||. */
+			if (*p == '"' || *p == '\'') {
+				p = skip_quoted(p);
+			} else if ((p[0] == '&' && p[1] == '&') || (p[0] == '|' && p[1] == '|')) {
+				want_field = true;
+				p += 2;
+			} else {
+				p++;
+			}
+		} else if (*p == '(' || *p == '!') {
+			p++;
+		} else if (isalpha((unsigned char)*p) || *p == '_') {
+			while (isalnum((unsigned char)*p) || *p == '_')
+				p++;
+			len = (size_t)(p - id);
+			while (isspace((unsigned char)*p))
+				p++;
+			want_field = false;
+			if (*p == '(') {	/* lock_held(...) and the like */
+				p = skip_call(p);
+				continue;
+			}
+			snprintf(name, sizeof(name), "%.*s", (int)len, id);
+			if (!ust_lh_format_field(&fmt, name) && !is_generic(name)) {
+				list_fields(&fmt, fields, sizeof(fields));
+				snprintf(err, errsz, "-f '%s' on %s:%s: no field '%s' (fields: %s)", filter,
+					 sys, ev, name, fields[0] ? fields : "only the common_ ones");
+				ret = -EINVAL;
+				break;
+			}
+		} else {
+			want_field = false;	/* not a name: the kernel's to judge */
+		}
+	}
+	ust_lh_format_free(&fmt);
+	return ret;
+}
