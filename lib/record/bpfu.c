@@ -103,6 +103,7 @@ struct ust_bpfu {
 	size_t nr_sc_exits;
 	char note[256];		/* why immediate (opts.immediate, af_only) */
 	char notes[768];	/* what the kernel refused, and what instead */
+	unsigned int note_kinds;	/* UST_BPFU_NOTE_*: which of them */
 	struct ust_bpfload_report load;	/* the loaded variant's */
 	uint16_t cookie_type;
 	uint16_t stack_type;
@@ -462,10 +463,13 @@ static int ust_bpfu_load_best(struct ust_bpfu *u, const struct ust_bpfu_opts *o,
 	enum ust_bpfu_tw tw = imm || o->af_only ? UST_BPFU_TW_NONE : ust_bpfu_variant_tw(why, sizeof(why));
 
 	u->preempt_off = ust_bpfu_variant_faultable();
-	if (!imm && !o->af_only && tw == UST_BPFU_TW_NONE)
+	if (!imm && !o->af_only && tw == UST_BPFU_TW_NONE) {
 		ust_bpfu_note(u, "no BPF task_work: %s", why);
+		u->note_kinds |= UST_BPFU_NOTE_TW_ABSENT;
+	}
 	if (tw != UST_BPFU_TW_NONE && ust_bpfu_variant_refused(cfi, tw, why, sizeof(why))) {
 		ust_bpfu_note(u, "no BPF task_work: %s", why);
+		u->note_kinds |= UST_BPFU_NOTE_TW_REMEMBERED;
 		tw = UST_BPFU_TW_NONE;
 	}
 	for (;;) {
@@ -476,15 +480,18 @@ static int ust_bpfu_load_best(struct ust_bpfu *u, const struct ust_bpfu_opts *o,
 		if (u->preempt_off && strstr(why, "preemption disabled")) {
 			/* A kernel with faultable tracepoints but 6.12's rule. */
 			ust_bpfu_note(u, "programs on system-call tracepoints left preemptible: %s", why);
+			u->note_kinds |= UST_BPFU_NOTE_PREEMPTIBLE;
 			u->preempt_off = false;
 		} else if (tw != UST_BPFU_TW_NONE) {
 			/* The kfunc's own refusal, not another program's: the same next time. */
 			if (strstr(why, "bpf_task_work_schedule_resume"))
 				ust_bpfu_variant_remember_refused(cfi, tw, why);
 			ust_bpfu_note(u, "no BPF task_work: %s", why);
+			u->note_kinds |= UST_BPFU_NOTE_TW_REFUSED;
 			tw = UST_BPFU_TW_NONE;
 		} else if (cfi) {
 			ust_bpfu_note(u, "no CFI walk, frame pointers instead: %s", why);
+			u->note_kinds |= UST_BPFU_NOTE_NO_CFI;
 			cfi = false;
 		} else {
 			snprintf(err, errlen, "%s", why);
@@ -944,6 +951,11 @@ const char *ust_bpfu_notes(const struct ust_bpfu *u)
 	return u->notes;
 }
 
+unsigned int ust_bpfu_note_kinds(const struct ust_bpfu *u)
+{
+	return u->note_kinds;
+}
+
 const struct ust_bpfload_report *ust_bpfu_load_report(const struct ust_bpfu *u)
 {
 	return &u->load;
@@ -1203,6 +1215,12 @@ const char *ust_bpfu_notes(const struct ust_bpfu *u)
 {
 	(void)u;
 	return "";
+}
+
+unsigned int ust_bpfu_note_kinds(const struct ust_bpfu *u)
+{
+	(void)u;
+	return 0;
 }
 
 const struct ust_bpfload_report *ust_bpfu_load_report(const struct ust_bpfu *u)

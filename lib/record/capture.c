@@ -37,6 +37,7 @@ struct ust_cap {
 	unsigned long pages;
 	char **systems;		/* systems whose formats go into the file */
 	int nr_systems;
+	bool flushed;		/* ust_cap_flush() done: every page is in the writer */
 };
 
 static char *read_file(const char *path, size_t *len)
@@ -446,13 +447,14 @@ static void add_cmdlines(struct ust_cap *c)
 	free(text);
 }
 
-int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz)
+int ust_cap_flush(struct ust_cap *c, char *err, size_t errsz)
 {
-	char path[4096], msg[512], *text;
-	size_t len;
+	char msg[512];
 	long r;
 	int cpu, i, wr = 0;
 
+	if (c->flushed)
+		return 0;
 	ust_cap_off(c);
 	r = ust_cap_drain(c, msg, sizeof(msg));
 	if (r > 0)
@@ -469,6 +471,37 @@ int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz)
 			} while (wr > 0);
 		}
 	}
+	if (r) {
+		snprintf(err, errsz, "reading the ring buffer failed: %s", msg);
+		return (int)r;
+	}
+	if (wr < 0) {
+		/* The page was lost: the trace would be incomplete. */
+		snprintf(err, errsz, "writing the trace failed: %s", msg);
+		return wr;
+	}
+	c->flushed = true;
+	return 0;
+}
+
+unsigned long ust_cap_events(const struct ust_cap *c, int buf)
+{
+	return buf >= 0 && buf < c->nr_bufs ? ust_tdw_buffer_records(c->w, c->bufs[buf].tdw_buf) : 0;
+}
+
+int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz)
+{
+	char path[4096], msg[512], *text;
+	size_t len;
+	long r;
+
+	r = ust_cap_flush(c, err, errsz);
+	if (r) {
+		ust_tdw_abort(c->w);
+		c->w = NULL;
+		free_cap(c);
+		return (int)r;
+	}
 	add_formats(c);
 	snprintf(path, sizeof(path), "%s/printk_formats", tracefs_tracing_dir());
 	if ((text = read_file(path, &len))) {
@@ -478,19 +511,9 @@ int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz)
 	if ((text = read_file("/proc/kallsyms", &len)))
 		ust_tdw_take_kallsyms(c->w, text, len, NULL, 0);
 	add_cmdlines(c);
-	if (r) {
-		snprintf(err, errsz, "reading the ring buffer failed: %s", msg);
-		ust_tdw_abort(c->w);
-	} else if (wr < 0) {
-		/* The page was lost: the trace would be incomplete. */
+	r = ust_tdw_close(c->w, msg, sizeof(msg));
+	if (r < 0)
 		snprintf(err, errsz, "writing the trace failed: %s", msg);
-		ust_tdw_abort(c->w);
-		r = wr;
-	} else {
-		r = ust_tdw_close(c->w, msg, sizeof(msg));
-		if (r < 0)
-			snprintf(err, errsz, "writing the trace failed: %s", msg);
-	}
 	c->w = NULL;
 	free_cap(c);
 	return (int)r;

@@ -641,6 +641,22 @@ static void lh_summary(struct ust_rec_source *src, FILE *out)
 	fputc('\n', out);
 }
 
+static void lh_counts(struct ust_rec_source *src, struct ust_rec_counts *n)
+{
+	struct lh_src *s = src->priv;
+	struct ust_lh_bpf_stats st;
+	int i;
+
+	if (!s->bpf)
+		return;
+	ust_lh_bpf_stats(s->bpf, &st);
+	n->filtered += (unsigned long)st.runs;
+	for (i = 0; i < s->nr_ev; i++) {
+		n->kept += s->ev[i].kept;
+		n->lost += s->ev[i].perf.lost;
+	}
+}
+
 static void lh_free(struct ust_rec_source *src)
 {
 	struct lh_src *s = src->priv;
@@ -674,5 +690,6 @@ static const struct ust_rec_source_ops lh_ops = {
 	.wait_fds = lh_wait_fds,
 	.stop = lh_stop,
 	.summary = lh_summary,
+	.counts = lh_counts,
 	.free = lh_free,
 };

@@ -135,6 +135,7 @@ struct perf_src {
 	bool maps_stale;		/* records were lost: MMAP2 among them? */
 	uint64_t fp_ctr;
 	unsigned long kstacks, ustacks, spool_errs;
+	unsigned long live_samples;	/* read so far, for the status line */
 	struct ust_rec_stack_counts walks;	/* how the BPF stacks were taken */
 	bool started, stopped;
 };
@@ -478,6 +479,7 @@ static int on_perf_record(const void *rec, size_t size, void *ctx)
 	if ((type == PERF_RECORD_SAMPLE || type == PERF_RECORD_MMAP2) &&
 	    !ust_perf_parse(&p->lay, rec, size, &ev, what, sizeof(what))) {
 		if (type == PERF_RECORD_SAMPLE) {
+			p->live_samples++;
 			task_info(p, ev.id.pid, ev.id.tid);
 			note_process(p, ev.id.pid);
 		} else if (ev.u.mmap2.ino && p->maps) {
@@ -1078,6 +1080,22 @@ lost:
 			st->lost_count, st->lost_marks, st->bad_records, bad);
 }
 
+static void perf_counts(struct ust_rec_source *s, struct ust_rec_counts *n)
+{
+	struct perf_src *p = s->priv;
+	const struct ust_perf_stitch_stats *st = &p->stats;
+
+	n->sample_stacks_asked |= p->how != HOW_NONE;
+	if (!p->stopped) {
+		n->samples += p->live_samples;
+		n->lost += p->bpf_drops;
+		return;
+	}
+	n->samples += st->samples;
+	n->sample_stacks += st->deferred_ok + st->immediate;
+	n->lost += st->lost_count;
+}
+
 static void perf_free(struct ust_rec_source *s)
 {
 	struct perf_src *p = s->priv;
@@ -1107,5 +1125,6 @@ static const struct ust_rec_source_ops perf_ops = {
 	.poll = perf_poll,
 	.stop = perf_stop,
 	.summary = perf_summary,
+	.counts = perf_counts,
 	.free = perf_free,
 };

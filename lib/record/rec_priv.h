@@ -58,6 +58,18 @@ int ust_rec_ctx_add_format(struct ust_rec_ctx *c, const char *system, const char
 int ust_rec_ctx_new_id(struct ust_rec_ctx *c);
 
 /*
+ * What a source put into the "ustitch" buffer, for the status line
+ * (while recording: what it knows so far) and the summary (after stop).
+ */
+struct ust_rec_counts {
+	unsigned long samples;		/* perf samples */
+	unsigned long sample_stacks;	/* ... of them with their user stack */
+	bool sample_stacks_asked;	/* -g: user stacks were asked for */
+	unsigned long kept, filtered;	/* events a filter kept, of those it saw */
+	unsigned long long lost;	/* records lost (a ring or perf buffer full) */
+};
+
+/*
  * An extra producer of records: set up with the options, checked before
  * anything is touched, started once the ftrace instances exist, polled
  * (without blocking) in the main loop, stopped before the file is written.
@@ -75,7 +87,10 @@ struct ust_rec_source_ops {
 	 */
 	int (*wait_fds)(struct ust_rec_source *s, int epfd);
 	void (*stop)(struct ust_rec_source *s, struct ust_rec_ctx *c);
+	/* Its details, for ustitch record -v. */
 	void (*summary)(struct ust_rec_source *s, FILE *out);
+	/* Optional: add what it recorded to @n. */
+	void (*counts)(struct ust_rec_source *s, struct ust_rec_counts *n);
 	void (*free)(struct ust_rec_source *s);
 };
 

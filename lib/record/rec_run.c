@@ -33,6 +33,7 @@
 #include "ustitch/encode.h"
 #include "ustitch/tdw.h"
 #include "ustitch/rec.h"
+#include "ustitch/sb.h"
 #include "rec_priv.h"
 
 #define PFX UST_REC_PFX
@@ -276,34 +277,163 @@ static void note_drops(struct run *r)
 	r->drops_seen = st.drops;
 }
 
+/* What the run's sources (perf samples, lock_held() events) recorded so far. */
+static void source_counts(struct run *r, struct ust_rec_counts *n)
+{
+	struct ust_rec_source *src;
+
+	memset(n, 0, sizeof(*n));
+	for (src = r->o->sources; src; src = src->next)
+		if (src->ops->counts)
+			src->ops->counts(src, n);
+}
+
+/* ", " between the counts of one part, "; " between parts. */
+static void count_to(struct ust_sb *sb, const char **sep, unsigned long long n, const char *one,
+		     const char *many)
+{
+	ust_sb_printf(sb, "%s%llu %s", *sep, n, n == 1 ? one : many);
+	*sep = ", ";
+}
+
+/*
+ * The live line, on a terminal: what the trace holds so far, by what the
+ * run records: samples for a sampling run, else events, and the stacks.
+ */
 static void show_status(struct run *r, double t0, bool final)
 {
 	FILE *out = ust_rec_out(r->o);
 	struct ust_bpfu_stats st = { 0 };
-	double mb = (double)ust_cap_pages(r->cap) * 4096 / 1e6;
+	struct ust_rec_counts n;
+	unsigned long events = 0;
+	bool ftrace = false;
+	const char *sep = "";
+	struct ust_sb sb;
+	int b;
 
+	source_counts(r, &n);
+	for (b = 0; b < r->o->nr_bufs; b++) {
+		ftrace |= r->o->bufs[b].nr_ev > 0;
+		events += ust_cap_events(r->cap, b);
+	}
 	if (r->bpfu)
 		ust_bpfu_get_stats(r->bpfu, &st);
-	fprintf(out, "\r" PFX "%.1f MB of events, %lu cookies, %lu stacks, %llu BPF records lost, %.1f s%s",
-		mb, r->cookies, r->stacks, (unsigned long long)st.drops, now_s() - t0, final ? "\n" : "  ");
+	ust_sb_init(&sb);
+	if (ust_rec_perf_wanted(r->o))
+		count_to(&sb, &sep, n.samples, "sample", "samples");
+	if (ftrace || (!n.kept && !ust_rec_perf_wanted(r->o)))
+		count_to(&sb, &sep, events, "event", "events");
+	if (n.filtered)
+		count_to(&sb, &sep, n.kept, "event kept", "events kept");
+	if (r->bpfu)
+		count_to(&sb, &sep, r->stacks, "user stack", "user stacks");
+	if (st.drops + n.lost)
+		count_to(&sb, &sep, st.drops + n.lost, "lost", "lost");
+	fprintf(out, "\r" PFX "%s, %.1f s%s", ust_sb_str(&sb), now_s() - t0, final ? "\n" : "  ");
+	ust_sb_fini(&sb);
 }
 
-static void summary(struct run *r, const char *file)
+/* The counts of the capture, taken before its instances go. */
+struct tally {
+	unsigned long *events;		/* per ftrace buffer */
+	unsigned long long *lost;
+};
+
+/* 0, or -1 without memory. */
+static int take_tally(struct run *r, struct tally *t)
+{
+	int b, cpu;
+
+	t->events = calloc((size_t)r->o->nr_bufs, sizeof(*t->events));
+	t->lost = calloc((size_t)r->o->nr_bufs, sizeof(*t->lost));
+	if (!t->events || !t->lost)
+		return -1;
+	for (b = 0; b < r->o->nr_bufs; b++) {
+		t->events[b] = ust_cap_events(r->cap, b);
+		for (cpu = 0; cpu < ust_cap_nr_cpus(r->cap); cpu++) {
+			struct ust_cap_lost l;
+
+			if (!ust_cap_lost(r->cap, b, cpu, &l, NULL, 0))
+				t->lost[b] += l.overrun + l.dropped;
+		}
+	}
+	return 0;
+}
+
+/*
+ * One line: what the file holds, per buffer: each ftrace buffer's events,
+ * and the "ustitch" buffer's samples, kept events and user stacks; what
+ * was lost where.  How, and the rest, with -v (verbose()).
+ */
+static void summary(struct run *r, const char *file, const struct tally *t)
+{
+	struct ust_bpfu_stats st = { 0 };
+	struct ust_rec_counts n;
+	const char *part = "", *sep;
+	struct ust_sb sb;
+	int b;
+
+	source_counts(r, &n);
+	if (r->bpfu)
+		ust_bpfu_get_stats(r->bpfu, &st);
+	ust_sb_init(&sb);
+	for (b = 0; b < r->o->nr_bufs; b++) {
+		if (!r->o->bufs[b].nr_ev && !t->events[b])
+			continue;	/* -g alone: no ftrace event asked for */
+		ust_sb_puts(&sb, part);
+		sep = "";
+		count_to(&sb, &sep, t->events[b], "event", "events");
+		if (t->lost[b])
+			count_to(&sb, &sep, t->lost[b], "lost", "lost");
+		if (r->o->bufs[b].name)
+			ust_sb_printf(&sb, " (buffer %s)", r->o->bufs[b].name);
+		else
+			ust_sb_puts(&sb, " (main buffer)");
+		part = "; ";
+	}
+	if (r->spooling) {
+		ust_sb_puts(&sb, part);
+		sep = "";
+		if (ust_rec_perf_wanted(r->o)) {
+			count_to(&sb, &sep, n.samples, "sample", "samples");
+			if (n.sample_stacks_asked)
+				ust_sb_printf(&sb, ", %lu with user stacks", n.sample_stacks);
+		}
+		if (n.filtered || n.kept) {
+			count_to(&sb, &sep, n.kept, "event kept", "events kept");
+			ust_sb_printf(&sb, " of %lu filtered", n.filtered);
+		}
+		if (r->bpfu)
+			count_to(&sb, &sep, r->stacks, "user stack", "user stacks");
+		if (st.drops + n.lost)
+			count_to(&sb, &sep, st.drops + n.lost, "lost", "lost");
+		if (!*sep)
+			ust_sb_puts(&sb, "nothing");
+		ust_sb_puts(&sb, " (buffer ustitch)");
+	}
+	fprintf(ust_rec_out(r->o), PFX "wrote %s: %s\n", file, sb.len ? ust_sb_str(&sb) : "nothing");
+	ust_sb_fini(&sb);
+}
+
+/* ustitch record -v: how the stacks were made, where records were lost. */
+static void verbose(struct run *r)
 {
 	FILE *out = ust_rec_out(r->o);
 	struct ust_bpfu_stats st = { 0 };
+	struct ust_rec_source *src;
 	int b, cpu;
 
-	fprintf(out, PFX "wrote %s: %lu pages of events", file, ust_cap_pages(r->cap));
+	if (ust_cap_pages(r->cap))
+		fprintf(out, PFX "ftrace buffers: %lu page%s\n", ust_cap_pages(r->cap),
+			ust_cap_pages(r->cap) == 1 ? "" : "s");
 	if (r->bpfu) {
 		ust_bpfu_get_stats(r->bpfu, &st);
-		fprintf(out, ", %lu cookies, %lu user stacks (%s), %lu files",
+		fprintf(out, PFX "BPF: %lu cookies, %lu user stacks (%s), %lu files\n",
 			r->cookies, r->stacks, !ust_bpfu_deferred(r->bpfu) ? "immediate, as asked" :
 			ust_bpfu_task_work(r->bpfu) ? "deferred: at system-call exits, else by BPF task_work" :
 			"deferred: at system-call exits, else at the event (no BPF task_work)",
 			ust_rec_maps_count(r->maps));
 	}
-	fputc('\n', out);
 	if (r->stacks_fallback)
 		fprintf(out, PFX "user stacks: ftrace's own userstacktrace (at the event, by frame pointers): the BPF unwinder did not load\n");
 	for (b = 0; b < r->o->nr_bufs; b++) {
@@ -326,6 +456,9 @@ static void summary(struct run *r, const char *file)
 			(unsigned long long)st.missed, st.missed_by);
 	if (r->bpfu)
 		ust_rec_tables_summary(r->bpfu, &r->walks, out);
+	for (src = r->o->sources; src; src = src->next)
+		if (src->ops->summary)
+			src->ops->summary(src, out);
 }
 
 /* Fork the command stopped on a pipe: it runs once tracing is on. */
@@ -363,6 +496,31 @@ static pid_t spawn(char **cmd, int *go_fd, int *err_fd)
 }
 
 /*
+ * What the kernel refused, and what records instead.  With -v the reasons
+ * (the verifier's line, not its log).  Else a refusal found now is one
+ * short line; one remembered from earlier this boot, or a kernel without
+ * the task_work kfuncs, says nothing: that line would open every
+ * recording, always the same, and the stacks are still whole (taken at
+ * the event, where task_work would have deferred them; the report marks
+ * them).  ustitch probe says all of it on demand.
+ */
+static void say_notes(struct run *r)
+{
+	unsigned int k = ust_bpfu_note_kinds(r->bpfu);
+
+	if (!ust_bpfu_notes(r->bpfu)[0] || r->o->quiet)
+		return;
+	if (r->o->verbose) {
+		ust_rec_info(PFX "BPF: %s\n", ust_bpfu_notes(r->bpfu));
+		return;
+	}
+	if (k & UST_BPFU_NOTE_TW_REFUSED)
+		ust_rec_info(PFX "BPF: this kernel refuses BPF task_work: stacks of events other than system calls are taken at the event (-v: why)\n");
+	if (k & UST_BPFU_NOTE_NO_CFI)
+		ust_rec_info(PFX "BPF: this kernel refuses the CFI walk: user stacks by frame pointers only (-v: why)\n");
+}
+
+/*
  * The BPF unwinder, loaded before the capture starts: where the kernel
  * loads none of its variants, the deferred buffers fall back to ftrace's
  * own userstacktrace (at the event, by frame pointers), and the recording
@@ -391,9 +549,7 @@ static int open_bpf(struct run *r)
 		bo.ignore_tgid = (uint32_t)getpid();
 	r->bpfu = ust_bpfu_open(&bo, err, sizeof(err));
 	if (r->bpfu) {
-		/* What the kernel refused, and what records instead: a line, not the verifier's log. */
-		if (ust_bpfu_notes(r->bpfu)[0] && !r->o->quiet)
-			ust_rec_info(PFX "BPF: %s\n", ust_bpfu_notes(r->bpfu));
+		say_notes(r);
 		return 0;
 	}
 	ust_rec_warn(PFX "BPF: %s\n", err);
@@ -792,30 +948,42 @@ static void stop_all(struct run *r)
 		show_status(r, r->t0, true);
 }
 
-/* The "ustitch" buffer, the summary, then the file completed.  0 or -1. */
+/*
+ * The "ustitch" buffer, the last pages, the summary (just before the file
+ * is written: its counts are final), then the file completed.  0 or -1.
+ */
 static int finish(struct run *r)
 {
-	struct ust_rec_source *src;
+	struct tally t = { 0 };
 	char err[512];
+	int ret = -1;
 
 	if (r->spool_err || (r->spooling && write_ustitch_buffer(r))) {
 		ust_rec_warn(PFX "writing the BPF records failed: %s\n",
 			strerror(r->spool_err ? r->spool_err : errno));
 		return -1;
 	}
-	if (!r->o->quiet) {
-		summary(r, r->o->output);
-		for (src = r->o->sources; src; src = src->next)
-			if (src->ops->summary)
-				src->ops->summary(src, ust_rec_out(r->o));
-	}
-	if (ust_cap_finish(r->cap, err, sizeof(err))) {
-		r->cap = NULL;
+	if (ust_cap_flush(r->cap, err, sizeof(err))) {
 		ust_rec_warn(PFX "%s\n", err);
 		return -1;
 	}
+	if (!r->o->quiet) {
+		if (take_tally(r, &t)) {
+			ust_rec_warn(PFX "out of memory\n");
+			goto out;
+		}
+		summary(r, r->o->output, &t);
+		if (r->o->verbose)
+			verbose(r);
+	}
+	ret = ust_cap_finish(r->cap, err, sizeof(err));
 	r->cap = NULL;
-	return 0;
+	if (ret)
+		ust_rec_warn(PFX "%s\n", err);
+out:
+	free(t.events);
+	free(t.lost);
+	return ret ? -1 : 0;
 }
 
 /* Everything undone; after a failure, no trace is left (ust_cap_abort). */

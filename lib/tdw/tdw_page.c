@@ -324,6 +324,7 @@ int ust_tdw_event(struct ust_tdw *w, int buf, int cpu, uint64_t ts,
 	c->page_ts = ts;
 	c->last_ts = ts;
 	c->have_ts = true;
+	w->bufs[buf].nr_records++;
 	return 0;
 }
 
@@ -354,6 +355,61 @@ int ust_tdw_lost(struct ust_tdw *w, int buf, int cpu, unsigned long missed,
 	return 0;
 }
 
+/*
+ * The data records of a kernel page, for the recorder's counts: time
+ * extends, time stamps and padding (a discarded record, or the page's
+ * end) are not records.  Stops at the commit, or at anything malformed.
+ */
+static unsigned long page_records(const struct ust_tdw *w, const unsigned char *page, size_t len)
+{
+	uint64_t commit = 0;
+	uint32_t commit32;
+	size_t off = w->pl.data_off, end;
+	unsigned long n = 0;
+
+	if (w->pl.commit_size == 8) {
+		memcpy(&commit, page + w->pl.commit_off, 8);
+	} else {
+		memcpy(&commit32, page + w->pl.commit_off, 4);
+		commit = commit32;
+	}
+	end = off + (size_t)(commit & TDW_COMMIT_MASK);
+	if (end > len)
+		end = len;
+	while (off + 4 <= end) {
+		uint32_t h, a0 = 0, step, delta;
+		unsigned int type_len;
+
+		memcpy(&h, page + off, 4);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		type_len = h >> TDW_TS_BITS;
+		delta = h & TDW_TS_MASK;
+#else
+		type_len = h & 0x1f;
+		delta = h >> 5;
+#endif
+		if (off + 8 <= end)
+			memcpy(&a0, page + off + 4, 4);
+		if (type_len == TDW_TYPE_PADDING) {
+			if (!delta || !a0)
+				break;	/* no delta: the rest of the page is empty */
+			step = 4 + a0;
+		} else if (type_len > TDW_TYPE_PADDING) {
+			step = 8;	/* time extend, time stamp */
+		} else if (type_len) {
+			step = 4 + type_len * 4;
+			n++;
+		} else {
+			if (a0 < 4)
+				break;
+			step = 4 + a0;
+			n++;
+		}
+		off += step;
+	}
+	return n;
+}
+
 int ust_tdw_raw_page(struct ust_tdw *w, int buf, int cpu, const void *page, size_t len,
 		     char *err, size_t errsz)
 {
@@ -378,5 +434,13 @@ int ust_tdw_raw_page(struct ust_tdw *w, int buf, int cpu, const void *page, size
 	/* A short read of trace_pipe_raw: the rest of the page is unused. */
 	memcpy(c->page, page, len);
 	memset(c->page + len, 0, w->page_size - len);
-	return stage_page(w, c, c->page, err, errsz);
+	ret = stage_page(w, c, c->page, err, errsz);
+	if (!ret)
+		w->bufs[buf].nr_records += page_records(w, c->page, len);
+	return ret;
+}
+
+unsigned long ust_tdw_buffer_records(const struct ust_tdw *w, int buf)
+{
+	return buf >= 0 && buf < w->nr_bufs ? w->bufs[buf].nr_records : 0;
 }

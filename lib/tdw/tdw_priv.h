@@ -67,6 +67,7 @@ struct tdw_cpu {
 struct tdw_buffer {
 	char *name;		/* NULL for the top buffer */
 	struct tdw_cpu *cpus;
+	unsigned long nr_records;	/* data records written, raw pages' too */
 };
 
 /* Where the fields of a ring-buffer page header are (from header_page). */

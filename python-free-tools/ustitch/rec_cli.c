@@ -86,6 +86,8 @@ void rec_usage(FILE *out)
 	      "                   selects the machinery; any lock_held() filter implies it);\n"
 	      "                   then some -f must use lock_held()\n"
 	      "  -q               quiet: no status line, no summary\n"
+	      "  -v, --verbose    the summary's details (how the stacks were taken, unwind\n"
+	      "                   tables, what was lost where, the kernel's refusals)\n"
 	      "  --compression ALG  compress the output as trace-cmd record does (trace.dat\n"
 	      "                   version 7; ALG: any, none, or one of trace-cmd list -c),\n"
 	      "                   by trace-cmd convert once the recording is complete\n"
@@ -360,6 +362,9 @@ static int opt_one(struct ust_rec_opts *o, int c, const char *arg, bool after_ev
 	case 'q':
 		o->quiet = true;
 		return 0;
+	case 'v':
+		o->verbose = true;
+		return 0;
 	case OPT_ADDR_FILTER:
 		return opt_addr_filter(o, arg);
 	case OPT_UNWIND:
@@ -435,6 +440,7 @@ int rec_parse(int argc, char **argv, struct ust_rec_opts *o, const char **compre
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "addr-filter", required_argument, NULL, OPT_ADDR_FILTER },
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
@@ -453,7 +459,7 @@ int rec_parse(int argc, char **argv, struct ust_rec_opts *o, const char **compre
 	opterr = 0;
 	/* '+': stop at the command, as trace-cmd record does; ':': a missing
 	 * argument is told from an unknown option. */
-	while ((c = getopt_long(argc, argv, "+:e:f:O:o:C:b:P:B:p:qhF:c:g", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:f:O:o:C:b:P:B:p:qvhF:c:g", longopts, NULL)) != -1) {
 		bool is_event = false;
 
 		if (c == '?' || c == ':')

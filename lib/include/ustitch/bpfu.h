@@ -296,6 +296,15 @@ bool ust_bpfu_preempt_off(const struct ust_bpfu *u);
  * ..."), "" when the full unwinder loaded.
  */
 const char *ust_bpfu_notes(const struct ust_bpfu *u);
+/* Which notes ust_bpfu_notes() holds, so that a caller can say them short. */
+enum {
+	UST_BPFU_NOTE_TW_ABSENT = 1 << 0,	/* no task_work kfunc (or none known) */
+	UST_BPFU_NOTE_TW_REFUSED = 1 << 1,	/* refused now, by this kernel's verifier */
+	UST_BPFU_NOTE_TW_REMEMBERED = 1 << 2,	/* refused earlier this boot (remembered) */
+	UST_BPFU_NOTE_NO_CFI = 1 << 3,		/* CFI walk refused: frame pointers */
+	UST_BPFU_NOTE_PREEMPTIBLE = 1 << 4,	/* system-call programs left preemptible */
+};
+unsigned int ust_bpfu_note_kinds(const struct ust_bpfu *u);
 struct ust_bpfload_report;
 /* How loading went: each program, its verification (see ustitch/bpfload.h). */
 const struct ust_bpfload_report *ust_bpfu_load_report(const struct ust_bpfu *u);

@@ -66,6 +66,14 @@ struct ust_tdw *ust_cap_writer(struct ust_cap *c);
 int ust_cap_lost(struct ust_cap *c, int buf, int cpu, struct ust_cap_lost *l,
 		 char *err, size_t errsz);
 int ust_cap_nr_cpus(const struct ust_cap *c);
+/*
+ * Stop, and move the last pages into the writer: after it the counts
+ * (ust_cap_pages(), ust_cap_events()) are final.  ust_cap_finish() does it
+ * when not done; after a failure only ust_cap_abort() is left.
+ */
+int ust_cap_flush(struct ust_cap *c, char *err, size_t errsz);
+/* The events recorded into buffer @buf (as ust_cap_opts.buffers) so far. */
+unsigned long ust_cap_events(const struct ust_cap *c, int buf);
 /* Stop, flush, write the trace.dat, remove the instances, free @c (also on
  * failure, which leaves no trace.dat). */
 int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz);

@@ -63,6 +63,7 @@ struct ust_rec_opts {
 	pid_t *pids;			/* trace only these processes */
 	int nr_pids;
 	bool quiet;			/* no progress lines, no summary */
+	bool verbose;			/* the summary's details, the kernel's refusals */
 	FILE *out;			/* summary and progress lines; NULL: stderr */
 	char **cmd;			/* NULL: until SIGINT/SIGTERM */
 	struct ust_rec_source *sources;	/* extra producers (perf sampling, ...) */

@@ -68,6 +68,10 @@ int ust_tdw_lost(struct ust_tdw *w, int buf, int cpu, unsigned long missed,
 int ust_tdw_raw_page(struct ust_tdw *w, int buf, int cpu, const void *page, size_t len,
 		     char *err, size_t errsz);
 
+/* The data records written into buffer @buf so far (ust_tdw_event()'s and
+ * the raw pages'), for a recorder's counts. */
+unsigned long ust_tdw_buffer_records(const struct ust_tdw *w, int buf);
+
 /* Write the file and free @w (also on failure, which removes the file).
  * Returns 0 or a negative errno. */
 int ust_tdw_close(struct ust_tdw *w, char *err, size_t errsz);
