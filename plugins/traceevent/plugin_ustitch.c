@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <traceevent/event-parse.h>
@@ -762,12 +763,36 @@ void ustitch_plugin_acting(ust_stand_down_fn newest)
 	acting = newest;
 }
 
-static void claim_acting(void)
+/*
+ * ustitch report names the copy that must act in $USTITCH_PLUGIN (the one
+ * beside it, or installed with it): whichever loads last, every other
+ * copy stands down at once and claims nothing.
+ */
+static bool named_elsewhere(void)
+{
+	const char *want = getenv("USTITCH_PLUGIN");
+	struct stat a, b;
+	Dl_info self;
+
+	if (!want || !want[0] || !dladdr((void *)named_elsewhere, &self) || !self.dli_fname)
+		return false;
+	if (stat(want, &a) || stat(self.dli_fname, &b))
+		return false;
+	return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+}
+
+/* Act, making the copy that acted stand down; false: this copy stands down. */
+static bool claim_acting(void)
 {
 	void (*first)(ust_stand_down_fn) =
 		(void (*)(ust_stand_down_fn))dlsym(RTLD_DEFAULT, "ustitch_plugin_acting");
 
+	if (named_elsewhere()) {
+		stood_down = true;
+		return false;
+	}
 	(first ? first : ustitch_plugin_acting)(stand_down);
+	return true;
 }
 
 /*
@@ -779,9 +804,8 @@ int TEP_PLUGIN_LOADER(struct tep_handle *tep)
 {
 	struct pstate *p;
 
-	if (stood_down)
+	if (stood_down || !claim_acting())
 		return 0;
-	claim_acting();
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -1;

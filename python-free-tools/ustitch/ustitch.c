@@ -4,6 +4,7 @@
  *   ustitch record ...   record like trace-cmd record, with deferred user stacks
  *   ustitch probe        what this kernel offers for them
  *   ustitch archive ...  the trace's files by build-id, for reports elsewhere
+ *   ustitch report ...   trace-cmd report with this ustitch's plugin
  *   ustitch reset        remove what recorders killed by SIGKILL left in tracefs
  */
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "archive.h"
 #include "rec_cli.h"
 #include "rec_compress.h"
+#include "report_cmd.h"
 
 static void usage(FILE *out)
 {
@@ -31,10 +33,12 @@ static void usage(FILE *out)
 	      "           (probe --no-verify: the mechanisms only)\n"
 	      "  archive  copy the files a trace's stacks touch (by build-id) next to it,\n"
 	      "           for reports on another machine; see ustitch archive --help\n"
+	      "  report   trace-cmd report with this ustitch's plugin (no install needed):\n"
+	      "           ustitch report [trace-cmd report options]; see ustitch report --help\n"
 	      "  reset    remove the tracefs instances (ustitch-PID) of recorders that are\n"
 	      "           gone (killed by SIGKILL); ustitch record also does it first\n"
 	      "\n"
-	      "Reports: trace-cmd report with plugin_ustitch.so installed.\n", out);
+	      "Reports: ustitch report, or trace-cmd report with plugin_ustitch.so installed.\n", out);
 }
 
 /* One object's programs: their cost, or what the kernel refused. */
@@ -181,6 +185,8 @@ int main(int argc, char **argv)
 		return cmd_reset();
 	if (!strcmp(argv[1], "archive"))
 		return archive_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return report_main(argc - 1, argv + 1);
 	fprintf(stderr, "ustitch: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;
