@@ -142,15 +142,30 @@ static void ust_bpfu_variant_key(bool cfi, enum ust_bpfu_tw tw, char *key, size_
 	snprintf(key, len, "%s %016llx", boot, (unsigned long long)ust_hmap_bytes(data, sz));
 }
 
+/* The refusals file, in $USTITCH_RUN_DIR or /run/ustitch; NULL: none (set empty). */
+static const char *refused_file(char *buf, size_t len, const char **dir)
+{
+	const char *env = getenv(UST_BPFU_RUN_DIR_ENV);
+
+	*dir = env ? env : UST_BPFU_RUN_DIR;
+	if (!**dir)
+		return NULL;
+	if ((size_t)snprintf(buf, len, "%s/" UST_BPFU_REFUSED_NAME, *dir) >= len)
+		return NULL;
+	return buf;
+}
+
 bool ust_bpfu_variant_refused(bool cfi, enum ust_bpfu_tw tw, char *why, size_t len)
 {
-	char key[128], line[1024];
+	char key[128], line[1024], path[512];
+	const char *file, *dir;
 	size_t kl;
 	bool yes = false;
 	FILE *f;
 
 	/* No file, nothing remembered: no hashing of the object (a kernel that takes it). */
-	f = fopen(UST_BPFU_REFUSED_FILE, "re");
+	file = refused_file(path, sizeof(path), &dir);
+	f = file ? fopen(file, "re") : NULL;
 	if (!f)
 		return false;
 	ust_bpfu_variant_key(cfi, tw, key, sizeof(key));
@@ -163,8 +178,8 @@ bool ust_bpfu_variant_refused(bool cfi, enum ust_bpfu_tw tw, char *why, size_t l
 		if (strncmp(line, key, kl) || line[kl] != ' ')
 			continue;
 		line[strcspn(line, "\n")] = '\0';
-		snprintf(why, len, "%s (refused when first loaded this boot, as " UST_BPFU_REFUSED_FILE
-			 " remembers; ustitch probe loads it again)", line + kl + 1);
+		snprintf(why, len, "%s (refused when first loaded this boot, as %s remembers; ustitch probe loads it again)",
+			 line + kl + 1, file);
 		yes = true;
 	}
 	fclose(f);
@@ -173,7 +188,8 @@ bool ust_bpfu_variant_refused(bool cfi, enum ust_bpfu_tw tw, char *why, size_t l
 
 void ust_bpfu_variant_remember_refused(bool cfi, enum ust_bpfu_tw tw, const char *why)
 {
-	char key[128], one[900];
+	char key[128], one[900], path[512];
+	const char *file, *dir;
 	FILE *f;
 
 	ust_bpfu_variant_key(cfi, tw, key, sizeof(key));
@@ -184,9 +200,10 @@ void ust_bpfu_variant_remember_refused(bool cfi, enum ust_bpfu_tw tw, const char
 	if (strstr(one, " (verifier log:"))
 		*strstr(one, " (verifier log:") = '\0';
 	/* Best effort: without /run, each recording asks the kernel again. */
-	if (mkdir("/run/ustitch", 0755) && errno != EEXIST)
+	file = refused_file(path, sizeof(path), &dir);
+	if (!file || (mkdir(dir, 0755) && errno != EEXIST))
 		return;
-	f = fopen(UST_BPFU_REFUSED_FILE, "ae");
+	f = fopen(file, "ae");
 	if (!f)
 		return;
 	fprintf(f, "%s %s\n", key, one);

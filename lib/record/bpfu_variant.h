@@ -42,8 +42,12 @@ const char *ust_bpfu_variant_name(bool cfi, enum ust_bpfu_tw tw);
  * kernel and the object's bytes only, so it is kept in /run (cleared at
  * boot) under the boot id and a hash of the bytes.  Only refusals of the
  * task_work kfunc itself are remembered; ustitch probe always asks.
+ * $USTITCH_RUN_DIR names another directory for the file (tests keep their
+ * own); set but empty, nothing is remembered.
  */
-#define UST_BPFU_REFUSED_FILE "/run/ustitch/bpf-refused"
+#define UST_BPFU_RUN_DIR_ENV "USTITCH_RUN_DIR"
+#define UST_BPFU_RUN_DIR "/run/ustitch"
+#define UST_BPFU_REFUSED_NAME "bpf-refused"
 /* Was (@cfi, @tw) refused earlier this boot?  Then @why: the refusal. */
 bool ust_bpfu_variant_refused(bool cfi, enum ust_bpfu_tw tw, char *why, size_t len);
 /* Remembers @why (its first line, without the log's path); best effort. */

@@ -7,7 +7,7 @@
 # "not ok - ...", a part that cannot run here "ok - ... # SKIP why", and a
 # test that cannot run at all "1..0 # SKIP why" (skip_all).  It skips
 # without root or tracefs; gives a work directory removed at exit ($work,
-# /tmp/ustitch-NAME.*), the script's directory ($here), and the result
+# /tmp/ustitch-NAME.*; $USTITCH_RUN_DIR is in it), the script's directory ($here), and the result
 # helpers, which count failures in $fails and skipped parts in $skips (end
 # with `finish`).
 
@@ -28,6 +28,9 @@ skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 [ -d /sys/kernel/tracing/instances ] || skip_all "no tracefs"
 work=$(mktemp -d "/tmp/ustitch-$1.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# What ustitch remembers for the boot (/run/ustitch: the BPF refusals) is
+# the test's own: a recording of the user's neither sees nor gets its lines.
+export USTITCH_RUN_DIR=$work/run
 here=$(dirname "$0")
 fails=0 skips=0
 ok() { echo "ok - $*"; }

@@ -114,22 +114,22 @@ fallback() {
 
 # A kernel that has the task_work kfunc but refuses ustitch's callback
 # (6.18.44): the first recording of the boot is refused it and remembers
-# that in /run/ustitch/bpf-refused, under the boot id and the object's
-# hash; later recordings skip the refused load and say so, with the same
-# exact stacks; a line of another boot is not taken; ustitch probe still
-# asks the kernel.  The file is restored as it was.
+# that in /run/ustitch/bpf-refused ($USTITCH_RUN_DIR/bpf-refused: this
+# test's own, lib.sh), under the boot id and the object's hash; later
+# recordings skip the refused load and say so, with the same exact stacks;
+# a line of another boot is not taken; ustitch probe still asks the
+# kernel.  With USTITCH_RUN_DIR set empty nothing is remembered.
 refused() {
-	local file=/run/ustitch/bpf-refused saved=$work/refused.saved boot line
+	local file=$USTITCH_RUN_DIR/bpf-refused boot line
 	if ! "$UST_USTITCH" probe --no-verify 2>/dev/null |
 		grep -q '^bpf-task-work: no .* is there, but .* is refused'; then
 		skip_part "refusal remembered" "this kernel takes its task_work kfunc, or has none"
 		return
 	fi
 	boot=$(cat /proc/sys/kernel/random/boot_id)
-	[ -e $file ] && cp $file "$saved"
-	rm -f $file
-	chain_log() {
-		"$UST_USTITCH" record -o "$work/t.dat" -e syscalls:sys_enter_getppid \
+	rm -f "$file"
+	chain_log() {	# -v: the refusal's own line (else one line without the why)
+		"$UST_USTITCH" record -v -o "$work/t.dat" -e syscalls:sys_enter_getppid \
 			-O userstacktrace_delay -- "$UST_REC_PROG" 1 2>"$work/$1.log" >/dev/null ||
 			bad "$1: ustitch record failed"
 		report "$work/t.dat" | awk -f "$here/stacks.awk" | grep -c ' getppid(libc.so.6);rec_c('
@@ -137,22 +137,25 @@ refused() {
 	expect_eq "first: main chains" "$(chain_log first)" 3
 	expect_eq "first: the refusal said, asked of the kernel" \
 		"$(grep -c '^ustitch record: BPF: no BPF task_work: the kernel refused ust_bpfu_event .*) (verifier log: ' "$work/first.log")" 1
-	line=$(grep -c "^$boot [0-9a-f]\{16\} the kernel refused ust_bpfu_event .*bpf_task_work_schedule_resume" $file 2>/dev/null)
+	line=$(grep -c "^$boot [0-9a-f]\{16\} the kernel refused ust_bpfu_event .*bpf_task_work_schedule_resume" "$file" 2>/dev/null)
 	expect_eq "remembered: one line, this boot's" "$line" 1
 	expect_eq "second: main chains" "$(chain_log second)" 3
 	expect_eq "second: the refusal said, as remembered" \
-		"$(grep -c '^ustitch record: BPF: no BPF task_work: the kernel refused ust_bpfu_event .*) (refused when first loaded this boot, as /run/ustitch/bpf-refused remembers; ustitch probe loads it again)$' "$work/second.log")" 1
-	expect_eq "second: nothing added" "$(wc -l <$file)" 1
+		"$(grep -c "^ustitch record: BPF: no BPF task_work: the kernel refused ust_bpfu_event .*) (refused when first loaded this boot, as $file remembers; ustitch probe loads it again)\$" "$work/second.log")" 1
+	expect_eq "second: nothing added" "$(wc -l <"$file")" 1
 	# Another boot's line is not this one's.
-	sed -i "s/^$boot /00000000-0000-0000-0000-000000000000 /" $file
+	sed -i "s/^$boot /00000000-0000-0000-0000-000000000000 /" "$file"
 	expect_eq "other boot: main chains" "$(chain_log other)" 3
 	expect_eq "other boot: asked of the kernel again" \
 		"$(grep -c 'the kernel refused ust_bpfu_event .*) (verifier log: ' "$work/other.log")" 1
-	expect_eq "other boot: this boot's line added" "$(grep -c "^$boot " $file)" 1
+	expect_eq "other boot: this boot's line added" "$(grep -c "^$boot " "$file")" 1
 	expect_eq "probe: asks the kernel" \
 		"$("$UST_USTITCH" probe --no-verify 2>/dev/null | grep '^bpf-task-work: no .* is refused' | grep -vc 'refused when first loaded')" 1
-	rm -f $file
-	[ -e "$saved" ] && cp "$saved" $file
+	# USTITCH_RUN_DIR set empty: nothing read, nothing remembered.
+	expect_eq "USTITCH_RUN_DIR empty: main chains" "$(USTITCH_RUN_DIR= chain_log empty)" 3
+	expect_eq "USTITCH_RUN_DIR empty: asked of the kernel" \
+		"$(grep -c 'the kernel refused ust_bpfu_event .*) (verifier log: ' "$work/empty.log")" 1
+	expect_eq "USTITCH_RUN_DIR empty: nothing added" "$(wc -l <"$file")" 2
 	return 0
 }
 
