@@ -896,14 +896,21 @@ static void say_at_end(struct pstate *p)
 }
 
 /*
- * USTITCH_DEBUG: the bytes the distinct stacks hold (frames, their index,
- * rendered text): bench/report tells them from what each request costs.
+ * USTITCH_DEBUG: which file of the plugin acted (with two copies loaded,
+ * the others stood down), and the bytes the distinct stacks hold (frames,
+ * their index, rendered text): bench/report tells them from what each
+ * request costs.
  */
 static void debug_at_end(const struct pstate *p)
 {
 	const struct ust_stitch *st = p->scan ? &p->scan->st : NULL;
+	Dl_info self;
 
-	if (!st || !getenv("USTITCH_DEBUG"))
+	if (!getenv("USTITCH_DEBUG"))
+		return;
+	if (dladdr((void *)debug_at_end, &self) && self.dli_fname)
+		fprintf(stderr, "ustitch: acting copy: %s\n", self.dli_fname);
+	if (!st)
 		return;
 	fprintf(stderr, "ustitch: distinct stacks: %lu, %lu frames, %zu bytes\n", st->nr_contents,
 		st->nr_frames, st->nr_frames * sizeof(struct ust_dec_frame) +
