@@ -36,6 +36,7 @@
 
 #include "cfi_internal.h"
 #include "ustitch/grow.h"
+#include "ustitch/progress.h"
 
 struct seg {
 	uint64_t vaddr, end, off;	/* executable PT_LOAD: [vaddr, end) at off */
@@ -61,7 +62,11 @@ struct builder {
 	struct ust_cfi_stats *st;
 	char *err;
 	size_t errsz;
+	struct ust_progress prog;	/* a table that takes over a second */
 };
+
+/* A table build taking longer than this shows a progress line. */
+#define PROGRESS_DELAY_S	1.0
 
 static double now_ms(void)
 {
@@ -190,11 +195,13 @@ static int walk_section(struct builder *b, Elf *elf, Elf_Scn *scn, Dwarf_CFI *cf
 	nr = ust_cfi_fde_list(elf, scn, eh, &fdes, b->err, b->errsz);
 	if (nr < 0)
 		return nr;
+	ust_progress_set_total(&b->prog, (uint64_t)nr);
 	for (i = 0; i < nr; i++) {
 		const struct ust_cfi_fde *f = &fdes[i];
 		uint64_t lo = f->start;
 		size_t before = b->nr_spans;
 
+		ust_progress_update(&b->prog, (uint64_t)i);
 		if (!in_text(b, f->start, f->end)) {
 			b->st->fdes_outside++;
 			continue;
@@ -415,11 +422,15 @@ int ust_cfi_build_elf(const struct ust_sym_elf *e, const char *path,
 	Elf_Scn *scn;
 	GElf_Shdr sh;
 	double t0 = now_ms();
+	char what[160];
 	int ret;
 
 	*out = NULL;
 	if (!opts)
 		opts = &no_opts;
+	snprintf(what, sizeof(what), "ustitch: building the unwind table of %s",
+		 path ? (strrchr(path, '/') ? strrchr(path, '/') + 1 : path) : "a file");
+	ust_progress_start(&b.prog, what, 0, PROGRESS_DELAY_S);
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return ust_cfi_fail(err, errsz, -ENOMEM, "out of memory");
@@ -461,6 +472,7 @@ int ust_cfi_build_elf(const struct ust_sym_elf *e, const char *path,
 
 	ret = finish(&b, t);
 out:
+	ust_progress_end(&b.prog);
 	if (dw)
 		dwarf_end(dw);
 	if (dbg.elf)

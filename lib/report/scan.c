@@ -19,6 +19,7 @@
 #include "ustitch/abi.h"
 #include "ustitch/grow.h"
 #include "ustitch/perf_enc.h"
+#include "ustitch/progress.h"
 #include "ustitch/scan.h"
 #include "scan_unmap.h"
 
@@ -390,7 +391,34 @@ struct buf_state {
 	struct sample_on sample;
 	unsigned long long prev_off;	/* file offset of its last record (next_record) */
 	const struct ust_scan_maps *maps;	/* the file's mappings before the open */
+	struct scan_progress *prog;	/* UST_SCAN_PROGRESS, else NULL */
+	unsigned long long page;	/* the page of its last record, for @prog */
 };
+
+/* How far the pass is: bytes of the record pages read, of the file's size. */
+struct scan_progress {
+	struct ust_progress line;
+	uint64_t done;
+	unsigned int page_size;
+};
+
+/* A record of a page not seen just before: one more page read. */
+static void count_page(struct buf_state *b, const struct tep_record *rec)
+{
+	unsigned long long pg;
+
+	if (!b->prog || !rec)
+		return;
+	pg = rec->offset / b->prog->page_size;
+	if (pg == b->page)
+		return;
+	b->page = pg;
+	b->prog->done += b->prog->page_size;
+	ust_progress_update(&b->prog->line, b->prog->done);
+}
+
+/* A pass shorter than this shows no progress line. */
+#define PROGRESS_DELAY_S	0.5
 
 /* Records between two drops of the pages read (ust_scan_maps_drop_new). */
 #define DROP_EVERY	65536
@@ -411,6 +439,7 @@ static struct tep_record *next_record(struct buf_state *b, int cpu)
 	}
 	if (rec)
 		b->prev_off = rec->offset;
+	count_page(b, rec);
 	return rec;
 }
 
@@ -420,6 +449,7 @@ static struct tep_record *first_record(struct buf_state *b, int cpu)
 	struct tep_record *rec = tracecmd_read_cpu_first(b->h, cpu);
 
 	b->prev_off = rec ? rec->offset : 0;
+	count_page(b, rec);
 	return rec;
 }
 
@@ -622,8 +652,10 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 	struct buf_state *bs;
 	struct tracecmd_input *h;
 	struct ust_scan_maps maps;
+	struct scan_progress prog = { 0 };
 	struct stat stbuf;
 	double t0 = now();
+	char what[160];
 	int i, n;
 
 	memset(sc, 0, sizeof(*sc));
@@ -660,6 +692,13 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 	}
 	sc->nr_bufs = n + 1;
 	sc->buf_names[0] = strdup("");
+	if (flags & UST_SCAN_PROGRESS) {
+		const char *base = strrchr(path, '/');
+
+		snprintf(what, sizeof(what), "ustitch: first pass over %s", base ? base + 1 : path);
+		prog.page_size = sc->page_size > 0 ? (unsigned int)sc->page_size : 4096;
+		ust_progress_start(&prog.line, what, (uint64_t)stbuf.st_size, PROGRESS_DELAY_S);
+	}
 	/*
 	 * Only BPF-made cookies sit in another buffer than their events, and
 	 * only in one named "ustitch": without it each buffer is read alone.
@@ -671,6 +710,7 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 			sc->cross_buffer = true;
 	}
 	buf_state_init(&bs[0], h, &maps);
+	bs[0].prog = flags & UST_SCAN_PROGRESS ? &prog : NULL;
 	if (!sc->cross_buffer)
 		scan_buffer(sc, &bs[0], 0);
 	for (i = 0; i < n; i++) {
@@ -681,6 +721,7 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 		if (!ih)
 			continue;
 		buf_state_init(&bs[i + 1], ih, &maps);
+		bs[i + 1].prog = bs[0].prog;
 		if (sc->cross_buffer)
 			continue;	/* read together below */
 		scan_buffer(sc, &bs[i + 1], i + 1);
@@ -700,6 +741,7 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 	}
 	free(bs);
 	tracecmd_close(h);
+	ust_progress_end(&prog.line);
 	/* libtracecmd's leftovers would hold every page read resident. */
 	ust_scan_maps_unmap_new(&maps);
 	ust_stitch_finish(&sc->st, &sc->stats);

@@ -418,7 +418,7 @@ static void choose_mode(struct pstate *p, struct tep_record *rec, int id)
 
 		if (!sc)
 			return;
-		if (ust_scan_file(sc, cand[i], folded_wanted() ? UST_SCAN_SAMPLES : 0, err,
+		if (ust_scan_file(sc, cand[i], UST_SCAN_PROGRESS | (folded_wanted() ? UST_SCAN_SAMPLES : 0), err,
 				  sizeof(err))) {
 			snprintf(p->mode_why, sizeof(p->mode_why), "%s", err);
 			free(sc);

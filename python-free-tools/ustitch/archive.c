@@ -34,7 +34,9 @@
 #include <unistd.h>
 
 #include "ustitch/abi.h"
+#include "ustitch/grow.h"
 #include "ustitch/hmap.h"
+#include "ustitch/progress.h"
 #include "ustitch/report.h"
 #include "ustitch/res_debuginfod.h"
 #include "ustitch/resolve.h"
@@ -60,6 +62,7 @@ struct arch {
 	bool debuginfod;
 	unsigned int files, debug, missing, refused, fetched;
 	unsigned long long bytes;
+	struct ust_progress prog;	/* over the files to archive */
 };
 
 void archive_usage(FILE *out)
@@ -185,6 +188,7 @@ static void archive_one(struct arch *a, struct ust_res *res, uint32_t kdev, uint
 
 	if (ust_res_lookup(res, kdev, ino, &hit) != 0 || !hit.path || stat(hit.path, &st) != 0) {
 		a->missing++;
+		ust_progress_hide(&a->prog);
 		printf("  dev %u:%u ino %" PRIu64 "%s%s: %s\n", maj, min, ino,
 		       hit.name ? " " : "", hit.name ? hit.name : "",
 		       hit.note ? hit.note : "not found on this machine: its frames stay unnamed");
@@ -192,6 +196,7 @@ static void archive_one(struct arch *a, struct ust_res *res, uint32_t kdev, uint
 	}
 	if (hit.uncertain) {
 		a->refused++;
+		ust_progress_hide(&a->prog);
 		printf("  %s (dev %u:%u ino %" PRIu64 "): not archived: %s, and the trace has no build-id for it\n",
 		       hit.name, maj, min, ino, hit.note);
 		return;
@@ -200,6 +205,7 @@ static void archive_one(struct arch *a, struct ust_res *res, uint32_t kdev, uint
 	ust_res_archive_name(kdev, ino, len ? bid : NULL, len, rel, sizeof(rel));
 	if (copy_file(hit.path, a->dir, rel, &a->bytes, err, sizeof(err)) != 0) {
 		a->refused++;
+		ust_progress_hide(&a->prog);
 		printf("  %s: not archived: %s\n", hit.name, err);
 		return;
 	}
@@ -217,10 +223,12 @@ static void archive_one(struct arch *a, struct ust_res *res, uint32_t kdev, uint
 							      dbg, sizeof(dbg)) == 0 &&
 		     strcmp(dbg, hit.path) != 0 && ++a->fetched))) {
 		strncat(rel, ".debug", sizeof(rel) - strlen(rel) - 1);
-		if (copy_file(dbg, a->dir, rel, &a->bytes, err, sizeof(err)) == 0)
+		if (copy_file(dbg, a->dir, rel, &a->bytes, err, sizeof(err)) == 0) {
 			a->debug++;
-		else
+		} else {
+			ust_progress_hide(&a->prog);
 			printf("  %s: debug file not archived: %s\n", hit.name, err);
+		}
 	}
 }
 
@@ -274,6 +282,8 @@ int archive_main(int argc, char **argv)
 	struct ust_scan sc;
 	struct ust_res *res;
 	struct arch a = { 0 };
+	struct key *keys = NULL;
+	size_t nr_keys = 0, cap_keys = 0, ki;
 	unsigned long s;
 	int c, ret = 1;
 
@@ -331,7 +341,7 @@ int archive_main(int argc, char **argv)
 		snprintf(defdir, sizeof(defdir), "%s.ustitch", in);
 		out = defdir;
 	}
-	if (!nr_files && ust_scan_file(&sc, in, 0, err, sizeof(err)) != 0) {
+	if (!nr_files && ust_scan_file(&sc, in, UST_SCAN_PROGRESS, err, sizeof(err)) != 0) {
 		fprintf(stderr, PFX "%s\n", err);
 		return 1;
 	}
@@ -371,6 +381,7 @@ int archive_main(int argc, char **argv)
 			unlink(mantmp);
 			goto out_res;
 		}
+	/* The files first, then each archived with the progress line over them. */
 	ust_hmap_init(&seen);
 	for (s = 0; s < sc.st.nr_stacks; s++) {
 		const struct ust_stitch_stack *st = &sc.st.stacks[s];
@@ -381,6 +392,7 @@ int archive_main(int argc, char **argv)
 		for (f = 0; f < st->nr; f++) {
 			const struct ust_dec_frame *fr = &st->frames[f];
 			uint64_t k = ust_hmap_mix(fr->ino ^ ust_hmap_mix((uint64_t)fr->kdev + 1)), v;
+			struct key *nk;
 
 			if (!fr->ino)
 				continue;
@@ -388,9 +400,24 @@ int archive_main(int argc, char **argv)
 			if (ust_hmap_get(&seen, k, &v) && v == fr->ino)
 				continue;
 			ust_hmap_put(&seen, k, fr->ino);
-			archive_one(&a, res, fr->kdev, fr->ino);
+			nk = ust_grow(keys, &cap_keys, nr_keys + 1, sizeof(*keys), 16);
+			if (!nk) {
+				fprintf(stderr, PFX "out of memory\n");
+				ust_hmap_fini(&seen);
+				fclose(a.man);
+				unlink(mantmp);
+				goto out_res;
+			}
+			keys = nk;
+			keys[nr_keys++] = (struct key){ fr->kdev, fr->ino };
 		}
 	}
+	ust_progress_start(&a.prog, "ustitch archive: copying the files", nr_keys, 0.5);
+	for (ki = 0; ki < nr_keys; ki++) {
+		ust_progress_update(&a.prog, ki);
+		archive_one(&a, res, keys[ki].kdev, keys[ki].ino);
+	}
+	ust_progress_end(&a.prog);
 	ust_hmap_fini(&seen);
 	if (fclose(a.man) != 0 || rename(mantmp, man) != 0) {
 		fprintf(stderr, PFX "cannot write %s: %s\n", man, strerror(errno));
@@ -421,6 +448,7 @@ int archive_main(int argc, char **argv)
 		ust_sb_fini(&sb);
 	}
 out_res:
+	free(keys);
 	ust_res_free(res);
 out_scan:
 	ust_scan_fini(&sc);

@@ -76,6 +76,7 @@ struct ust_scan {
 
 /* ust_scan_file() flags */
 #define UST_SCAN_SAMPLES	(1U << 0)	/* collect the samples (ust_fold) */
+#define UST_SCAN_PROGRESS	(1U << 1)	/* a progress line on a terminal (ust_progress) */
 
 /* Scan @path.  Returns 0, or a negative errno with @err ("cannot scan ...: ..."). */
 int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, char *err,
