@@ -37,6 +37,7 @@
 #include "ustitch/fold.h"
 #include "ustitch/render.h"
 #include "ustitch/report.h"
+#include "ustitch/report_opt.h"
 #include "ustitch/res_debuginfod.h"
 #include "ustitch/resolve.h"
 #include "ustitch/scan.h"
@@ -146,6 +147,89 @@ enum { OPT_STITCH, OPT_SYMBOLS, OPT_LINES, OPT_RAW, OPT_MAX_FRAMES, OPT_DEBUG_DI
        OPT_SEARCH_DIRS, OPT_FILE, OPT_FOLDED, OPT_ADDR_FILTER, OPT_ARCHIVE, OPT_BY_HANDLE,
        OPT_DEBUGINFOD };
 
+#define NR_OPTIONS	(sizeof(TEP_PLUGIN_OPTIONS) / sizeof(TEP_PLUGIN_OPTIONS[0]) - 1)
+
+/*
+ * What an option takes, for checking it (lib/report/report_opt.c): those
+ * named here; any other is a boolean when its default is 0 or 1, else a
+ * text.
+ */
+static const struct ust_ropt opt_kinds[] = {
+	{ .name = "max_frames", .kind = UST_ROPT_COUNT, .takes = "a count, 0 for all" },
+	{ .name = "folded", .kind = UST_ROPT_BOOL_OR_TEXT, .takes = "1, 0 or a path" },
+	{ .name = "debuginfod", .kind = UST_ROPT_BOOL, .takes = "1 or 0" },
+};
+
+static const char *opt_defaults[NR_OPTIONS];	/* before any -O was applied */
+static char opt_errors[2048];			/* the mistakes, said once */
+static bool opt_errors_said;
+
+static int opt_argc;
+static char **opt_argv;
+
+/*
+ * At dlopen(), before libtraceevent applies any -O to the table: the
+ * defaults, and the process's arguments, which glibc hands to the
+ * constructors of every object it loads (ust_report_opt_args: the -O
+ * values trace-cmd cut off are found through them).
+ */
+__attribute__((constructor))
+static void options_at_load(int argc, char **argv, char **envp)
+{
+	size_t i;
+
+	(void)envp;
+	for (i = 0; i < NR_OPTIONS; i++)
+		opt_defaults[i] = TEP_PLUGIN_OPTIONS[i].value;
+	opt_argc = argc;
+	opt_argv = argv;
+}
+
+/*
+ * Right after libtraceevent applied the -O options: a boolean given by
+ * its name alone turned on, a value an option does not take back to its
+ * default, unknown ustitch: names; the mistakes kept to be said once.
+ */
+static void check_options(void)
+{
+	struct ust_ropt ro[NR_OPTIONS];
+	struct ust_sb msgs;
+	static char args[65536];
+	bool exact;
+	size_t i, k, len = ust_report_opt_args(opt_argc, opt_argv, args, sizeof(args), &exact);
+
+	for (i = 0; i < NR_OPTIONS; i++) {
+		const char *def = opt_defaults[i] ? opt_defaults[i] : "";
+
+		ro[i] = (struct ust_ropt){ .name = TEP_PLUGIN_OPTIONS[i].name, .def = def,
+					   .value = TEP_PLUGIN_OPTIONS[i].value,
+					   .kind = strcmp(def, "0") && strcmp(def, "1") ? UST_ROPT_TEXT : UST_ROPT_BOOL,
+					   .takes = strcmp(def, "0") && strcmp(def, "1") ? "a text" : "1 or 0" };
+		for (k = 0; k < sizeof(opt_kinds) / sizeof(opt_kinds[0]); k++)
+			if (!strcmp(opt_kinds[k].name, ro[i].name)) {
+				ro[i].kind = opt_kinds[k].kind;
+				ro[i].takes = opt_kinds[k].takes;
+			}
+	}
+	ust_sb_init(&msgs);
+	if (ust_report_opt_check(TEP_PLUGIN_ALIAS, args, len, exact, ro, (int)NR_OPTIONS, &msgs) &&
+	    !opt_errors[0])
+		snprintf(opt_errors, sizeof(opt_errors), "%s", ust_sb_str(&msgs));
+	ust_sb_fini(&msgs);
+	for (i = 0; i < NR_OPTIONS; i++)
+		TEP_PLUGIN_OPTIONS[i].value = ro[i].value;
+}
+
+/* On stderr, once per process, by the copy that acts. */
+static void say_option_errors(void)
+{
+	if (opt_errors_said || stood_down || !opt_errors[0])
+		return;
+	opt_errors_said = true;
+	fflush(stdout);
+	fputs(opt_errors, stderr);
+}
+
 static const char *opt_str(int i)
 {
 	const char *v = TEP_PLUGIN_OPTIONS[i].value;
@@ -157,7 +241,8 @@ static bool opt_bool(int i)
 {
 	const char *v = opt_str(i);
 
-	return strcmp(v, "0") && strcmp(v, "") && strcasecmp(v, "false") && strcasecmp(v, "no");
+	return strcmp(v, "0") && strcmp(v, "") && strcasecmp(v, "false") && strcasecmp(v, "no") &&
+	       strcasecmp(v, "off");
 }
 
 static int split_dirs(char *s, const char **out, int max)
@@ -253,11 +338,12 @@ static void setup_render(struct pstate *p)
 	struct ust_sym_opts so = { 0 };
 	long maxf;
 
+	say_option_errors();
 	p->stitch = opt_bool(OPT_STITCH);
 	p->rnd.opts.symbols = opt_bool(OPT_SYMBOLS);
 	p->rnd.opts.lines = opt_bool(OPT_LINES);
 	p->rnd.opts.raw = opt_bool(OPT_RAW);
-	maxf = strtol(opt_str(OPT_MAX_FRAMES), NULL, 0);
+	maxf = strtol(opt_str(OPT_MAX_FRAMES), NULL, 10);	/* checked: a decimal count */
 	p->rnd.opts.max_frames = maxf > 0 ? (unsigned int)maxf : 0;
 	p->dirs_buf[0] = strdup(opt_str(OPT_DEBUG_DIRS));
 	p->dirs_buf[1] = strdup(opt_str(OPT_SEARCH_DIRS));
@@ -815,8 +901,10 @@ int TEP_PLUGIN_LOADER(struct tep_handle *tep)
 	ust_sb_init(&p->sb);
 	ust_stack_text_init(&p->text, rendered_budget());
 	ust_hmap_init(&p->seen);
-	if (options_users++ == 0)
+	if (options_users++ == 0) {
 		tep_plugin_add_options("ustitch", TEP_PLUGIN_OPTIONS);
+		check_options();
+	}
 	p->next = states;
 	states = p;
 	tep_register_event_handler(tep, -1, UST_ABI_SYSTEM_FTRACE, UST_ABI_EV_UNWIND_COOKIE,
@@ -928,6 +1016,7 @@ int TEP_PLUGIN_UNLOADER(struct tep_handle *tep)
 			continue;
 		*pp = p->next;
 		if (!stood_down) {
+			say_option_errors();	/* no record needed the options */
 			unregister_handlers(tep);
 			fold_at_end(p);
 			say_at_end(p);
