@@ -206,6 +206,10 @@ badcmd() {
 		[ ! -e "$work/trace.dat" ] || { bad "record $args left a trace.dat"; rm -f "$work/trace.dat"; }
 	done <"$here/badcmd.txt"
 	# help on stdout with status 0; a wrong argument is one line on stderr
+	out=$("$UST_USTITCH" record --help 2>/dev/null); rc=$?
+	out=${out%%$'\n'*}
+	[ $rc -eq 0 ] && [ "$out" = "usage: ustitch record [options] [--] [command [args...]]" ] &&
+		ok "record --help" || bad "record --help: status $rc, stdout '$out'"
 	out=$("$UST_USTITCH" probe --help 2>/dev/null); rc=$?
 	[ $rc -eq 0 ] && [ "${out%%$'\n'*}" = "usage: ustitch probe [--no-verify]" ] && ok "probe --help" ||
 		bad "probe --help: status $rc, stdout '$out'"
