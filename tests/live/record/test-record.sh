@@ -1,8 +1,8 @@
 #!/bin/bash
 # Live tests of `ustitch record` on this kernel (root, tracefs, BPF).
-# usage: test-record.sh chain|twins|fallback|signals|badcmd|compress|refused
+# usage: test-record.sh chain|twins|fallback|signals|badcmd|compress|refused|messages
 set -u
-. "$(dirname "$0")/../lib.sh" rec "${1:-}" chain twins fallback signals badcmd compress refused
+. "$(dirname "$0")/../lib.sh" rec "${1:-}" chain twins fallback signals badcmd compress refused messages
 
 instances() { ls /sys/kernel/tracing/instances | grep '^ustitch-' || true; }
 # Of the BPF programs and links recorder @1 held ($work/ids, read while it
@@ -70,7 +70,7 @@ compress() {
 twins() {
 	local prog=$UST_REC_PROG base rounds=4 seq want=""
 	base=$(basename "$prog")
-	"$UST_USTITCH" record -o "$work/t.dat" -e syscalls:sys_enter_getppid \
+	"$UST_USTITCH" record -v -o "$work/t.dat" -e syscalls:sys_enter_getppid \
 		-O userstacktrace_delay -- "$prog" twins $rounds 2>"$work/err" ||
 		{ bad "ustitch record failed"; cat "$work/err"; return; }
 	report "$work/t.dat" >"$work/report"
@@ -156,6 +156,15 @@ refused() {
 	expect_eq "USTITCH_RUN_DIR empty: asked of the kernel" \
 		"$(grep -c 'the kernel refused ust_bpfu_event .*) (verifier log: ' "$work/empty.log")" 1
 	expect_eq "USTITCH_RUN_DIR empty: nothing added" "$(wc -l <"$file")" 2
+	# Without -v: asked of the kernel, one short line; remembered, nothing.
+	rm -f "$file"
+	for n in 1 2; do
+		"$UST_USTITCH" record -o "$work/t.dat" -e syscalls:sys_enter_getppid -O userstacktrace_delay -- \
+			"$UST_REC_PROG" 1 2>"$work/short$n.log" >/dev/null || bad "short$n: ustitch record failed"
+	done
+	expect_eq "without -v, asked of the kernel: one short line" "$(grep '^ustitch record: BPF' "$work/short1.log")" \
+		"ustitch record: BPF: this kernel refuses BPF task_work: stacks of events other than system calls are taken at the event (-v: why)"
+	expect_eq "without -v, remembered: nothing said" "$(grep -c '^ustitch record: BPF' "$work/short2.log")" 0
 	return 0
 }
 
@@ -218,6 +227,36 @@ badcmd() {
 		ok "probe --bogus" || bad "probe --bogus: status $rc, said '$out'"
 	after=$(ls /sys/kernel/tracing/instances; cat /sys/kernel/tracing/trace_options)
 	[ "$before" = "$after" ] && ok "tracefs unchanged" || bad "tracefs changed"
+}
+
+# What a recording says: without -v one summary line, exactly; -q nothing;
+# on a terminal (script's pty) the status line and, with no cached table,
+# the table builds' progress (USTITCH_PROGRESS_DELAY=0: at once), each
+# erased; none of it through a pipe.
+messages() {
+	local rec=("$UST_USTITCH" record -o "$work/m.dat" -e syscalls:sys_enter_getppid -O userstacktrace_delay)
+	"${rec[@]}" -- "$UST_REC_PROG" 1 2>"$work/m.log" >/dev/null || bad "ustitch record failed"
+	expect_eq "summary: one line" "$(grep -v '^ustitch record: BPF: ' "$work/m.log")" \
+		"ustitch record: wrote $work/m.dat: 6 events (main buffer); 6 user stacks (buffer ustitch)"
+	"${rec[@]}" -q -- "$UST_REC_PROG" 1 2>"$work/q.log" >/dev/null || bad "ustitch record -q failed"
+	expect_eq "-q: nothing said" "$(cat "$work/q.log")" ""
+	"${rec[@]}" -v -- "$UST_REC_PROG" 1 2>"$work/v.log" >/dev/null || bad "ustitch record -v failed"
+	expect_eq "-v: the summary line, then the details" \
+		"$(grep -v '^ustitch record: BPF: no BPF task_work' "$work/v.log" | sed -n '1p;3s/ (deferred: .*), / (...), /p')" \
+		"ustitch record: wrote $work/m.dat: 6 events (main buffer); 6 user stacks (buffer ustitch)
+ustitch record: BPF: 6 cookies, 6 user stacks (...), 2 files"
+	expect_eq "-v: the unwind tables" "$(grep -c '^ustitch record: unwind tables: ' "$work/v.log")" 1
+	USTITCH_CACHE_DIR=$work/cache USTITCH_PROGRESS_DELAY=0 \
+		script -qec "$(printf '%q ' "${rec[@]}") -- $UST_REC_PROG 1" /dev/null >"$work/tty" 2>&1 </dev/null
+	tr '\r' '\n' <"$work/tty" >"$work/tty.lines"
+	at_least "terminal: the table of the command built, with its progress line" \
+		"$(grep -c "^ustitch: building the unwind table of $(basename "$UST_REC_PROG"): *[0-9]* %" "$work/tty.lines")" 1
+	at_least "terminal: the status line" \
+		"$(grep -Ec '^ustitch record: [0-9]+ events?, [0-9]+ user stacks?, [0-9.]+ s' "$work/tty.lines")" 1
+	expect_eq "terminal: the summary" "$(grep -c "^ustitch record: wrote $work/m.dat: 6 events (main buffer); 6 user stacks (buffer ustitch)" "$work/tty.lines")" 1
+	rm -rf "$work/cache"
+	USTITCH_CACHE_DIR=$work/cache USTITCH_PROGRESS_DELAY=0 "${rec[@]}" -- "$UST_REC_PROG" 1 2>"$work/pipe.log" >/dev/null
+	expect_eq "pipe: no progress, no status line" "$(grep -c 'building the unwind table\|s  *$' "$work/pipe.log")" 0
 }
 
 "$1"
