@@ -50,7 +50,7 @@ echo
 
 # Samples: the loop's time (ns, first field of the workload's output).
 srun() {	# srun [record args...] -> "loop_ns samples"
-	"$UST_USTITCH" record -o "$work/s.dat" -e cpu-clock -F 10000 "$@" -- \
+	"$UST_USTITCH" record -v -o "$work/s.dat" -e cpu-clock -F 10000 "$@" -- \
 		"$UST_WORKLOAD" "$iters" >"$work/s.out" 2>"$work/s.err"
 	echo "$(awk '{ print $1 }' "$work/s.out") $(grep -o 'perf: [0-9]* samples' "$work/s.err" | awk '{ print $2 }')"
 }

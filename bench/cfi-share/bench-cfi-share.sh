@@ -56,7 +56,7 @@ echo "reach: stacks whose bottom frames reach __libc_start_call_main (or start_t
 cmd_of python3
 for run in cold warm; do
 	[ "$run" = cold ] && export USTITCH_CACHE_DIR="$work/cache"
-	"$UST_USTITCH" record -b 8192 -O userstacktrace_delay -e syscalls:sys_enter_write \
+	"$UST_USTITCH" record -v -b 8192 -O userstacktrace_delay -e syscalls:sys_enter_write \
 		-o "$work/py-$run.dat" -- "${cmd[@]}" >/dev/null 2>"$work/py-$run.err"
 	line=$(grep -o 'unwind tables: .*' "$work/py-$run.err")
 	rows=$(echo "$line" | sed -n 's/.*(\([0-9]*\) rows of.*/\1/p')

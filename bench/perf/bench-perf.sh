@@ -22,7 +22,7 @@ samples() { grep -o 'perf: [0-9]* samples' "$1" | awk '{ print $2 }'; }
 
 run() {	# run NAME FREQ [ustitch options]: "wall_ns cpu_ns samples unwinds"
 	local name=$1 f=$2; shift 2
-	"$UST_USTITCH" record -o "$work/$name.dat" -e cpu-clock -F "$f" "$@" -- \
+	"$UST_USTITCH" record -v -o "$work/$name.dat" -e cpu-clock -F "$f" "$@" -- \
 		"$UST_WORKLOAD" "$iters" >"$work/$name.out" 2>"$work/$name.err"
 	echo "$(wall "$work/$name.out") $(cpu "$work/$name.out") $(samples "$work/$name.err")" \
 	     "$(grep -o '[0-9]* user stacks written' "$work/$name.err" | awk '{ print $1 }')"

@@ -59,7 +59,7 @@ build_ms() {	# the best of ROUNDS builds, in ms
 
 traced_ms() {	# traced NAME OPTIONS...: build time while recording the machine
 	local name=$1 t; shift
-	"$UST_USTITCH" record -o "$work/$name.dat" -b 16384 -e syscalls "$@" \
+	"$UST_USTITCH" record -v -o "$work/$name.dat" -b 16384 -e syscalls "$@" \
 		>"$work/$name.out" 2>"$work/$name.err" &
 	rec_pid=$!
 	for _ in $(seq 600); do grep -q "recording" "$work/$name.err" && break; sleep 0.1; done

@@ -38,7 +38,7 @@ traced() {	# traced NAME "EXTRA [alt]" OPTIONS...: "cpu_ns wall_ns recorder_cpu_
 	local name=$1 extra=$2 i; shift 2
 	for i in $(seq "$runs"); do
 		# shellcheck disable=SC2086
-		/usr/bin/time -f '%U %S' -o "$work/$name.time" "$UST_USTITCH" record -o "$work/$name.dat" \
+		/usr/bin/time -f '%U %S' -o "$work/$name.time" "$UST_USTITCH" record -v -o "$work/$name.dat" \
 			$ev "$@" -- "$UST_WORKLOAD" "$calls" $extra >"$work/$name.out" 2>"$work/$name.err"
 		# user + system of the recorder and its command, less the loop's
 		awk -v t="$(tail -1 "$work/$name.time")" '{ split(t, a, " ");

@@ -19,7 +19,7 @@ CHILD="perf_c;child_y;child_x;main"
 # record NAME [ustitch options] -- prog args: trace, report, samples, summary
 record() {
 	local name=$1; shift
-	"$UST_USTITCH" record -o "$work/$name.dat" "$@" 2>"$work/$name.log" ||
+	"$UST_USTITCH" record -v -o "$work/$name.dat" "$@" 2>"$work/$name.log" ||
 		{ bad "$name: ustitch record failed: $(cat "$work/$name.log")"; return 1; }
 	cat "$work/$name.log"
 	report "$work/$name.dat" -O ustitch:folded="$work/$name.folded" >"$work/$name.report"

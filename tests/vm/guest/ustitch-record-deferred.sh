@@ -10,7 +10,8 @@ set -u
 fail() { echo "FAIL: $*"; exit 1; }
 
 t0=$(date +%s%N)
-"$UST_USTITCH" record -o trace.dat -e syscalls:sys_enter_getppid -e syscalls:sys_exit_getppid \
+# -v: how the stacks were taken, and why, besides the one-line summary.
+"$UST_USTITCH" record -v -o trace.dat -e syscalls:sys_enter_getppid -e syscalls:sys_exit_getppid \
 	-O userstacktrace_delay "$UST_TESTPROG" 5 >record.log 2>&1
 rc=$?
 t1=$(date +%s%N)
@@ -29,7 +30,9 @@ case $(uname -r) in
 	fail "no line saying why there is no task_work" ;;
 esac
 # A cookie record per event, a stack per entry.
-grep -Eq '(^|, )10 cookies, 5 user stacks' record.log || fail "expected 10 cookies and 5 user stacks"
+grep -qx 'ustitch record: wrote trace.dat: 10 events (main buffer); 5 user stacks (buffer ustitch)' record.log ||
+	fail "expected the summary of 10 events and 5 user stacks"
+grep -q '^ustitch record: BPF: 10 cookies, 5 user stacks ' record.log || fail "expected 10 cookies and 5 user stacks"
 grep -q "user stacks taken at the system call's exit: 5 " record.log ||
 	fail "expected the 5 stacks taken at the system calls' exits"
 
