@@ -70,3 +70,29 @@ oom:
 	snprintf(err, errsz, "out of memory");
 	return -ENOMEM;
 }
+
+/*
+ * After the summary: --addr-filter with 'filter' ranges kept nothing.
+ * The usual cause: the range was meant as "while inside this function",
+ * but a 'filter' range tests the record's own IP (a sample's leaf, the
+ * user IP at kernel entry), which is rarely in a function that calls
+ * others; 'start'/'stop' ranges say "from a call on".
+ */
+void ust_rec_addrfilter_hint(const struct ust_rec_opts *o, FILE *out)
+{
+	struct ust_rec_counts n = { 0 };
+	const struct ust_rec_source *src;
+	bool filter = false;
+	int i;
+
+	for (i = 0; o->af && i < o->af->nr; i++)
+		filter |= o->af->r[i].action == UST_AF_FILTER;
+	if (!filter)
+		return;
+	for (src = o->sources; src; src = src->next)
+		if (src->ops->counts)
+			src->ops->counts((struct ust_rec_source *)src, &n);
+	if (n.kept || n.samples)
+		return;
+	fprintf(out, UST_REC_PFX "--addr-filter kept nothing: a 'filter' range keeps a sample or event only when its own IP (a sample's leaf, the user IP at kernel entry) is in it, not when the range is on the stack; to keep what runs from a call of a function on, use 'start' and 'stop' ranges\n");
+}

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ustitch/addrfilter.h"
 #include "ustitch/capture.h"
 #include "ustitch/lh.h"
 #include "rec_priv.h"
@@ -137,4 +138,39 @@ int ust_rec_filter_fields(const char *sys, const char *ev, const char *filter, c
 	}
 	ust_lh_format_free(&fmt);
 	return ret;
+}
+
+/*
+ * After the summary: an ftrace buffer whose every event has a -f and that
+ * holds nothing; a lock_held() -f that kept none of what it saw.  An
+ * empty trace whose filters are to blame says so.
+ */
+void ust_rec_filter_hint(const struct ust_rec_opts *o, const unsigned long *events, FILE *out)
+{
+	struct ust_rec_counts n = { 0 };
+	const struct ust_rec_source *src;
+	int b, i;
+
+	for (b = 0; events && b < o->nr_bufs; b++) {
+		const struct ust_rec_buffer *buf = &o->bufs[b];
+
+		if (events[b] || !buf->nr_ev)
+			continue;
+		for (i = 0; i < buf->nr_ev && buf->ev[i].filter; i++)
+			;
+		if (i < buf->nr_ev)
+			continue;	/* an event without -f: not the filters' doing */
+		fprintf(out, UST_REC_PFX "-f kept nothing: no event of the %s%s passed its filter (-f '%s' on %s:%s%s)\n",
+			buf->name ? "buffer " : "main buffer", buf->name ? buf->name : "",
+			buf->ev[0].filter, buf->ev[0].system, buf->ev[0].event,
+			buf->nr_ev > 1 ? ", ..." : "");
+	}
+	if (o->af && o->af->nr)
+		return;		/* --addr-filter's hint, if any */
+	for (src = o->sources; src; src = src->next)
+		if (src->ops->counts)
+			src->ops->counts((struct ust_rec_source *)src, &n);
+	if (n.filtered && !n.kept)
+		fprintf(out, UST_REC_PFX "-f kept nothing: none of the %lu events its BPF filter saw passed it\n",
+			n.filtered);
 }

@@ -115,6 +115,13 @@ int ust_rec_filter_fields(const char *sys, const char *ev, const char *filter, c
 			  size_t errsz);
 
 /*
+ * After the summary, one line each: a filter that kept nothing, with its
+ * likely reason.  @events: the ftrace buffers' event counts.
+ */
+void ust_rec_filter_hint(const struct ust_rec_opts *o, const unsigned long *events, FILE *out);
+void ust_rec_addrfilter_hint(const struct ust_rec_opts *o, FILE *out);
+
+/*
  * After event expansion: parse, resolve against this kernel and compile
  * every lock_held() filter, move those events (every event, with
  * --addr-filter) into a source recorded through perf.  Touches nothing.

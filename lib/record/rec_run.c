@@ -973,6 +973,8 @@ static int finish(struct run *r)
 			goto out;
 		}
 		summary(r, r->o->output, &t);
+		ust_rec_filter_hint(r->o, t.events, ust_rec_out(r->o));
+		ust_rec_addrfilter_hint(r->o, ust_rec_out(r->o));
 		if (r->o->verbose)
 			verbose(r);
 	}
