@@ -12,7 +12,11 @@ if [ -d build-demo ]; then
 else
 	meson setup build-demo -Dplugindir="$plugindir" >/dev/null
 fi
-ninja -C build-demo >/dev/null
+if ! ninja -C build-demo >build-demo/demo-build.log 2>&1; then
+	grep -A12 -m1 '^FAILED' build-demo/demo-build.log || tail -20 build-demo/demo-build.log
+	echo "demo.sh: building failed (the whole log: build-demo/demo-build.log)"
+	exit 1
+fi
 meson install -C build-demo --no-rebuild --quiet
 echo "installed: $plugindir/plugin_ustitch.so and $(command -v ustitch)"
 echo
