@@ -15,6 +15,8 @@ struct ust_bpfu_vma {
 	__u64 ino;
 	__u32 dev;
 	__u32 found;
+	__u32 exec;		/* VM_EXEC: code may run there (a return address must point there) */
+	__u32 pad;
 	__u64 vma;		/* the vm_area_struct, and its vm_file, as numbers: */
 	__u64 file;		/* to tell later whether it still reads the same */
 };
@@ -28,6 +30,7 @@ static long ust_bpfu_vma_cb(struct task_struct *task __ust_unused, struct vm_are
 	v->start = vma->vm_start;
 	v->end = vma->vm_end;
 	v->pgoff = vma->vm_pgoff;
+	v->exec = !!(vma->vm_flags & VM_EXEC);
 	v->vma = (__u64)vma;
 	v->file = (__u64)file;
 	v->ino = 0;

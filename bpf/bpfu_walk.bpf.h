@@ -172,6 +172,7 @@ struct ust_bpfu_walk {
 	__u32 no_memo;		/* the walk read something else: code bytes */
 	__u32 vma_asked;	/* the VMA of frame vma_asked - 1 was looked up */
 	__u32 vma_next;		/* the slot the next VMA found goes to */
+	__u32 vma_refused;	/* the last lookup was refused (not "no VMA there") */
 	__u32 served;		/* the memo served this walk: its frames are the last's */
 	__u64 win_base;		/* the user address of win[0] */
 	__u64 win_len;		/* bytes of win[] read; 0: empty */
@@ -350,7 +351,8 @@ __noinline int ust_bpfu_walk_vma(struct ust_bpfu_walk_task *t, __u64 addr)
 	i = w->vma_next++ & (UST_BPFU_WALK_VMAS - 1);
 	s = &w->vmas[i];
 	err = bpf_find_vma(task, addr, ust_bpfu_vma_cb, &v, 0);
-	if (err && err != -2 /* -ENOENT: no VMA */) {
+	w->vma_refused = err && err != -2 /* -ENOENT: no VMA */;
+	if (w->vma_refused) {
 		w->g.flags |= UST_BPFU_F_RAW;
 		UST_COUNT(vma_fail);
 	}
@@ -601,17 +603,31 @@ __noinline int ust_bpfu_walk_frame(struct ust_bpfu_walk_task *t)
 	 */
 	if (!s && w->vma_asked != nr + 1)
 		return UST_BPFU_WALK_VMA;
+	/*
+	 * A return address points into code.  One in no VMA, or in one code
+	 * cannot run from (the stack, data), is what a wrong step took for
+	 * one (a frame pointer that is none, in a file whose table is not
+	 * loaded yet): never a caller.  The walk ends before it and says so.
+	 * Frame 0 and the ip a signal interrupted are where the task was,
+	 * whatever the mapping.  A lookup refused (bpf_find_vma() busy) tells
+	 * nothing: the address is recorded raw, for user space to place.
+	 */
+	if (!w->g.r.ip_exact && (s ? !s->v.exec : !w->vma_refused)) {
+		w->g.flags |= UST_BPFU_F_NOT_EXEC;
+		return UST_BPFU_WALK_END;
+	}
 	f = &t->r.frames[nr & (UST_BPFU_SLOTS - 1)];
 	if (s) {
 		f->off = w->g.r.ip - s->v.start + (s->v.pgoff << 12);
 		f->ino = s->v.ino;
 		f->dev = s->v.dev;
+		f->raw = 0;
 	} else {
 		f->off = w->g.r.ip;
 		f->ino = 0;
 		f->dev = 0;
+		f->raw = w->vma_refused;
 	}
-	f->pad = 0;
 	w->g.nr = nr + 1;
 
 #if UST_BPFU_CFI
@@ -679,6 +695,8 @@ __noinline int ust_bpfu_walk_recheck_vma(struct ust_bpfu_walk_task *t, __u32 i)
 		s->v.found = 0;
 		return 0;
 	}
+	/* An mprotect() of the whole range (a JIT's W^X) keeps all five. */
+	s->v.exec = !!(BPF_CORE_READ(vma, vm_flags) & VM_EXEC);
 	return 1;
 }
 
@@ -758,6 +776,7 @@ __noinline int ust_bpfu_walk_start(struct ust_bpfu_walk_task *t, __u32 flags, in
 	w->no_memo = 0;
 	w->served = 0;
 	w->vma_asked = 0;
+	w->vma_refused = 0;
 	w->win_len = 0;
 	for (i = 0; i < UST_BPFU_WALK_VMAS; i++) {
 		if (!kept && !ust_bpfu_walk_recheck_vma(t, (__u32)i))

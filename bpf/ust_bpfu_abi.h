@@ -51,6 +51,7 @@ enum ust_bpfu_rec_kind {
 #define UST_BPFU_F_BAD_CFA	(1U << 11)	/* cut: a CFA below the stack pointer, or a rule unusable */
 #define UST_BPFU_F_FAULT	(1U << 12)	/* cut: a stack read failed */
 #define UST_BPFU_F_NO_UNWIND	(1U << 13)	/* cut: a frame with no CFI and no frame pointer */
+#define UST_BPFU_F_NOT_EXEC	(1U << 16)	/* cut: a return address in no executable mapping */
 /*
  * Not a stack flag: the record is also the request of an event of its
  * task that ran just before (the sys_exit_* event of the system call whose
@@ -99,7 +100,12 @@ struct ust_bpfu_frame {
 	__u64 off;		/* file offset, or the address when no VMA */
 	__u64 ino;		/* 0: no VMA or anonymous */
 	__u32 dev;		/* kernel dev_t, 0 likewise */
-	__u32 pad;
+	/*
+	 * 1: the VMA could not be looked up (UST_BPFU_F_RAW): off is the
+	 * address, which user space places in the task's executable mappings
+	 * or, failing that, cuts the stack at (lib/record/bpfu_raw.c).
+	 */
+	__u32 raw;
 };
 
 /*

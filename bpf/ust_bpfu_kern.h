@@ -49,6 +49,9 @@ typedef _Bool bool;
 #define BPF_RB_AVAIL_DATA		0
 #define BPF_RB_RING_SIZE		1
 
+/* include/linux/mm.h */
+#define VM_EXEC				0x00000004
+
 /* include/linux/sched.h */
 #define PF_KTHREAD			0x00200000
 
@@ -103,6 +106,7 @@ struct vm_area_struct {
 	unsigned long vm_start;
 	unsigned long vm_end;
 	struct mm_struct *vm_mm;
+	unsigned long vm_flags;		/* const, in a union with __vm_flags or flags since 6.3 */
 	unsigned long vm_pgoff;
 	struct file *vm_file;
 } __attribute__((preserve_access_index));

@@ -56,7 +56,8 @@ _Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_BPFU_F_IMMEDIATE &&
 	       UST_BPFU_STACK_NO_TABLE == UST_BPFU_F_NO_TABLE &&
 	       UST_BPFU_STACK_BAD_CFA == UST_BPFU_F_BAD_CFA &&
 	       UST_BPFU_STACK_FAULT == UST_BPFU_F_FAULT &&
-	       UST_BPFU_STACK_NO_UNWIND == UST_BPFU_F_NO_UNWIND,
+	       UST_BPFU_STACK_NO_UNWIND == UST_BPFU_F_NO_UNWIND &&
+	       UST_BPFU_STACK_NOT_EXEC == UST_BPFU_F_NOT_EXEC,
 	       "public stack flags follow the BPF ones");
 _Static_assert(UST_BPFU_MAX_STACK == UST_BPFU_MAX_FRAMES, "one frame limit");
 _Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_ABI_STACK_F_IMMEDIATE &&
@@ -69,7 +70,8 @@ _Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_ABI_STACK_F_IMMEDIATE &&
 	       UST_BPFU_STACK_NO_TABLE == UST_ABI_STACK_F_NO_TABLE &&
 	       UST_BPFU_STACK_BAD_CFA == UST_ABI_STACK_F_BAD_CFA &&
 	       UST_BPFU_STACK_FAULT == UST_ABI_STACK_F_FAULT &&
-	       UST_BPFU_STACK_NO_UNWIND == UST_ABI_STACK_F_NO_UNWIND,
+	       UST_BPFU_STACK_NO_UNWIND == UST_ABI_STACK_F_NO_UNWIND &&
+	       UST_BPFU_STACK_NOT_EXEC == UST_ABI_STACK_F_NOT_EXEC,
 	       "stack_flags records carry the public stack flags as they are");
 
 #define UST_BPFU_RB_DEFAULT	(8u << 20)
@@ -140,13 +142,42 @@ static size_t ust_bpfu_make_stack(struct ust_bpfu *u, const struct ust_bpfu_rec_
 				  const struct ust_bpfu_frame *frames, unsigned int nr,
 				  struct ust_bpfu_rec *rec)
 {
+	uint64_t o[UST_BPFU_MAX_FRAMES], in[UST_BPFU_MAX_FRAMES], *offs, *inodes;
+	uint32_t d[UST_BPFU_MAX_FRAMES], raw[UST_BPFU_MAX_FRAMES], *devs;
 	struct ust_enc_stack_arrays a;
-	int len = ust_enc_unwind_stack(u->out, sizeof(u->out), u->stack_type, (int)s->h.tid,
-				       s->h.cookie, nr, &a);
-	uint64_t *offs, *inodes;
-	uint32_t *devs;
-	unsigned int i;
+	unsigned int i, keep;
+	int len;
 
+	if (nr > UST_BPFU_MAX_FRAMES)
+		nr = UST_BPFU_MAX_FRAMES;
+	for (i = 0; i < nr; i++) {
+		o[i] = frames[i].off;
+		in[i] = frames[i].ino;
+		d[i] = frames[i].dev;
+		raw[i] = frames[i].raw;
+	}
+	/*
+	 * The walk could not name some frame's file: the process can, or the
+	 * stack ends before that frame (an address nothing placed in code is
+	 * no caller).
+	 */
+	if ((s->flags & UST_BPFU_F_RAW) && u->raw) {
+		keep = ust_bpfu_raw_resolve(u->raw, (pid_t)s->h.tgid, raw, o, in, d, nr);
+		/* Cut: how the walk went on from there is no longer this stack's end. */
+		if (keep < nr)
+			rec->flags = (rec->flags & ~(UST_BPFU_STACK_BOTTOM | UST_BPFU_STACK_BAD_CFA |
+						     UST_BPFU_STACK_FAULT | UST_BPFU_STACK_NO_UNWIND |
+						     UST_BPFU_STACK_TRUNCATED)) |
+				     UST_BPFU_STACK_NOT_EXEC;
+		rec->flags &= ~UST_BPFU_STACK_RAW;
+		for (i = 0; i < keep; i++)
+			if (raw[i] && !in[i])
+				rec->flags |= UST_BPFU_STACK_RAW;	/* frame 0 left an address */
+		nr = keep;
+	}
+	rec->nr = nr;
+	len = ust_enc_unwind_stack(u->out, sizeof(u->out), u->stack_type, (int)s->h.tid,
+				   s->h.cookie, nr, &a);
 	/* u->out holds UST_BPFU_MAX_FRAMES frames, and nr is capped there. */
 	if (len < 0)
 		return 0;
@@ -154,15 +185,9 @@ static size_t ust_bpfu_make_stack(struct ust_bpfu *u, const struct ust_bpfu_rec_
 	offs = (void *)a.offs;
 	inodes = (void *)a.inodes;
 	devs = (void *)a.devs;
-	for (i = 0; i < nr; i++) {
-		offs[i] = frames[i].off;
-		inodes[i] = frames[i].ino;
-		devs[i] = frames[i].dev;
-	}
-	/* The walk could not name some frame's file: the process can. */
-	if ((s->flags & UST_BPFU_F_RAW) && u->raw &&
-	    ust_bpfu_raw_resolve(u->raw, (pid_t)s->h.tgid, offs, inodes, devs, nr))
-		rec->flags &= ~UST_BPFU_STACK_RAW;
+	memcpy(offs, o, nr * sizeof(*o));
+	memcpy(inodes, in, nr * sizeof(*in));
+	memcpy(devs, d, nr * sizeof(*d));
 	rec->offs = offs;
 	rec->inodes = inodes;
 	rec->devs = devs;

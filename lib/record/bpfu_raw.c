@@ -15,7 +15,9 @@
  * address is looked up in the process's executable file mappings, as perf
  * addresses are (lib/perf/perf_maps.c, from /proc/TGID/maps), and the
  * frame gets the file's device, inode and offset, as the walk would have
- * recorded them.  Each process's mappings are read once, again when an
+ * recorded them.  A raw address in none of them (the process was gone
+ * before its maps were read, or the walk's step read garbage) is no frame:
+ * the stack is cut before it.  Each process's mappings are read once, again when an
  * address misses them (a dlopen since), kept after its exit (its last
  * stacks arrive after it) and forgotten at its exec.
  */
@@ -70,17 +72,17 @@ static void read_maps(struct ust_bpfu_raw *r, pid_t tgid)
 	ust_hmap_put(&r->read, (uint64_t)tgid, 1);
 }
 
-bool ust_bpfu_raw_resolve(struct ust_bpfu_raw *r, pid_t tgid, uint64_t *offs, uint64_t *inodes,
-			  uint32_t *devs, unsigned int nr)
+unsigned int ust_bpfu_raw_resolve(struct ust_bpfu_raw *r, pid_t tgid, const uint32_t *raw,
+				  uint64_t *offs, uint64_t *inodes, uint32_t *devs, unsigned int nr)
 {
-	bool fresh = false, all = true;
+	bool fresh = false;
 	unsigned int i;
 	uint64_t v;
 
 	for (i = 0; i < nr; i++) {
 		struct ust_dec_frame f;
 
-		if (inodes[i] || devs[i])
+		if (!raw[i])
 			continue;
 		if (!fresh && (!ust_hmap_get(&r->read, (uint64_t)tgid, &v) || !v)) {
 			read_maps(r, tgid);
@@ -92,8 +94,10 @@ bool ust_bpfu_raw_resolve(struct ust_bpfu_raw *r, pid_t tgid, uint64_t *offs, ui
 			fresh = true;
 			ust_perf_maps_resolve(r->maps, (uint32_t)tgid, offs[i], &f);
 		}
+		/* Frame 0 is where the task was; a return address must be in code. */
 		if (!f.ino) {
-			all = false;
+			if (i)
+				return i;
 			continue;
 		}
 		offs[i] = f.off;
@@ -101,7 +105,7 @@ bool ust_bpfu_raw_resolve(struct ust_bpfu_raw *r, pid_t tgid, uint64_t *offs, ui
 		devs[i] = f.kdev;
 		r->resolved++;
 	}
-	return all;
+	return nr;
 }
 
 uint64_t ust_bpfu_raw_count(const struct ust_bpfu_raw *r)

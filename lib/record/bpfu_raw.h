@@ -19,12 +19,14 @@ void ust_bpfu_raw_free(struct ust_bpfu_raw *r);
 void ust_bpfu_raw_exec(struct ust_bpfu_raw *r, pid_t tgid);
 /*
  * The @nr frames (file offset, inode, kernel dev_t each) of a stack of
- * @tgid: those without a file (inode and device 0, the offset an address)
- * that lie in a file mapping get that file and their offset in it.  True
- * when no frame is left without a file.
+ * @tgid: those the walk left raw (@raw[i] set: its VMA lookup was refused,
+ * the offset is the address) that lie in an executable file mapping get
+ * that file and their offset in it.  The frames to keep: all, or those
+ * before the first raw one that no such mapping holds (an address nothing
+ * checked is no caller: the stack ends there).
  */
-bool ust_bpfu_raw_resolve(struct ust_bpfu_raw *r, pid_t tgid, uint64_t *offs, uint64_t *inodes,
-			  uint32_t *devs, unsigned int nr);
+unsigned int ust_bpfu_raw_resolve(struct ust_bpfu_raw *r, pid_t tgid, const uint32_t *raw,
+				  uint64_t *offs, uint64_t *inodes, uint32_t *devs, unsigned int nr);
 /* Frames resolved so far. */
 uint64_t ust_bpfu_raw_count(const struct ust_bpfu_raw *r);
 

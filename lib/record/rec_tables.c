@@ -103,6 +103,8 @@ void ust_rec_tables_count(struct ust_rec_stack_counts *n, unsigned int flags)
 		n->fault++;
 	if (flags & UST_BPFU_STACK_NO_UNWIND)
 		n->no_unwind++;
+	if (flags & UST_BPFU_STACK_NOT_EXEC)
+		n->not_exec++;
 	if (flags & UST_BPFU_STACK_TRUNCATED)
 		n->truncated++;
 }
@@ -124,10 +126,11 @@ void ust_rec_tables_summary(struct ust_bpfu *u, const struct ust_rec_stack_count
 	fprintf(out, PFX "user stacks: %lu complete by CFI, %lu complete with frame pointers "
 		"for some frames, %lu cut at %d frames, %lu ended early",
 		n->bottom_cfi, n->bottom_fp, n->truncated, UST_BPFU_MAX_STACK, other);
-	if (n->no_table || n->bad_cfa || n->fault || n->no_unwind)
+	if (n->no_table || n->bad_cfa || n->fault || n->no_unwind || n->not_exec)
 		fprintf(out, " (%lu before a table was loaded, %lu at a bad CFA, %lu at a read fault, "
-			"%lu at code with neither CFI nor frame pointers)",
-			n->no_table, n->bad_cfa, n->fault, n->no_unwind);
+			"%lu at code with neither CFI nor frame pointers, %lu at a return address in "
+			"no executable mapping)",
+			n->no_table, n->bad_cfa, n->fault, n->no_unwind, n->not_exec);
 	fputc('\n', out);
 	if (st.exit_walks || st.exit_faults)
 		fprintf(out, PFX "user stacks taken at the system call's exit: %llu (%llu by task_work, "

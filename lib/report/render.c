@@ -149,6 +149,8 @@ void ust_render_stack_flags(uint32_t flags, struct ust_sb *out)
 		ust_sb_puts(out, "; cut short: a stack read failed");
 	if (flags & UST_ABI_STACK_F_NO_UNWIND)
 		ust_sb_puts(out, "; cut short: a frame with no CFI and no frame pointer");
+	if (flags & UST_ABI_STACK_F_NOT_EXEC)
+		ust_sb_puts(out, "; cut short: a return address in no executable mapping");
 	if (flags & UST_ABI_STACK_F_TRUNCATED)
 		ust_sb_puts(out, "; truncated");
 	if (flags & UST_ABI_STACK_F_RAW)

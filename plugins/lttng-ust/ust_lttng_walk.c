@@ -25,7 +25,12 @@
  * row at all.
  * An address in no loaded object (JIT code) or in one whose table is not
  * ready takes a frame-pointer step and marks the stack (F_FP, F_RAW,
- * F_NO_TABLE).  A thread we started ends at its start routine.
+ * F_NO_TABLE).  A thread we started ends at its start routine.  A return
+ * address must point into code: one in no executable mapping (this
+ * thread's stack, data, nothing) is what a wrong step took for one, never a
+ * caller; the walk ends before it (F_NOT_EXEC).  An address in a loaded
+ * object's executable segment is code; any other is looked up in
+ * /proc/self/maps (JIT code is anonymous executable memory).
  *
  * How it reads: a word between the current stack pointer and the top of
  * this thread's stack (ust_lttng_stack_bounds) is mapped, and is read
@@ -34,8 +39,11 @@
  * which fails with EFAULT instead of faulting.  A CFA must lie above the
  * frame's rsp, and the walk stops at UST_LTTNG_MAX_FRAMES.
  */
+#include <fcntl.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "ust_lttng.h"
 #include "ustitch/abi.h"
@@ -144,6 +152,57 @@ NO_ASAN static uintptr_t find_probe_frame(const struct rd *r, uintptr_t pctx, ui
 	return 0;
 }
 
+/*
+ * Whether @addr lies in an executable mapping of this process, by
+ * /proc/self/maps ("start-end perms ..." lines, read a page at a time
+ * with plain system calls: the walk may run in a signal handler).  Only
+ * for addresses no loaded object holds: rare, and never a hot path.
+ */
+static bool exec_mapped(uintptr_t addr)
+{
+	char buf[4096];
+	size_t have = 0;
+	bool found = false, done = false;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return true;	/* cannot tell: keep the frame as before */
+	while (!done) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line = buf, *nl;
+
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
+			uintptr_t lo = 0, hi = 0;
+			char *p = line;
+
+			for (; *p && *p != '-'; p++)
+				lo = lo * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
+			for (p++; *p && *p != ' '; p++)
+				hi = hi * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
+			if (addr >= lo && addr < hi) {
+				found = p + 3 < nl && p[3] == 'x';
+				done = true;
+				break;
+			}
+			if (lo > addr) {	/* the lines are sorted */
+				done = true;
+				break;
+			}
+			line = nl + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1)
+			break;		/* a line longer than the buffer: give up */
+	}
+	close(fd);
+	return found;
+}
+
 /* The frame-pointer walk from the probe's frame record (CFI off or lost). */
 NO_ASAN static int walk_fp(const struct rd *r, uintptr_t wrap_fp, const void *pctx, uintptr_t ip,
 			   uintptr_t *out, int max, uint32_t *flags)
@@ -187,6 +246,11 @@ NO_ASAN static int walk_fp(const struct rd *r, uintptr_t wrap_fp, const void *pc
 			break;
 		if (wrap_fp && next == wrap_fp) {
 			*flags |= UST_ABI_STACK_F_BOTTOM;	/* returns into our thread-start wrapper */
+			break;
+		}
+		/* A return address on this thread's stack is no caller. */
+		if (r->hi && ret >= r->sp && ret < r->hi) {
+			*flags |= UST_ABI_STACK_F_NOT_EXEC;
 			break;
 		}
 		out[n++] = ret;
@@ -342,6 +406,14 @@ have_row:
 	return true;
 }
 
+/* Whether a return address @ip points into code (see the top of the file). */
+NO_ASAN static bool is_code(struct wctx *c, uintptr_t ip)
+{
+	if (ip - 1 >= c->r.sp && ip - 1 < c->r.hi)
+		return false;
+	return obj_of(c, ip - 1) || exec_mapped(ip - 1);
+}
+
 /* Our registers at the call: rip (the return address), rsp after it, rbp, rbx. */
 __asm__(".text\n"
 	"\t.p2align 4\n"
@@ -380,6 +452,10 @@ NO_ASAN static int walk_cfi(struct wctx *c, uintptr_t ip, uintptr_t *out, int ma
 	for (;;) {
 		if (n >= max) {
 			c->flags |= UST_ABI_STACK_F_TRUNCATED;
+			break;
+		}
+		if (n && !s.ip_exact && !is_code(c, s.ip)) {
+			c->flags |= UST_ABI_STACK_F_NOT_EXEC;
 			break;
 		}
 		out[n++] = s.ip;

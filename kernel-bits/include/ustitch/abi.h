@@ -146,5 +146,7 @@ static inline int ust_abi_cookie_valid(uint64_t cookie)
 #define UST_ABI_STACK_F_FAULT		(1U << 12)	/* cut: a stack read failed */
 #define UST_ABI_STACK_F_NO_UNWIND	(1U << 13)	/* cut: a frame with no CFI and no frame pointer */
 #define UST_ABI_STACK_F_KERNEL		(1U << 14)	/* made by the kernel's own unwinder (frame pointers) */
+/* Bit 15 is the BPF side's own (a stack sent again). */
+#define UST_ABI_STACK_F_NOT_EXEC	(1U << 16)	/* cut: a return address in no executable mapping */
 
 #endif /* USTITCH_ABI_H */

@@ -114,13 +114,15 @@ enum ust_bpfu_kind {
 #define UST_BPFU_STACK_BAD_CFA		(1U << 11)	/* cut: a CFA or rule that made no sense */
 #define UST_BPFU_STACK_FAULT		(1U << 12)	/* cut: a stack read failed */
 #define UST_BPFU_STACK_NO_UNWIND	(1U << 13)	/* cut: a frame with no CFI and no frame pointer */
+#define UST_BPFU_STACK_NOT_EXEC		(1U << 16)	/* cut: a return address in no executable mapping */
 /* The flags a ustitch/stack_flags record carries: UST_ABI_STACK_F_*, same bits. */
 #define UST_BPFU_STACK_ABI_MASK		(UST_BPFU_STACK_IMMEDIATE | UST_BPFU_STACK_SCHED_FAIL | \
 					 UST_BPFU_STACK_EXIT | UST_BPFU_STACK_TRUNCATED |	\
 					 UST_BPFU_STACK_RAW | UST_BPFU_STACK_CFI |		\
 					 UST_BPFU_STACK_FP | UST_BPFU_STACK_BOTTOM |		\
 					 UST_BPFU_STACK_NO_TABLE | UST_BPFU_STACK_BAD_CFA |	\
-					 UST_BPFU_STACK_FAULT | UST_BPFU_STACK_NO_UNWIND)
+					 UST_BPFU_STACK_FAULT | UST_BPFU_STACK_NO_UNWIND |	\
+					 UST_BPFU_STACK_NOT_EXEC)
 
 /* Sample flags (ust_bpfu_rec.flags of UST_BPFU_SAMPLE). */
 #define UST_BPFU_SAMPLE_GAP		(1U << 0)	/* an earlier sample on this CPU got no record */

@@ -198,7 +198,7 @@ struct ust_rec_stack_counts {
 	unsigned long bottom_cfi;	/* reached the outermost frame by CFI alone */
 	unsigned long bottom_fp;	/* ... with frame pointers for some frames */
 	unsigned long truncated;
-	unsigned long no_table, bad_cfa, fault, no_unwind;
+	unsigned long no_table, bad_cfa, fault, no_unwind, not_exec;
 };
 
 /*

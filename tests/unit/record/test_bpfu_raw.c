@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
  * Unit tests of ust_bpfu_raw (lib/record/bpfu_raw.c): frames the BPF walk
- * left as addresses get their file from /proc/TGID/maps.  The process is
- * this test itself: an address of libc's code and one of the test's own
- * must come back as (offset, inode, device) of the mapping that holds
- * them, read independently here; frames with a file, addresses in no
- * file (the stack, a JIT-like anonymous page) and a process that is gone
- * stay as they are.
+ * left as addresses (raw) get their file from /proc/TGID/maps.  The
+ * process is this test itself: an address of libc's code and one of the
+ * test's own must come back as (offset, inode, device) of the mapping that
+ * holds them, read independently here; frames with a file stay as they
+ * are; a raw return address in no executable file mapping (the stack, a
+ * JIT-like anonymous page, a process gone before its maps were read) cuts
+ * the stack before it, a raw frame 0 stays an address.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -55,7 +56,7 @@ static void test_named(void **state)
 	struct ust_bpfu_raw *r = ust_bpfu_raw_new();
 	uint64_t addr[3] = { (uint64_t)(uintptr_t)&fopen, (uint64_t)(uintptr_t)&truth, 0 };
 	uint64_t offs[3], inodes[3] = { 0, 0, 77 }, want_off, want_ino;
-	uint32_t devs[3] = { 0, 0, 5 }, want_dev;
+	uint32_t devs[3] = { 0, 0, 5 }, want_dev, raw[3] = { 1, 1, 0 };
 	int i;
 
 	(void)state;
@@ -63,7 +64,7 @@ static void test_named(void **state)
 	offs[0] = addr[0];
 	offs[1] = addr[1];
 	offs[2] = 0x1234;	/* has a file already: untouched */
-	assert_true(ust_bpfu_raw_resolve(r, getpid(), offs, inodes, devs, 3));
+	assert_int_equal(ust_bpfu_raw_resolve(r, getpid(), raw, offs, inodes, devs, 3), 3);
 	for (i = 0; i < 2; i++) {
 		assert_true(truth(addr[i], &want_off, &want_ino, &want_dev));
 		assert_true(want_ino != 0);
@@ -81,26 +82,35 @@ static void test_no_file(void **state)
 	struct ust_bpfu_raw *r = ust_bpfu_raw_new();
 	void *anon = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int local;
-	uint64_t offs[2] = { (uint64_t)(uintptr_t)anon, (uint64_t)(uintptr_t)&local };
-	uint64_t inodes[2] = { 0, 0 };
-	uint32_t devs[2] = { 0, 0 };
+	uint64_t offs[3] = { (uint64_t)(uintptr_t)&fopen, (uint64_t)(uintptr_t)anon,
+			     (uint64_t)(uintptr_t)&local };
+	uint64_t inodes[3] = { 0, 0, 0 };
+	uint32_t devs[3] = { 0, 0, 0 }, raw[3] = { 1, 1, 1 };
+	uint64_t o0[2] = { (uint64_t)(uintptr_t)&local, (uint64_t)(uintptr_t)&fopen };
+	uint64_t i0[2] = { 0, 0 };
+	uint32_t d0[2] = { 0, 0 }, r0[2] = { 1, 1 };
 
 	(void)state;
 	assert_true(anon != MAP_FAILED);
-	assert_false(ust_bpfu_raw_resolve(r, getpid(), offs, inodes, devs, 2));
-	assert_true(offs[0] == (uint64_t)(uintptr_t)anon && !inodes[0] && !devs[0]);
-	assert_true(offs[1] == (uint64_t)(uintptr_t)&local && !inodes[1] && !devs[1]);
-	assert_true(ust_bpfu_raw_count(r) == 0);
+	/* Cut before the anonymous page: frame 1 and what follows are no frames. */
+	assert_int_equal(ust_bpfu_raw_resolve(r, getpid(), raw, offs, inodes, devs, 3), 1);
+	assert_true(inodes[0] != 0);
+	assert_true(offs[1] == (uint64_t)(uintptr_t)anon && !inodes[1] && !devs[1]);
+	/* Frame 0 in no file is where the task was: kept as an address. */
+	assert_int_equal(ust_bpfu_raw_resolve(r, getpid(), r0, o0, i0, d0, 2), 2);
+	assert_true(o0[0] == (uint64_t)(uintptr_t)&local && !i0[0] && !d0[0]);
+	assert_true(i0[1] != 0);
+	assert_true(ust_bpfu_raw_count(r) == 2);
 	munmap(anon, 4096);
 	ust_bpfu_raw_free(r);
 }
 
-/* A process gone: nothing read, nothing named (and no crash). */
+/* A process gone: nothing read, nothing named, the stack cut (and no crash). */
 static void test_gone(void **state)
 {
 	struct ust_bpfu_raw *r = ust_bpfu_raw_new();
-	uint64_t offs[1] = { (uint64_t)(uintptr_t)&fopen }, inodes[1] = { 0 };
-	uint32_t devs[1] = { 0 };
+	uint64_t offs[2] = { 0x1234, (uint64_t)(uintptr_t)&fopen }, inodes[2] = { 77, 0 };
+	uint32_t devs[2] = { 5, 0 }, raw[2] = { 0, 1 };
 	pid_t pid = fork();
 
 	(void)state;
@@ -109,26 +119,27 @@ static void test_gone(void **state)
 		_exit(0);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	assert_false(ust_bpfu_raw_resolve(r, pid, offs, inodes, devs, 1));
-	assert_true(!inodes[0] && !devs[0]);
+	assert_int_equal(ust_bpfu_raw_resolve(r, pid, raw, offs, inodes, devs, 2), 1);
+	assert_true(!inodes[1] && !devs[1]);
 	ust_bpfu_raw_free(r);
 }
 
 /*
  * A process read while it lived, gone since (its last stacks come after
  * its exit): its mappings as read still name frames, an address they miss
- * (the re-read fails) does not empty them; its exec forgets them.
+ * (the re-read fails) does not empty them; its exec forgets them.  Frame 0
+ * has its file: frame 1 is the return address looked up.
  */
 static void test_read_then_gone(void **state)
 {
 	struct ust_bpfu_raw *r = ust_bpfu_raw_new();
-	uint64_t offs[1] = { (uint64_t)(uintptr_t)&fopen }, inodes[1] = { 0 };
-	uint32_t devs[1] = { 0 };
+	uint64_t offs[2], inodes[2];
+	uint32_t devs[2], raw[2] = { 0, 1 };
 	int local;
-	uint64_t miss[1] = { (uint64_t)(uintptr_t)&local }, mi[1] = { 0 };
-	uint32_t md[1] = { 0 };
 	pid_t pid = fork();
 
+#define SET(addr) (offs[0] = 0x1234, inodes[0] = 77, devs[0] = 5, \
+		   offs[1] = (uint64_t)(uintptr_t)(addr), inodes[1] = 0, devs[1] = 0)
 	(void)state;
 	assert_true(pid >= 0);
 	if (!pid) {
@@ -136,22 +147,21 @@ static void test_read_then_gone(void **state)
 		_exit(0);
 	}
 	/* The child has the parent's mappings: fopen is in its libc too. */
-	assert_true(ust_bpfu_raw_resolve(r, pid, offs, inodes, devs, 1));
-	assert_true(inodes[0] != 0);
+	SET(&fopen);
+	assert_int_equal(ust_bpfu_raw_resolve(r, pid, raw, offs, inodes, devs, 2), 2);
+	assert_true(inodes[1] != 0);
 	kill(pid, SIGKILL);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	assert_false(ust_bpfu_raw_resolve(r, pid, miss, mi, md, 1));
-	offs[0] = (uint64_t)(uintptr_t)&fopen;
-	inodes[0] = 0;
-	devs[0] = 0;
-	assert_true(ust_bpfu_raw_resolve(r, pid, offs, inodes, devs, 1));
-	assert_true(inodes[0] != 0);
+	SET(&local);
+	assert_int_equal(ust_bpfu_raw_resolve(r, pid, raw, offs, inodes, devs, 2), 1);
+	SET(&fopen);
+	assert_int_equal(ust_bpfu_raw_resolve(r, pid, raw, offs, inodes, devs, 2), 2);
+	assert_true(inodes[1] != 0);
 	ust_bpfu_raw_exec(r, pid);
-	offs[0] = (uint64_t)(uintptr_t)&fopen;
-	inodes[0] = 0;
-	devs[0] = 0;
-	assert_false(ust_bpfu_raw_resolve(r, pid, offs, inodes, devs, 1));
+	SET(&fopen);
+	assert_int_equal(ust_bpfu_raw_resolve(r, pid, raw, offs, inodes, devs, 2), 1);
+#undef SET
 	ust_bpfu_raw_free(r);
 }
 
