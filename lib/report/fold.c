@@ -126,12 +126,17 @@ unsigned long ust_fold_total(const struct ust_fold *f)
 
 /* ---- frames ------------------------------------------------------------ */
 
-/* A frame name must not break the format: ';' separates, '\n' ends. */
+/*
+ * A frame name must not break the format: ';' separates, '\n' ends.
+ * Spaces are fine (the count is after the last one): demangled names keep
+ * theirs.  A ';' in a name (a Rust array type, "[u8; 4]") becomes ':', as
+ * stackcollapse-perf.pl and inferno make it.
+ */
 static void put_name(struct ust_sb *sb, const char *name)
 {
 	ust_sb_puts(sb, ";");
 	for (; *name; name++) {
-		char c = *name == ';' || *name == '\n' ? '_' : *name;
+		char c = *name == ';' ? ':' : *name == '\n' ? '_' : *name;
 
 		ust_sb_printf(sb, "%c", c);
 	}

@@ -41,6 +41,9 @@ struct ust_sym_file {
 	Elf *dwarf_elf;			/* the one of main/debug with DWARF */
 	struct ust_sym_dwarf *dwarf;	/* opened on first want_lines */
 	bool dwarf_tried;
+
+	bool demangle;			/* names leave demangled (opts.raw_names) */
+	struct ust_sym_dm dm;		/* what they became, once each */
 };
 
 struct ust_sym_cache {
@@ -49,6 +52,7 @@ struct ust_sym_cache {
 	int (*fetch_debug)(void *ctx, const uint8_t *bid, size_t bid_len, char *path,
 			   size_t pathsz);
 	void *fetch_ctx;
+	bool raw_names;
 	struct ust_sym_file **buckets;
 	size_t nr_buckets;
 	size_t nr_files;
@@ -65,6 +69,7 @@ struct ust_sym_cache *ust_sym_cache_new(const struct ust_sym_opts *opts)
 	if (opts) {
 		c->fetch_debug = opts->fetch_debug;
 		c->fetch_ctx = opts->fetch_ctx;
+		c->raw_names = opts->raw_names;
 	}
 	c->buckets = calloc(c->nr_buckets, sizeof(*c->buckets));
 	if (!c->buckets)
@@ -89,6 +94,7 @@ err:
 
 static void file_free(struct ust_sym_file *f)
 {
+	ust_sym_dm_fini(&f->dm);
 	ust_sym_dwarf_close(f->dwarf);
 	ust_sym_tab_free(&f->tab);
 	free(f->segs);
@@ -325,6 +331,8 @@ struct ust_sym_file *ust_sym_cache_get(struct ust_sym_cache *c, const char *path
 		return NULL;
 	}
 	f->key = key;
+	f->demangle = !c->raw_names;
+	ust_sym_dm_init(&f->dm);
 	if (load(c, f, path, build_id, build_id_len) != 0) {
 		/* Keep the error, drop everything else: failures are cached too. */
 		ust_sym_tab_free(&f->tab);
@@ -466,6 +474,9 @@ int ust_sym_lookup(struct ust_sym_file *f, uint64_t file_off, bool is_return,
 		/* No symbol: the DWARF subprogram's name, if any. */
 		last->func_off = last->func && vaddr >= entry ? vaddr - entry : 0;
 	}
+	/* The one place names leave the symbolizer: as perf prints them. */
+	for (i = 0; f->demangle && i < n; i++)
+		out[i].func = ust_sym_dm_name(&f->dm, out[i].func);
 	return n;
 }
 

@@ -4,7 +4,8 @@
  * ELF image (sym_elf.c), the load segments that map file offsets to
  * addresses (sym_elf.c), the sorted function symbols (sym_symtab.c), the
  * separate debug file (sym_debug.c) and the lazy DWARF index
- * (sym_dwarf.c).  sym.c ties them into the cached ust_sym_file.
+ * (sym_dwarf.c), and the names demangled (sym_demangle.c).  sym.c ties
+ * them into the cached ust_sym_file.
  */
 #ifndef USTITCH_SYM_INTERNAL_H
 #define USTITCH_SYM_INTERNAL_H
@@ -15,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ustitch/hmap.h"
 #include "ustitch/sym.h"
 
 /* GNU build-ids are 20 bytes (sha1); leave room for other hash sizes. */
@@ -124,5 +126,18 @@ void ust_sym_dwarf_close(struct ust_sym_dwarf *d);
  */
 int ust_sym_dwarf_frames(struct ust_sym_dwarf *d, uint64_t pc,
 			 struct ust_sym_frame *out, int max, uint64_t *entry);
+
+/* --- sym_demangle.c ----------------------------------------------------- */
+
+/* What a file's names became: name address -> demangled copy (0: as is). */
+struct ust_sym_dm {
+	struct ust_hmap names;
+};
+
+void ust_sym_dm_init(struct ust_sym_dm *d);
+void ust_sym_dm_fini(struct ust_sym_dm *d);
+/* @name demangled, or @name itself when it is not mangled.  @name must
+ * live as long as @d (the cache is keyed by its address). */
+const char *ust_sym_dm_name(struct ust_sym_dm *d, const char *name);
 
 #endif

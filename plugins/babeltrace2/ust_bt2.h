@@ -33,7 +33,8 @@
 
 struct ust_bt2_datasym;
 
-struct ust_bt2_datasym *ust_bt2_datasym_new(void);
+/* @demangle: C++ and Rust names as perf prints them. */
+struct ust_bt2_datasym *ust_bt2_datasym_new(bool demangle);
 void ust_bt2_datasym_free(struct ust_bt2_datasym *d);
 /*
  * The data object (STT_OBJECT, STT_COMMON) of ELF file @path that
@@ -79,6 +80,7 @@ struct ust_bt2_stacks {
 struct ust_bt2_opts {
 	bool symbols;
 	bool lines;
+	bool demangle;		/* C++ and Rust names as perf prints them (ust_sym) */
 	unsigned int max_frames;
 	const char *const *debug_dirs;
 	int nr_debug_dirs;

@@ -15,6 +15,7 @@
 struct dsym {
 	uint64_t addr, size;
 	char *name;
+	bool named;		/* demangled when asked for, once */
 };
 
 struct dfile {
@@ -26,11 +27,16 @@ struct dfile {
 
 struct ust_bt2_datasym {
 	struct dfile *files;
+	bool demangle;
 };
 
-struct ust_bt2_datasym *ust_bt2_datasym_new(void)
+struct ust_bt2_datasym *ust_bt2_datasym_new(bool demangle)
 {
-	return calloc(1, sizeof(struct ust_bt2_datasym));
+	struct ust_bt2_datasym *d = calloc(1, sizeof(*d));
+
+	if (d)
+		d->demangle = demangle;
+	return d;
 }
 
 void ust_bt2_datasym_free(struct ust_bt2_datasym *d)
@@ -143,7 +149,9 @@ const char *ust_bt2_datasym_lookup(struct ust_bt2_datasym *d, const char *path,
 				   uint64_t vaddr, uint64_t *off)
 {
 	struct dfile *f = path ? open_file(d, path) : NULL;
+	struct dsym *hit;
 	size_t lo = 0, hi;
+	char *dm;
 
 	if (!f || !f->nr)
 		return NULL;
@@ -157,8 +165,16 @@ const char *ust_bt2_datasym_lookup(struct ust_bt2_datasym *d, const char *path,
 		else
 			hi = mid;
 	}
-	if (!lo || vaddr - f->syms[lo - 1].addr >= f->syms[lo - 1].size)
+	hit = lo ? &f->syms[lo - 1] : NULL;
+	if (!hit || vaddr - hit->addr >= hit->size)
 		return NULL;
-	*off = vaddr - f->syms[lo - 1].addr;
-	return f->syms[lo - 1].name;
+	/* A C++ variable (ns::lock) as its functions' frames are named; only
+	 * the few named, not the whole table. */
+	if (d->demangle && !hit->named && (dm = ust_sym_demangle(hit->name))) {
+		free(hit->name);
+		hit->name = dm;
+	}
+	hit->named = true;
+	*off = vaddr - hit->addr;
+	return hit->name;
 }

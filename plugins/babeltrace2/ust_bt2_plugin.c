@@ -682,6 +682,7 @@ text_init(bt_self_component_sink *self, bt_self_component_sink_configuration *co
 	ust_bt2_queue_init(&t->q);
 	o.symbols = param_bool(params, "symbols", true);
 	o.lines = param_bool(params, "lines", false);
+	o.demangle = param_bool(params, "demangle", true);
 	o.max_frames = (unsigned int)param_int(params, "max-frames", 0);
 	/* As trace-cmd's -O ustitch:debuginfod: on when DEBUGINFOD_URLS is set. */
 	o.debuginfod = param_bool(params, "debuginfod", ust_res_debuginfod_wanted());

@@ -26,7 +26,8 @@
 
 int ust_bt2_stacks_init(struct ust_bt2_stacks *s, const struct ust_bt2_opts *o)
 {
-	struct ust_sym_opts so = { o->debug_dirs, o->nr_debug_dirs, NULL, NULL };
+	struct ust_sym_opts so = { .debug_dirs = o->debug_dirs, .nr_debug_dirs = o->nr_debug_dirs,
+				   .raw_names = !o->demangle };
 	const char *dirs[UST_BT2_MAX_DEBUG_DIRS + 1];
 	const char *root;
 	char err[512];
@@ -73,7 +74,7 @@ int ust_bt2_stacks_init(struct ust_bt2_stacks *s, const struct ust_bt2_opts *o)
 		}
 	}
 	s->sym = ust_sym_cache_new(&so);
-	s->dsym = ust_bt2_datasym_new();
+	s->dsym = ust_bt2_datasym_new(o->demangle);
 	if (!s->res || !s->sym || !s->dsym)
 		return -1;
 	s->rnd.opts.symbols = o->symbols;

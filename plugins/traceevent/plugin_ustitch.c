@@ -138,6 +138,8 @@ struct tep_plugin_option TEP_PLUGIN_OPTIONS[] = {
 	  .description = "open traced files by (device, inode) with open_by_handle_at (0: do not)" },
 	{ .name = "debuginfod", .plugin_alias = "ustitch", .value = "",
 	  .description = "fetch missing or stripped files by build-id from DEBUGINFOD_URLS (default: on when it is set; 0: off)" },
+	{ .name = "demangle", .plugin_alias = "ustitch", .value = "1",
+	  .description = "C++ and Rust names as perf prints them (0: as the symbol table spells them)" },
 	{ .name = NULL }
 };
 
@@ -145,7 +147,7 @@ const char *TEP_PLUGIN_ALIAS = "ustitch";
 
 enum { OPT_STITCH, OPT_SYMBOLS, OPT_LINES, OPT_RAW, OPT_MAX_FRAMES, OPT_DEBUG_DIRS,
        OPT_SEARCH_DIRS, OPT_FILE, OPT_FOLDED, OPT_ADDR_FILTER, OPT_ARCHIVE, OPT_BY_HANDLE,
-       OPT_DEBUGINFOD };
+       OPT_DEBUGINFOD, OPT_DEMANGLE };
 
 #define NR_OPTIONS	(sizeof(TEP_PLUGIN_OPTIONS) / sizeof(TEP_PLUGIN_OPTIONS[0]) - 1)
 
@@ -353,6 +355,7 @@ static void setup_render(struct pstate *p)
 		p->nr_search_dirs = split_dirs(p->dirs_buf[1], p->search_dirs, MAX_DIRS);
 	so.debug_dirs = p->debug_dirs;
 	so.nr_debug_dirs = p->nr_debug_dirs;
+	so.raw_names = !opt_bool(OPT_DEMANGLE);
 	ro.extra_dirs = p->search_dirs;
 	ro.nr_extra_dirs = p->nr_search_dirs;
 	ro.no_handle = !opt_bool(OPT_BY_HANDLE);
@@ -437,6 +440,7 @@ static void use_trace(struct pstate *p, const struct ust_scan *sc, const char *p
 	p->debug_dirs[p->nr_debug_dirs++] = root;
 	so.debug_dirs = p->debug_dirs;
 	so.nr_debug_dirs = p->nr_debug_dirs;
+	so.raw_names = !opt_bool(OPT_DEMANGLE);
 	if (ust_res_debuginfod_on(p->res)) {
 		so.fetch_debug = ust_res_debuginfod_fetch_debug;
 		so.fetch_ctx = p->res;

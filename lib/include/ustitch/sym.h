@@ -29,10 +29,14 @@ struct ust_sym_opts {
 	int (*fetch_debug)(void *ctx, const uint8_t *bid, size_t bid_len, char *path,
 			   size_t pathsz);
 	void *fetch_ctx;
+	/* Names as the symbol table spells them: no demangling of C++ and
+	 * Rust names (by default they read as perf prints them). */
+	bool raw_names;
 };
 
 struct ust_sym_frame {
-	const char *func;	/* NULL when no symbol covers the address */
+	const char *func;	/* NULL when no symbol covers the address;
+				 * demangled unless ust_sym_opts.raw_names */
 	uint64_t func_off;	/* offset from the function's start */
 	const char *src_file;	/* NULL without line info */
 	unsigned int line;
@@ -65,8 +69,8 @@ struct ust_sym_file *ust_sym_cache_get(struct ust_sym_cache *c, const char *path
 int ust_sym_lookup(struct ust_sym_file *f, uint64_t file_off, bool is_return,
 		   bool want_lines, struct ust_sym_frame *out, int max);
 
-/* Reverse: the file offset and size of function @name (for fixtures and
- * address-range filters). 0 on success, -ENOENT if not found, -EINVAL when
+/* Reverse: the file offset and size of function @name, as the symbol
+ * table spells it (mangled), for fixtures and address-range filters. 0 on success, -ENOENT if not found, -EINVAL when
  * @f is NULL or failed to load. */
 int ust_sym_find_function(struct ust_sym_file *f, const char *name,
 			  uint64_t *file_off, uint64_t *size);
@@ -77,6 +81,14 @@ const char *ust_sym_file_basename(const struct ust_sym_file *f);
 const char *ust_sym_file_debug_path(const struct ust_sym_file *f);
 /* Build-id of the object (GNU note), 0 if none. */
 size_t ust_sym_file_build_id(const struct ust_sym_file *f, const uint8_t **id);
+
+/*
+ * A C++ or Rust (legacy or v0) symbol name demangled as perf shows it
+ * ("_ZN2ns1K4spinEi" -> "ns::K::spin(int)"), malloc()ed; NULL when @name
+ * is not a mangled name or memory ran out.  ust_sym_lookup() does this
+ * itself (once per name) unless ust_sym_opts.raw_names.
+ */
+char *ust_sym_demangle(const char *name);
 
 /* Whether the ELF file @path lacks .symtab or DWARF (stripped): its
  * separate debug file would add to it.  False when it cannot be read. */
