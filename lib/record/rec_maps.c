@@ -185,10 +185,15 @@ void ust_rec_maps_note_file(struct ust_rec_maps *m, struct ust_rec_spool *s, pid
 
 		ust_rec_maps_snapshot(m, tgid);
 		k = find(m, kdev, ino);
-		/* hit.path may be an fd of the file (/proc/self/fd/N): the
-		 * record names it by hit.name, a path when the resolver knows one. */
+		/*
+		 * hit.path may be an fd of the file (/proc/self/fd/N): the
+		 * record names it by hit.name, a path when the resolver knows
+		 * one.  Not a guess among a file's links (a build-id cache's,
+		 * perf's ~/.debug, may be the one the kernel gives a handle):
+		 * without a record the report finds the file and says how.
+		 */
 		if (!k && m->res && !ust_res_lookup(m->res, kdev, ino, &hit) && hit.path &&
-		    hit.name && hit.name[0] == '/') {
+		    hit.name && hit.name[0] == '/' && !hit.name_by_handle) {
 			add_known(m, kdev, ino, hit.name, hit.path);
 			k = find(m, kdev, ino);
 		}

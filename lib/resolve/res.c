@@ -74,6 +74,7 @@ struct answer {
 	uint32_t kdev;
 	uint64_t ino;
 	bool found, uncertain;
+	unsigned int handle_links;	/* named by its handle's fd, one of this many links */
 };
 
 struct ust_res {
@@ -505,24 +506,66 @@ static bool from_archive(struct ust_res *r, struct answer *a, struct want *w, ui
 }
 
 /*
+ * A build-id cache's link, never the name a process maps a file by:
+ * perf's ~/.debug (which hard-links the files it saw:
+ * ~/.debug/ORIGINAL/PATH/BUILD-ID/elf), any .build-id/ tree, the
+ * distribution's /usr/lib/debug, debuginfod's client cache.
+ */
+static bool in_debug_cache(const char *path)
+{
+	return strstr(path, "/.debug/") || strstr(path, "/.build-id/") ||
+	       !strncmp(path, "/usr/lib/debug/", 15) || strstr(path, "/debuginfod_client/");
+}
+
+/*
+ * The path perf's cache link @path was made from (DIR/.debug/ORIGINAL/
+ * PATH/BUILD-ID/NAME -> /ORIGINAL/PATH), if it still names this file.
+ */
+static char *perf_cache_origin(const char *path, uint32_t kdev, uint64_t ino)
+{
+	const char *d = strstr(path, "/.debug/");
+	char *orig, *slash;
+	int i;
+
+	if (!d || !(orig = strdup(d + 7)))
+		return NULL;
+	for (i = 0; i < 2 && (slash = strrchr(orig, '/')) && slash != orig; i++)
+		*slash = '\0';
+	if (i == 2 && ust_res_path_matches(orig, kdev, ino))
+		return orig;
+	free(orig);
+	return NULL;
+}
+
+/*
  * The name to show for a file opened by handle.  The kernel names an fd
  * by whichever of its links is cached ("/" when none is): with one link
  * that is the name; with several (perf's ~/.debug hard-links libraries)
- * the trace's own path, a live process's or the index's is the better one.
+ * the trace's own path, a live process's or the index's is the better one,
+ * and a build-id cache's link is no name a process used: the path perf's
+ * link was made from, when it still names the file.  The fd's name when
+ * nothing else names the file is a last resort: *@links says how many
+ * links it had to choose from (0: the name is no guess).
  */
 static char *handle_name(struct ust_res *r, const struct want *w, int fd, uint32_t kdev,
-			 uint64_t ino)
+			 uint64_t ino, unsigned int *links)
 {
 	bool deleted;
-	char *fdn = fd_name(fd, kdev, ino, &deleted);
+	char *fdn = fd_name(fd, kdev, ino, &deleted), *orig;
 	const char *p, *ignored;
 	struct stat st;
 
+	*links = 0;
 	if (w->hint) {
 		free(fdn);
 		return strdup(w->hint);
 	}
-	if (fdn && (deleted || (fstat(fd, &st) == 0 && st.st_nlink == 1)))
+	if (fdn && in_debug_cache(fdn) && (orig = perf_cache_origin(fdn, kdev, ino))) {
+		free(fdn);
+		return orig;
+	}
+	if (fdn && !in_debug_cache(fdn) &&
+	    (deleted || (fstat(fd, &st) == 0 && st.st_nlink == 1)))
 		return fdn;
 	if (!r->no_proc && (p = from_proc(r, kdev, ino))) {
 		free(fdn);
@@ -532,12 +575,15 @@ static char *handle_name(struct ust_res *r, const struct want *w, int fd, uint32
 		free(fdn);
 		return strdup(p);
 	}
+	if (fdn)
+		*links = fstat(fd, &st) == 0 && st.st_nlink > 1 ? (unsigned int)st.st_nlink : 1;
 	return fdn;
 }
 
 static bool from_handle(struct ust_res *r, struct answer *a, struct want *w, uint32_t kdev,
 			uint64_t ino)
 {
+	unsigned int links = 0;
 	const char *why;
 	char *name;
 	bool ok;
@@ -556,13 +602,15 @@ static bool from_handle(struct ust_res *r, struct answer *a, struct want *w, uin
 	default:
 		return false;
 	}
-	name = handle_name(r, w, fd, kdev, ino);
+	name = handle_name(r, w, fd, kdev, ino, &links);
 	if (name && ust_res_path_matches(name, kdev, ino)) {
 		/* A path that names the file here: the stabler thing to keep. */
 		close(fd);
 		fd = -1;
 	}
 	ok = accept(r, a, w, fd < 0 ? name : NULL, fd, name, "handle");
+	if (ok)
+		a->handle_links = links;
 	free(name);
 	return ok;
 }
@@ -724,6 +772,7 @@ int ust_res_lookup(struct ust_res *r, uint32_t kdev, uint64_t ino,
 		hit->source = a->source;
 		hit->uncertain = a->uncertain;
 		hit->note = a->note;
+		hit->name_by_handle = a->handle_links != 0;
 	}
 	return a->found ? 0 : -ENOENT;
 }
@@ -803,6 +852,10 @@ static void summary_one(uint32_t kdev, uint64_t ino, void *val, void *ctx)
 {
 	const struct answer *a = val;
 
+	if (a && a->found && a->handle_links)
+		ust_sb_printf(ctx, "ustitch: %s (dev %u:%u ino %" PRIu64 "): named by the link the kernel gave its file handle, one of %u: no trace record, live process or searched directory names it\n",
+			      a->name, UST_ABI_KDEV_MAJOR(kdev), UST_ABI_KDEV_MINOR(kdev), ino,
+			      a->handle_links);
 	if (!a || !a->found || !a->uncertain)
 		return;
 	ust_sb_printf(ctx, "ustitch: %s (dev %u:%u ino %" PRIu64 "): %s, and the trace has no build-id for it: its frames are marked =>?\n",

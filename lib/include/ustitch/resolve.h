@@ -45,6 +45,9 @@ struct ust_res_hit {
 	bool uncertain;			/* no build-id to check, and it changed after the trace */
 	const char *note;		/* why uncertain, or why not found ("no longer exists",
 					 * "not the traced file: ..."); NULL: nothing to say */
+	bool name_by_handle;		/* name: the link the kernel gave the file's handle, one
+					 * of several, as nothing else named it (a last resort,
+					 * said by ust_res_summary) */
 };
 
 struct ust_res *ust_res_new(const struct ust_res_opts *opts);
@@ -82,7 +85,8 @@ const char *ust_res_debug_root(const struct ust_res *r);
 /*
  * What to say once at the end of a report, as "ustitch: ...\n" lines: the
  * missing CAP_DAC_READ_SEARCH (once), each file whose frames were marked
- * uncertain, an archive that could not be used.  Nothing when all is well.
+ * uncertain or that only its file handle named, an archive that could not
+ * be used.  Nothing when all is well.
  */
 struct ust_sb;
 void ust_res_summary(const struct ust_res *r, struct ust_sb *out);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
  * ust_res, the sources of issue 16: files opened by handle (found, moved,
- * deleted, on tmpfs, without CAP_DAC_READ_SEARCH), /proc/PID/map_files,
+ * deleted, linked into a build-id cache, on tmpfs, without
+ * CAP_DAC_READ_SEARCH), /proc/PID/map_files,
  * the trace's own directory, the identity checks against the trace's time
  * (a file modified after it is uncertain, one created after it is not the
  * traced file) and the archive, hostile manifests included.
@@ -110,6 +111,75 @@ static void test_handle_found_moved_deleted(void **state)
 	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &hit), -ENOENT);
 	assert_null(hit.path);
 	assert_string_equal(hit.note, "no longer exists");
+	ust_res_free(r);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* mkdir -p of @path's directory. */
+static void mkdirs_of(const char *path)
+{
+	char d[4096], *p;
+
+	snprintf(d, sizeof(d), "%s", path);
+	for (p = strchr(d + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		if (mkdir(d, 0755) && errno != EEXIST)
+			fail_msg("mkdir %s", d);
+		*p = '/';
+	}
+}
+
+/*
+ * A file hard-linked into a build-id cache (perf's ~/.debug keeps links to
+ * the files it saw), the cache's link made last: the kernel names the
+ * handle's fd by it.  perf's layout gives the path it came from, which
+ * still names the file; a .build-id/ link alone is the last resort, and
+ * said so at the end.
+ */
+static void test_handle_build_id_cache(void **state)
+{
+	char *dir = tu_mkdtemp(), path[4096], perf[8192], bid[4096], *s, want[12288];
+	struct ust_res_hit hit;
+	struct ust_res *r;
+	struct stat st;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/lib/libfoo.so", dir);
+	snprintf(perf, sizeof(perf), "%s/home/.debug%s/0123456789abcdef/elf", dir, path);
+	snprintf(bid, sizeof(bid), "%s/cache/.build-id/01/23456789abcdef", dir);
+	mkdirs_of(path);
+	mkdirs_of(perf);
+	mkdirs_of(bid);
+	assert_int_equal(tu_copy(tu_env("UST_LIBUSTTEST"), path), 0);
+	stat_ok(path, &st);
+	assert_int_equal(link(path, perf), 0);
+
+	r = ust_res_new(&handle_only);
+	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &hit), 0);
+	assert_string_equal(hit.source, "handle");
+	assert_string_equal(hit.name, path);
+	assert_false(hit.name_by_handle);
+	s = summary(r);
+	assert_string_equal(s, "");
+	free(s);
+	ust_res_free(r);
+
+	/* Renamed: perf's link no longer leads back; a .build-id/ link made last. */
+	snprintf(want, sizeof(want), "%s/lib/libfoo-renamed.so", dir);
+	assert_int_equal(rename(path, want), 0);
+	assert_int_equal(link(want, bid), 0);
+	r = ust_res_new(&handle_only);
+	assert_int_equal(ust_res_lookup(r, kdev_of(&st), st.st_ino, &hit), 0);
+	assert_string_equal(hit.source, "handle");
+	assert_string_equal(hit.name, bid);
+	assert_true(hit.name_by_handle);
+	s = summary(r);
+	snprintf(want, sizeof(want),
+		 "ustitch: %s (dev %u:%u ino %llu): named by the link the kernel gave its file handle, one of 3: no trace record, live process or searched directory names it\n",
+		 bid, major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino);
+	assert_string_equal(s, want);
+	free(s);
 	ust_res_free(r);
 	tu_rmtree(dir);
 	free(dir);
@@ -468,6 +538,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_handle_found_moved_deleted),
 		cmocka_unit_test(test_handle_nocap),
+		cmocka_unit_test(test_handle_build_id_cache),
 		cmocka_unit_test(test_tmpfs_local),
 		cmocka_unit_test(test_identity_times),
 		cmocka_unit_test(test_map_files_deleted),
