@@ -108,7 +108,8 @@ overrun() {
 		-O userstacktrace_delay -- sh -c "sleep 0.5; exec $prog 10000"
 	ends overrun 0
 	valid overrun "$work/o.dat"
-	lost=$(awk '/main buffer CPU [0-9]+: [0-9]+ events lost/ { n += $7 } END { print n + 0 }' \
+	# The summary's main buffer part: "N events, M lost (main buffer)".
+	lost=$(sed -n 's/^ustitch record: wrote .*: [0-9]* events\{0,1\}, \([0-9]*\) lost (main buffer).*/\1/p' \
 		"$work/overrun.log")
 	at_least "overrun: events lost (the recorder's summary)" "$lost" 1
 	report "$work/o.dat" >"$work/o.report"
