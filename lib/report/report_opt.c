@@ -7,10 +7,13 @@
  * (for an option with a default it changes nothing and leaves no trace)
  * and a name the plugin does not have (kept in libtraceevent's private
  * list, which has no accessor; tep_plugin_add_option() returns 0 for it).
- * trace-cmd report passes each -O argument as given, "-O ARG" or "-OARG".
+ * trace-cmd report passes each -O argument as given, "-O ARG" or "-OARG",
+ * after cutting it at its '=' (a NUL in argv, which /proc/self/cmdline
+ * shows): the arguments' own addresses tell a cut from two arguments.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,22 +25,49 @@
 #include "ustitch/report_opt.h"
 #include "ustitch/sb.h"
 
-size_t ust_report_opt_cmdline(char *buf, size_t size)
+static int by_address(const void *a, const void *b)
 {
-	ssize_t n, len = 0;
-	int fd;
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
 
+	return x < y ? -1 : x > y;
+}
+
+size_t ust_report_opt_args(int argc, char *const *argv, char *buf, size_t size, bool *exact)
+{
+	const char **starts;
+	ssize_t n, len = 0;
+	int fd, i;
+
+	*exact = false;
 	if (!size)
 		return 0;
+	buf[0] = '\0';
 	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		buf[0] = '\0';
+	if (fd < 0)
 		return 0;
-	}
 	while ((size_t)len < size - 1 && (n = read(fd, buf + len, size - 1 - (size_t)len)) > 0)
 		len += n;
 	close(fd);
 	buf[len] = '\0';
+	if (argc < 1 || !argv || !len || !(starts = malloc((size_t)argc * sizeof(*starts))))
+		return (size_t)len;
+	/* Where each argument starts (getopt may have reordered argv, not the
+	 * strings): a NUL before the next start was an '=' the host cut. */
+	for (i = 0; i < argc; i++)
+		starts[i] = argv[i];
+	qsort(starts, (size_t)argc, sizeof(*starts), by_address);
+	for (i = 0; i < argc; i++) {
+		ptrdiff_t s = starts[i] - starts[0];
+		ptrdiff_t e = i + 1 < argc ? starts[i + 1] - starts[0] - 1 : len - 1;
+
+		if (s < 0 || e > len || s > e)
+			break;
+		for (; s < e; s++)
+			if (!buf[s])
+				buf[s] = '=';
+	}
+	*exact = i == argc;
+	free(starts);
 	return (size_t)len;
 }
 
@@ -174,8 +204,8 @@ static bool value_ok(const char *alias, const struct ust_ropt *o, struct ust_sb 
 	return true;
 }
 
-int ust_report_opt_check(const char *alias, const char *args, size_t len, struct ust_ropt *opts,
-			 int nr, struct ust_sb *msgs)
+int ust_report_opt_check(const char *alias, const char *args, size_t len, bool exact,
+			 struct ust_ropt *opts, int nr, struct ust_sb *msgs)
 {
 	enum given *given = calloc((size_t)nr + 1, sizeof(*given));
 	int bad, i;
@@ -187,7 +217,7 @@ int ust_report_opt_check(const char *alias, const char *args, size_t len, struct
 	for (i = 0; i < nr; i++) {
 		struct ust_ropt *o = &opts[i];
 
-		if (given[i] == ALONE) {
+		if (given[i] == ALONE && exact) {
 			if (o->kind == UST_ROPT_BOOL || o->kind == UST_ROPT_BOOL_OR_TEXT) {
 				o->value = "1";		/* as -O fgraph:tailprint turns it on */
 				continue;

@@ -8,6 +8,7 @@
 #ifndef USTITCH_REPORT_OPT_H
 #define USTITCH_REPORT_OPT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct ust_sb;
@@ -30,15 +31,23 @@ struct ust_ropt {
 /*
  * Check @opts (the options of plugin @alias, with the values the host
  * applied) and the -O arguments of the command line @args (@len bytes of
- * NUL-separated arguments, argv[0] first, as /proc/self/cmdline): an
- * "ALIAS:NAME" no option has, a boolean given by its name alone (made
- * "1"), a value the option does not take (given way to its default).
- * One line per mistake into @msgs ("ustitch: ...\n").  Returns how many.
+ * NUL-separated arguments, argv[0] first, as ust_report_opt_args()
+ * gives): an "ALIAS:NAME" no option has, a boolean given by its name
+ * alone (made "1"; only when @exact: else a value cut off by the host
+ * could not be told from none), a value the option does not take (given
+ * way to its default).  One line per mistake into @msgs ("ustitch:
+ * ...\n").  Returns how many.
  */
-int ust_report_opt_check(const char *alias, const char *args, size_t len, struct ust_ropt *opts,
-			 int nr, struct ust_sb *msgs);
+int ust_report_opt_check(const char *alias, const char *args, size_t len, bool exact,
+			 struct ust_ropt *opts, int nr, struct ust_sb *msgs);
 
-/* This process's command line into @buf (NUL-terminated too): its length, or 0. */
-size_t ust_report_opt_cmdline(char *buf, size_t size);
+/*
+ * This process's arguments as its command line holds them now
+ * (/proc/self/cmdline), into @buf: their length, or 0.  With the
+ * process's @argc and @argv (a constructor's arguments), an argument the
+ * host cut at its '=' (trace-cmd does, for -O) is whole again and
+ * *@exact is set.
+ */
+size_t ust_report_opt_args(int argc, char *const *argv, char *buf, size_t size, bool *exact);
 
 #endif
