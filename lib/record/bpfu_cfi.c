@@ -48,6 +48,7 @@ struct ust_bpfu_cfi {
 	struct ust_cfi_cache *cache;
 	struct ust_hmap placed;		/* table pointer -> first << 32 | nr */
 	struct ust_hmap tries;		/* key hash -> failed attempts */
+	struct ust_res *res;		/* files of processes gone: by (dev, inode) */
 	struct ust_bpfu_cfi_stats st;
 };
 
@@ -94,6 +95,9 @@ struct ust_bpfu_cfi *ust_bpfu_cfi_new(int rows_fd, int files_fd, uint32_t cap,
 	}
 	ust_hmap_init(&c->placed);
 	ust_hmap_init(&c->tries);
+	/* By handle or a live process's maps: no directory walks while recording. */
+	c->res = ust_res_new(&(struct ust_res_opts){ .no_index = true, .no_local_dirs = true,
+						     .no_archive = true });
 	return c;
 }
 
@@ -105,6 +109,7 @@ void ust_bpfu_cfi_free(struct ust_bpfu_cfi *c)
 	ust_cfi_cache_free(c->cache);
 	ust_hmap_fini(&c->placed);
 	ust_hmap_fini(&c->tries);
+	ust_res_free(c->res);
 	free(c);
 }
 
@@ -226,6 +231,19 @@ void ust_bpfu_cfi_need(struct ust_bpfu_cfi *c, const struct ust_bpfu_rec_need *n
 	snprintf(what, sizeof(what), "dev %u:%u ino %llu (pid %u)", n->dev >> 20,
 		 n->dev & 0xfffff, (unsigned long long)n->ino, n->h.tgid);
 	if (stat(path, &st) || st.st_ino != n->ino || ust_res_dev_to_kdev(st.st_dev) != n->dev) {
+		struct ust_res_hit hit;
+
+		/*
+		 * The process is gone (a command run by a script lives a
+		 * millisecond), its file is not: opened by its (dev, inode),
+		 * the next process of that program has its table.
+		 */
+		if (c->res && !ust_res_lookup(c->res, n->dev, n->ino, &hit) && hit.path &&
+		    !stat(hit.path, &st) && st.st_ino == n->ino &&
+		    ust_res_dev_to_kdev(st.st_dev) == n->dev) {
+			load(c, &key, hit.path, what);
+			return;
+		}
 		/* Gone already (the mapping, the process): let a later walk ask again. */
 		ust_hmap_get(&c->tries, key_hash(&key), &tries);
 		ust_hmap_put(&c->tries, key_hash(&key), tries + 1);

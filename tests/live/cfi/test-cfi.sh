@@ -11,6 +11,12 @@
 #               python3 and tar writes, gzip reads, find and ls getdents64
 #   perf-agree  the same scenarios under `perf record --call-graph dwarf`:
 #               frame by frame, the same objects and addresses
+#   script      Debian programs and cfi-prog started by a shell script, the
+#               unwind tables' cache cold, sampled (cpu-clock -g) and at
+#               system calls (-O userstacktrace_delay): every frame names
+#               its object (no address a wrong step took for a return
+#               address), and each cfi-prog stack is its expected chain or
+#               a part of it from the top that says why it was cut
 #   gdb         proves the expected files without ustitch: gdb (which unwinds
 #               by CFI) stops at each scenario's system call and its
 #               backtrace must match (needs no root, no tracefs)
@@ -25,9 +31,9 @@ here=$(dirname "$0")
 # Every name this script is given must be known, checked before anything
 # can skip: a misspelt mode, scenario or program would quietly test less.
 case $mode in
-chains | debian | perf-agree | gdb) ;;
+chains | debian | perf-agree | gdb | script) ;;
 *)
-	echo "Bail out! $0: unknown test '$mode' (known: chains debian perf-agree gdb)"
+	echo "Bail out! $0: unknown test '$mode' (known: chains debian perf-agree gdb script)"
 	exit 2
 	;;
 esac
@@ -163,6 +169,58 @@ debian() {
 	done
 }
 
+# The script of live-cfi-script: Debian's wc and sort, then cfi-prog
+# deep40 twice: the first run is over before its table is built (its
+# stacks are cut, and say so), the second, a second later, has it.
+script_cmd() {
+	echo "wc /etc/services; sort /etc/services >/dev/null; for i in 1 2 3 4 5 6; do sort -R /etc/services >/dev/null; done; $prog deep40 $1; sleep 1; $prog deep40 $1"
+}
+
+script() {
+	local name ev n addr f=$here/expected/deep40.txt rounds=40
+	local want_ev=syscalls:sys_enter_sched_getscheduler
+	need_deferred
+	for name in sampled syscalls; do
+		case $name in
+		sampled) ev=(-e cpu-clock -F 999 -g) ;;
+		syscalls) ev=(-e syscalls:sys_enter_read -e "$want_ev" -O userstacktrace_delay) ;;
+		esac
+		mkdir -p "$work/cache-$name"
+		if ! USTITCH_CACHE_DIR=$work/cache-$name "$UST_USTITCH" record -q -b 8192 "${ev[@]}" \
+			-o "$work/$name.dat" -- sh -c "$(script_cmd $rounds)" >/dev/null 2>"$work/$name.err"; then
+			bad "$name: ustitch record failed: $(tail -3 "$work/$name.err")"
+			continue
+		fi
+		report "$work/$name.dat" >"$work/$name.report"
+		n=$(grep -c '^user stack unwind\|user_unwind_cookie:' "$work/$name.report")
+		at_least "$name: stacks" "$n" 20
+		# A frame with no object is an address in no file: none may be.
+		addr=$(grep -E '^=>\*? 0x[0-9a-f]+$' "$work/$name.report" | head -3 | tr '\n' ' ')
+		expect_eq "$name: frames naming no object" "${addr:-none}" none
+		[ "$name" = syscalls ] || continue
+		awk -f "$here/cfi-chains.awk" "$work/$name.report" | awk -v e="${want_ev#*:}" '$1 == e' >"$work/$name.chains"
+		expect_eq "$name: deep40's events" "$(wc -l <"$work/$name.chains")" $((2 * rounds))
+		# Each chain: the expected frames from the top, all of them (and
+		# the tail, or none), or fewer when the stack says it was cut.
+		awk -v want="$(sed -n '/^frames:/,$p' "$f" | tail -n +2 | tr '\n' ';')" '
+			BEGIN { nw = split(want, w, ";") - 1 }
+			{ n = split($4, g, ";"); for (i = 1; i <= n && i <= nw; i++) if (g[i] != w[i]) break
+			  if (i <= n && i <= nw) { print "differ: " $4; next }
+			  if (n >= nw) full++; else part++ }
+			END { print "full " full + 0 " part " part + 0 }' "$work/$name.chains" >"$work/$name.prefix"
+		expect_eq "$name: deep40's chains that differ from the expected one" \
+			"$(grep -c '^differ' "$work/$name.prefix")" 0
+		grep '^differ' "$work/$name.prefix" | head -3 | sed 's/^/# /'
+		at_least "$name: deep40's whole chains ($(tail -1 "$work/$name.prefix"))" \
+			"$(tail -1 "$work/$name.prefix" | awk '{ print $2 }')" $rounds
+		# A part of a chain says why it ends.
+		expect_eq "$name: deep40's stacks cut without a reason" "$(awk '
+			/sys_enter_sched_getscheduler:/ { want = 1; next }
+			want && /user_unwind_cookie:/ { if ($0 !~ /complete|cut short|truncated/) n++; want = 0 }
+			END { print n + 0 }' "$work/$name.report")" 0
+	done
+}
+
 # Hexadecimal in awk (Debian's awk is mawk: no strtonum).
 HEX='function hex(s,    i, c, v) { v = 0; sub(/^0[xX]/, "", s); s = tolower(s); for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)); if (!c) break; v = v * 16 + c - 1 } return v }'
 
@@ -288,5 +346,6 @@ chains) nofp; chains ;;
 debian) debian ;;
 perf-agree) perf_agree ;;
 gdb) nofp; gdb_verify ;;
+script) script ;;
 esac
 finish
