@@ -683,7 +683,9 @@ int ust_bpfu_fork(struct bpf_raw_tracepoint_args *ctx)
  * A followed process runs a new program: user space loads the tables of
  * the program and the libraries ld.so will map for it while ld.so does
  * so, before the program's own first events, instead of when the walk
- * first meets each file.
+ * first meets each file.  This and ust_bpfu_exit return 1: a tracepoint
+ * program's 0 drops the event for every perf user of that tracepoint
+ * (perf record, another recording's lock_held() filter), not just ours.
  */
 SEC("tracepoint/sched/sched_process_exec")
 int ust_bpfu_exec(void *ctx __ust_unused)
@@ -692,11 +694,11 @@ int ust_bpfu_exec(void *ctx __ust_unused)
 	__u64 id;
 
 	if (!ust_cfi_on || !ust_bpfu_current(&id))
-		return 0;
+		return 1;
 	r = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*r), 0);
 	if (!r) {
 		UST_COUNT(drops);
-		return 0;
+		return 1;
 	}
 	r->kind = UST_BPFU_REC_EXEC;
 	r->cpu = bpf_get_smp_processor_id();
@@ -705,7 +707,7 @@ int ust_bpfu_exec(void *ctx __ust_unused)
 	r->tgid = id >> 32;
 	r->cookie = 0;
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
-	return 0;
+	return 1;
 }
 
 /*
@@ -735,5 +737,5 @@ int ust_bpfu_exit(void *ctx __ust_unused)
 	}
 	bpf_map_delete_elem(&ust_bpfu_works, &tid);
 	ust_bpfu_unfollow_exiting(task);
-	return 0;
+	return 1;
 }

@@ -519,7 +519,7 @@ SEC("tracepoint/sched/sched_process_exit")
 int ust_lh_exit(void *ctx __ust_unused)
 {
 	ust_bpfu_unfollow_exiting(bpf_get_current_task_btf());
-	return 0;
+	return 1;	/* 0 would drop the event for every perf user */
 }
 
 /*
