@@ -17,14 +17,31 @@ rc=$?
 [ "$rc" = 0 ] || { cat record.log; fail "trace-cmd record exited with $rc"; }
 echo "record: $(grep -c . record.log) lines of output, $(stat -c %s trace.dat) bytes of trace"
 
-report() {	# report OUTPUT [ENV...]: trace-cmd report, stderr apart
+# A copy of the plugin installed in the system directory (the README's
+# demo.sh puts one there) is loaded by every report.  The plain report
+# runs in a mount namespace of its own where that directory is a copy of
+# itself without plugin_ustitch.so; the report with ours loads both, and
+# only ours acts.
+sysdir=$(pkg-config --variable=libdir libtraceevent 2>/dev/null)/traceevent/plugins
+without_system_copy() {
+	if [ -e "$sysdir/plugin_ustitch.so" ]; then
+		mkdir -p sysplugins
+		cp -a "$sysdir"/. sysplugins/
+		rm -f sysplugins/plugin_ustitch.so
+		unshare -m sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh \
+			"$PWD/sysplugins" "$sysdir" "$@"
+	else
+		"$@"
+	fi
+}
+report() {	# [hide=1] report OUTPUT [ENV...]: trace-cmd report, stderr apart
 	local out=$1 rc
 	shift
-	env "$@" trace-cmd report trace.dat >"$out" 2>"$out.err"
+	${hide:+without_system_copy} env "$@" trace-cmd report trace.dat >"$out" 2>"$out.err"
 	rc=$?
 	[ "$rc" = 0 ] || { cat "$out.err"; fail "trace-cmd report ($*) exited with $rc"; }
 }
-report plain -u TRACEEVENT_PLUGIN_DIR LD_DEBUG=files,bindings LD_DEBUG_OUTPUT="$PWD/ld-plain"
+hide=1 report plain -u TRACEEVENT_PLUGIN_DIR LD_DEBUG=files,bindings LD_DEBUG_OUTPUT="$PWD/ld-plain"
 report ours TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} \
 	LD_DEBUG=files,bindings LD_DEBUG_OUTPUT="$PWD/ld-ours"
 # plugin_loaded LOG-PREFIX: the plugin files whose entry point was looked up.
@@ -32,7 +49,7 @@ plugin_loaded() {
 	cat "$1".* 2>/dev/null | sed -n "s/.*binding file \([^ ]*plugin_ustitch[^ ]*\) .*symbol \`tep_plugin_loader'.*/\1/p" | sort -u
 }
 loaded=$(plugin_loaded ld-ours)
-[ -n "$loaded" ] && [ "$(realpath "$loaded")" = "$(realpath "$UST_PLUGIN_DIR/plugin_ustitch.so")" ] ||
+[ -n "$loaded" ] && xargs -r realpath <<<"$loaded" | grep -qxF "$(realpath "$UST_PLUGIN_DIR/plugin_ustitch.so")" ||
 	fail "trace-cmd report with TRACEEVENT_PLUGIN_DIR=$UST_PLUGIN_DIR did not load its plugin_ustitch.so (${loaded:-no ustitch plugin})"
 loaded=$(plugin_loaded ld-plain)
 [ -z "$loaded" ] || fail "trace-cmd report without TRACEEVENT_PLUGIN_DIR loaded $loaded too"
