@@ -134,6 +134,23 @@ fields() {
 	lh=$(awk '$1 ~ /^ustitch:/ && / sched_process_exec: / { sub(/.* sched_process_exec: */, ""); print }' "$work/exec.txt")
 	expect_eq "sched_process_exec (__data_loc filename): as ftrace's" "$lh" "$ft"
 	expect_eq "sched_process_exec: the workload's exec" "$(grep -c "filename=$UST_LH_PROG " <<<"$lh")" 1
+	# Again beside another recording whose BPF programs sit on the same
+	# tracepoints (sched_process_exec/exit): a program that returns 0
+	# there drops the event for every perf user, this filter included.
+	local npid i
+	"$UST_USTITCH" record -q -o "$work/neighbour.dat" -O userstacktrace_delay \
+		-e sched:sched_process_exec -e syscalls:sys_enter_getppid 2>"$work/neighbour.log" &
+	npid=$!
+	for i in $(seq 100); do
+		ls /sys/kernel/tracing/instances | grep -q "^ustitch-$npid" && break
+		sleep 0.1
+	done
+	sleep 0.5
+	rec exec2 sched:sched_process_exec '!lock_held(mmap_lock:W)'
+	kill -INT "$npid"; wait "$npid"
+	lh=$(awk '$1 ~ /^ustitch:/ && / sched_process_exec: / { sub(/.* sched_process_exec: */, ""); print }' "$work/exec2.txt")
+	expect_eq "sched_process_exec beside another recording: the workload's exec" \
+		"$(grep -c "filename=$UST_LH_PROG " <<<"$lh")" 1
 }
 
 stacks() {
