@@ -177,19 +177,22 @@ samples() {
 		done
 	done
 	# Kernel ranges hold sampled kernel IPs: the function where the
-	# reference's kernel samples were most often.
+	# reference's kernel samples were most often.  How many samples land
+	# there varies with the host's load (a guest of the vm lane saw 4 where
+	# the reference had more): the filter is proved by some samples kept
+	# there and none elsewhere, not by a count.
 	ksym=$(awk '$1 == "kernel" { n[$7]++ } END { for (f in n) if (n[f] > m) { m = n[f]; b = f }; print b }' \
 		"$work/sref.samples")
 	srec kern --call-graph fp --addr-filter "filter kernel:$ksym" || return
 	for p in $(pids_of kern); do
-		at_least "filter kernel:$ksym, $p" "$(scount kern "$p" "\$7 == \"$ksym\"")" 5
+		at_least "filter kernel:$ksym, $p" "$(scount kern "$p" "\$7 == \"$ksym\"")" 1
 		expect_eq "filter kernel:$ksym, $p: samples elsewhere" \
 			"$(scount kern "$p" "\$1 != \"kernel\" || \$7 != \"$ksym\"")" 0
 	done
 	# Ranges add up (perf ORs them).
 	srec both --call-graph fp --addr-filter "filter kernel:$ksym, filter file:af_lib_spin@$LIB" || return
 	for p in $(pids_of both); do
-		at_least "kernel:$ksym + af_lib_spin, $p: in $ksym" "$(scount both "$p" "\$7 == \"$ksym\"")" 5
+		at_least "kernel:$ksym + af_lib_spin, $p: in $ksym" "$(scount both "$p" "\$7 == \"$ksym\"")" 1
 		at_least "kernel:$ksym + af_lib_spin, $p: in af_lib_spin" "$(scount both "$p" "$LIB1")" $MIN
 		expect_eq "kernel:$ksym + af_lib_spin, $p: samples elsewhere" \
 			"$(scount both "$p" "\$7 != \"$ksym\" && \$5 !~ /^af_lib_spin;/")" 0
