@@ -31,8 +31,8 @@
 #   UST_VM_CACHE       where the unpacked kernels are kept (/var/cache/ustitch-vm
 #                      if writable, else BUILD-DIR/tests/vm/kernel-cache)
 #   UST_VM_KERNEL_PKG  a kernel image package name instead of the newest
-#   UST_VM_TIME_LIMIT  seconds before QEMU is killed (default 1440: under
-#                      meson's 1500, so that partial results still print)
+#   UST_VM_TIME_LIMIT  seconds before QEMU is killed (default 2040: under
+#                      meson's 2100, so that partial results still print)
 #   UST_VM_TESTS       the guest test list (default tests/vm/guest-tests.txt)
 #   UST_VM_TIME_FACTOR a meson test's timeout is multiplied by this in the
 #                      guest: code runs several times slower under TCG (4)
@@ -64,7 +64,7 @@ if [ -z "$cache" ]; then
 	cache=/var/cache/ustitch-vm
 	{ mkdir -p "$cache" && [ -w "$cache" ]; } 2>/dev/null || cache=$build/tests/vm/kernel-cache
 fi
-limit=${UST_VM_TIME_LIMIT:-1440}
+limit=${UST_VM_TIME_LIMIT:-2040}
 factor=${UST_VM_TIME_FACTOR:-4}
 list=${UST_VM_TESTS:-$src/tests/vm/guest-tests.txt}
 # A relative list is looked for here, then in the source tree (the lists
