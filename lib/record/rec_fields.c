@@ -3,10 +3,8 @@
  * ust_rec_filter_fields: the field names of an ftrace filter (-f) checked
  * against the event's format before the kernel sees it.  The kernel only
  * says EINVAL; a misspelled field is the usual cause, and the fields the
- * event has are the useful answer.  Only the left side of each
- * comparison is a field; lock_held(...) terms are calls, not fields.
+ * event has are the useful answer.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,34 +33,6 @@ static bool is_generic(const char *name)
 	return false;
 }
 
-/* Past a quoted string starting at @p (its quote). */
-static const char *skip_quoted(const char *p)
-{
-	char q = *p++;
-
-	while (*p && *p != q)
-		p += p[0] == '\\' && p[1] ? 2 : 1;
-	return *p ? p + 1 : p;
-}
-
-/* Past the balanced parentheses starting at @p ('('). */
-static const char *skip_call(const char *p)
-{
-	int depth = 0;
-
-	while (*p) {
-		if (*p == '"' || *p == '\'') {
-			p = skip_quoted(p);
-			continue;
-		}
-		depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
-		p++;
-		if (!depth)
-			break;
-	}
-	return p;
-}
-
 /* The event's own fields, for the message: "a, b, c". */
 static void list_fields(const struct ust_lh_format *f, char *buf, size_t size)
 {
@@ -84,59 +54,37 @@ int ust_rec_filter_fields(const char *sys, const char *ev, const char *filter, c
 			  size_t errsz)
 {
 	struct ust_lh_format fmt;
-	bool want_field = true;
-	const char *p = filter;
-	char *text, name[128], fields[1024];
-	int ret = 0;
+	struct ust_lh_expr e;
+	char *text, fields[1024], why[8];
+	int i, ret = 0;
 
+	/* The one filter parser (lock_held() terms are its own nodes): what
+	 * it cannot parse, the kernel judges. */
+	if (ust_lh_parse(filter, &e, why, sizeof(why))) {
+		ust_lh_expr_free(&e);
+		return 0;
+	}
 	text = ust_cap_read_format(sys, ev);
 	if (!text || ust_lh_format_parse(text, &fmt)) {
 		free(text);
-		return 0;	/* the kernel judges what cannot be read here */
+		ust_lh_expr_free(&e);
+		return 0;
 	}
 	free(text);
-	while (*p) {
-		const char *id = p;
-		size_t len;
+	for (i = 0; i < e.nr_nodes; i++) {
+		const char *name = e.nodes[i].field;
 
-		if (isspace((unsigned char)*p)) {
-			p++;
-		} else if (!want_field) {
-			/* A value, or the operator: until the next && or ||. */
-			if (*p == '"' || *p == '\'') {
-				p = skip_quoted(p);
-			} else if ((p[0] == '&' && p[1] == '&') || (p[0] == '|' && p[1] == '|')) {
-				want_field = true;
-				p += 2;
-			} else {
-				p++;
-			}
-		} else if (*p == '(' || *p == '!') {
-			p++;
-		} else if (isalpha((unsigned char)*p) || *p == '_') {
-			while (isalnum((unsigned char)*p) || *p == '_')
-				p++;
-			len = (size_t)(p - id);
-			while (isspace((unsigned char)*p))
-				p++;
-			want_field = false;
-			if (*p == '(') {	/* lock_held(...) and the like */
-				p = skip_call(p);
-				continue;
-			}
-			snprintf(name, sizeof(name), "%.*s", (int)len, id);
-			if (!ust_lh_format_field(&fmt, name) && !is_generic(name)) {
-				list_fields(&fmt, fields, sizeof(fields));
-				snprintf(err, errsz, "-f '%s' on %s:%s: no field '%s' (fields: %s)", filter,
-					 sys, ev, name, fields[0] ? fields : "only the common_ ones");
-				ret = -EINVAL;
-				break;
-			}
-		} else {
-			want_field = false;	/* not a name: the kernel's to judge */
-		}
+		if (e.nodes[i].kind != UST_LH_N_TERM || ust_lh_format_field(&fmt, name) ||
+		    is_generic(name))
+			continue;
+		list_fields(&fmt, fields, sizeof(fields));
+		snprintf(err, errsz, "-f '%s' on %s:%s: no field '%s' (fields: %s)", filter,
+			 sys, ev, name, fields[0] ? fields : "only the common_ ones");
+		ret = -EINVAL;
+		break;
 	}
 	ust_lh_format_free(&fmt);
+	ust_lh_expr_free(&e);
 	return ret;
 }
 
