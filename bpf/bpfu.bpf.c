@@ -266,6 +266,8 @@ static long ust_bpfu_walk_fault_cb(__u32 i __ust_unused, void *data)
 		ust_bpfu_walk_vma_round(c->t);
 		return 0;
 	}
+	if (ret == UST_BPFU_WALK_PARK)
+		return ust_bpfu_walk_park_round(c->t);
 	if (ret != UST_BPFU_WALK_PAGE)
 		return ret != UST_BPFU_WALK_NEXT;
 	w = ust_bpfu_walk_of(c->t);

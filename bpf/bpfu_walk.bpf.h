@@ -17,9 +17,11 @@
  *
  * A file seen for the first time has no entry: the walk asks user space
  * for its table (a NEED_CFI record, once per file, leaving a PENDING entry
- * behind) and goes on by frame pointers for that frame, marking the stack
- * UST_BPFU_F_NO_TABLE: a stack taken before its table arrived is never
- * silently short.
+ * behind) and parks at that frame (ust_bpfu_walk_park()): the stack from
+ * its rsp up goes to user space, which walks on once the table is built.
+ * A park refused (the ring short of room) goes on by frame pointers for
+ * that frame, marking the stack UST_BPFU_F_NO_TABLE: a stack taken before
+ * its table arrived is never silently short.
  *
  * Verification cost, bounded by construction.  The verifier checks a
  * static function at every place it is inlined or called, path by path,
@@ -84,6 +86,8 @@ struct {
 const volatile bool ust_cfi_on = true;
 /* Set before load: frame 0 on a ret or a function entry (ust_bpfu_walk_ra_at_sp()). */
 const volatile bool ust_leaf_ret = true;
+/* Set before load: a frame in a file whose table is pending parks the walk (ust_bpfu_walk_park()). */
+const volatile bool ust_park_on = true;
 
 /* VMAs kept per task: a stack goes back and forth between a few files. */
 #define UST_BPFU_WALK_VMAS	4
@@ -97,12 +101,13 @@ const volatile bool ust_leaf_ret = true;
 #define UST_BPFU_WALK_END	1	/* the walk ends */
 #define UST_BPFU_WALK_PAGE	2	/* fault in w->page and step again */
 #define UST_BPFU_WALK_VMA	3	/* look the VMA of w->g.r.ip up, then step again */
+#define UST_BPFU_WALK_PARK	4	/* park the walk at this frame (ust_bpfu_walk_park()) */
 /*
  * bpf_loop() rounds for a walk: a frame, and the VMA lookup of a frame in
- * a file the task's slots do not hold, each a round; and a round per page
- * a task_work's walk faults in.
+ * a file the task's slots do not hold, each a round; a round per page a
+ * task_work's walk faults in; and a park refused (once a walk).
  */
-#define UST_BPFU_WALK_ROUNDS	(2 * (UST_BPFU_MAX_FRAMES + 1) + UST_BPFU_WALK_MAX_PAGES)
+#define UST_BPFU_WALK_ROUNDS	(2 * (UST_BPFU_MAX_FRAMES + 1) + UST_BPFU_WALK_MAX_PAGES + 1)
 
 struct ust_bpfu_walk_vma {
 	struct ust_bpfu_vma v;	/* v.found: the slot is used */
@@ -174,6 +179,8 @@ struct ust_bpfu_walk {
 	__u32 vma_next;		/* the slot the next VMA found goes to */
 	__u32 vma_refused;	/* the last lookup was refused (not "no VMA there") */
 	__u32 served;		/* the memo served this walk: its frames are the last's */
+	__u32 park_refused;	/* a park was refused: frame pointers from there, as before parks */
+	__u32 pad;
 	__u64 win_base;		/* the user address of win[0] */
 	__u64 win_len;		/* bytes of win[] read; 0: empty */
 	/* Kept from one walk of the task to the next (struct ust_bpfu_walk_task). */
@@ -616,6 +623,16 @@ __noinline int ust_bpfu_walk_frame(struct ust_bpfu_walk_task *t)
 		w->g.flags |= UST_BPFU_F_NOT_EXEC;
 		return UST_BPFU_WALK_END;
 	}
+#if UST_BPFU_CFI
+	/*
+	 * A file whose table is not loaded yet: by frame pointers, code
+	 * built without them (Debian's) would end the stack here.  The walk
+	 * parks instead, for the recorder to finish (the caller's loop calls
+	 * ust_bpfu_walk_park(): not from here, for the call chain's stack).
+	 */
+	if (ust_park_on && s && s->tstate == UST_BPFU_CFI_PENDING && !w->park_refused)
+		return UST_BPFU_WALK_PARK;
+#endif
 	f = &t->r.frames[nr & (UST_BPFU_SLOTS - 1)];
 	if (s) {
 		f->off = w->g.r.ip - s->v.start + (s->v.pgoff << 12);
@@ -775,6 +792,7 @@ __noinline int ust_bpfu_walk_start(struct ust_bpfu_walk_task *t, __u32 flags, in
 	w->page = 0;
 	w->no_memo = 0;
 	w->served = 0;
+	w->park_refused = 0;
 	w->vma_asked = 0;
 	w->vma_refused = 0;
 	w->win_len = 0;
@@ -853,6 +871,136 @@ __noinline int ust_bpfu_walk_finish(struct ust_bpfu_walk_task *t, __u32 flags0)
 	return 0;
 }
 
+#if UST_BPFU_CFI
+/* What a park takes of the ring: the record and bytes[] at its cap. */
+#define UST_BPFU_PARK_REC_SIZE	(sizeof(struct ust_bpfu_rec_park) + UST_BPFU_PARK_CAP)
+
+/*
+ * Park the walk at frame g.nr (ust_bpfu_walk_frame() said
+ * UST_BPFU_WALK_PARK): a PARK record with its registers, the task's VMA
+ * slots and the user stack from its rsp up, for the recorder to walk on
+ * once the file's table is built (lib/record/bpfu_park.c); the STACK
+ * record that follows says UST_BPFU_F_PARKED.  0: parked, the walk ends;
+ * -1: refused, it goes on by frame pointers as it did before parks.
+ *
+ * How much stack: up to the end of the stack's VMA, at most
+ * UST_BPFU_PARK_CAP (ust_bpfu_abi.h says why that much), and only while
+ * the ring keeps half its room: a reader busy building a large table
+ * (cc1plus: 0.4 s cold) must still find room there for every other
+ * record.  A ring reservation's size is fixed at verification, so each
+ * park takes CAP bytes of the ring whatever it copies; parks are the
+ * first walks through a file only.  bpf_probe_read_user() copies all or
+ * nothing (a page not present zeroes it all): a copy that fails is tried
+ * at half the length, then a quarter, then to the end of rsp's page.
+ */
+__noinline int ust_bpfu_walk_park(struct ust_bpfu_walk_task *t)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ust_bpfu_rec_park *r;
+	struct ust_bpfu_vma v;	/* bpf_find_vma()'s context must be on the stack */
+	struct ust_bpfu_walk *w;
+	__u64 sp, want, len, avail, size = UST_BPFU_PARK_REC_SIZE;
+	__u32 i, k;
+
+	if (!t)
+		return -1;
+	w = ust_bpfu_walk_of(t);
+	sp = w->g.r.sp;
+	avail = bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_RING_SIZE) -
+		bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_AVAIL_DATA);
+	if (avail < size || avail - size < bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_RING_SIZE) / 2) {
+		UST_COUNT(park_no_room);
+		return -1;
+	}
+	__builtin_memset(&v, 0, sizeof(v));
+	bpf_find_vma(task, sp, ust_bpfu_vma_cb, &v, 0);
+	/* Refused (an interrupt's second lookup): the cap, and the halving below. */
+	want = v.found && v.end > sp ? v.end - sp : UST_BPFU_PARK_CAP;
+	if (want > UST_BPFU_PARK_CAP)
+		want = UST_BPFU_PARK_CAP;
+	r = bpf_ringbuf_reserve(&ust_bpfu_events, UST_BPFU_PARK_REC_SIZE, 0);
+	if (!r) {
+		UST_COUNT(park_no_room);
+		return -1;
+	}
+	len = want;
+	for (i = 0; i < 4; i++) {
+		if (i == 3)
+			len = 4096 - (sp & 4095);
+		barrier_var(len);
+		if (len > UST_BPFU_PARK_CAP)
+			len = UST_BPFU_PARK_CAP;
+		if (!bpf_probe_read_user(r->bytes, len, (void *)sp))
+			break;
+		len >>= 1;
+	}
+	if (i == 4) {
+		bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);
+		UST_COUNT(park_short);
+		return -1;
+	}
+	if (len < want)
+		UST_COUNT(park_short);
+	r->h.kind = UST_BPFU_REC_PARK;
+	r->h.cpu = bpf_get_smp_processor_id();
+	r->h.ts = bpf_ktime_get_ns();
+	r->h.tid = (__u32)bpf_get_current_pid_tgid();
+	r->h.tgid = w->tgid;
+	r->h.cookie = 0;
+	r->seq = t->sent + 1;		/* ust_bpfu_walk_send()'s for the STACK record */
+	r->nr = w->g.nr;
+	r->regs = (w->g.r.bp_ok ? UST_BPFU_PARK_BP_OK : 0) | (w->g.r.bx_ok ? UST_BPFU_PARK_BX_OK : 0) |
+		    (w->g.r.ip_exact ? UST_BPFU_PARK_IP_EXACT : 0);
+	r->ip = w->g.r.ip;
+	r->sp = sp;
+	r->bp = w->g.r.bp;
+	r->bx = w->g.r.bx;
+	r->bp_at = w->g.r.bp_at;
+	r->bx_at = w->g.r.bx_at;
+	r->stack_end = v.found ? v.end : 0;
+	for (k = 0; k < UST_BPFU_PARK_VMAS && k < UST_BPFU_WALK_VMAS; k++) {
+		struct ust_bpfu_walk_vma *s = &w->vmas[k];
+		struct ust_bpfu_park_vma *pv = &r->vmas[k];
+
+		pv->start = s->v.found ? s->v.start : 0;
+		pv->end = s->v.found ? s->v.end : 0;
+		pv->pgoff = s->v.pgoff;
+		pv->ino = s->v.ino;
+		pv->dev = s->v.dev;
+		pv->flags = (s->v.exec ? UST_BPFU_PARK_VMA_EXEC : 0) | (s->vdso ? UST_BPFU_PARK_VMA_VDSO : 0);
+	}
+	r->len = (__u32)len;
+	r->pad = 0;
+	bpf_ringbuf_submit(r, ust_bpfu_rb_flags(UST_BPFU_PARK_REC_SIZE));
+	w->g.flags |= UST_BPFU_F_PARKED | UST_BPFU_F_NO_TABLE;
+	UST_COUNT(parks);
+	{
+		__u32 zero = 0;
+		struct ust_bpfu_counters *c = bpf_map_lookup_elem(&ust_bpfu_stats, &zero);
+
+		if (c)
+			__sync_fetch_and_add(&c->park_bytes, len);
+	}
+	return 0;
+}
+#endif
+
+/*
+ * A walk that parked ends; one whose park was refused takes the frame
+ * again, by frame pointers.  1: the walk ends, 0: go on.
+ */
+static __always_inline long ust_bpfu_walk_park_round(struct ust_bpfu_walk_task *t)
+{
+#if UST_BPFU_CFI
+	if (ust_bpfu_walk_park(t) == 0)
+		return 1;
+	ust_bpfu_walk_of(t)->park_refused = 1;
+#else
+	(void)t;
+#endif
+	return 0;
+}
+
 /*
  * A frame's VMA not in the task's slots, into one; the step then runs
  * again.  (No VMA holds it: the step goes on without one.)
@@ -875,6 +1023,8 @@ static long ust_bpfu_walk_frame_cb(__u32 i __ust_unused, void *data)
 		ust_bpfu_walk_vma_round(t);
 		return 0;
 	}
+	if (ret == UST_BPFU_WALK_PARK)
+		return ust_bpfu_walk_park_round(t);
 	return ret != UST_BPFU_WALK_NEXT;
 }
 

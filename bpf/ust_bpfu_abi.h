@@ -33,6 +33,7 @@ enum ust_bpfu_rec_kind {
 	UST_BPFU_REC_SAMPLE = 3,	/* the cookie of a perf sample (ust_bpfu_sample) */
 	UST_BPFU_REC_NEED_CFI = 4,	/* a file without an unwind table (ust_bpfu_rec_need) */
 	UST_BPFU_REC_EXEC = 5,		/* a followed process exec()ed: its new program's tables */
+	UST_BPFU_REC_PARK = 6,		/* a walk parked at a file without a table (ust_bpfu_rec_park) */
 };
 
 /* STACK record flags. */
@@ -52,6 +53,14 @@ enum ust_bpfu_rec_kind {
 #define UST_BPFU_F_FAULT	(1U << 12)	/* cut: a stack read failed */
 #define UST_BPFU_F_NO_UNWIND	(1U << 13)	/* cut: a frame with no CFI and no frame pointer */
 #define UST_BPFU_F_NOT_EXEC	(1U << 16)	/* cut: a return address in no executable mapping */
+/*
+ * The walk stopped at a frame in a file whose table was not loaded yet
+ * and sent what the recorder needs to walk on (a PARK record, just
+ * before this one): the stack ends at that frame until the recorder has
+ * finished it.  The same bit as UST_ABI_STACK_F_LATER, which the finished
+ * stack carries.
+ */
+#define UST_BPFU_F_PARKED	(1U << 17)
 /*
  * Not a stack flag: the record is also the request of an event of its
  * task that ran just before (the sys_exit_* event of the system call whose
@@ -150,6 +159,58 @@ struct ust_bpfu_rec_need {
 };
 
 /*
+ * A walk parked (UST_BPFU_F_PARKED): the registers of the frame it did
+ * not record (frames[nr] of its STACK record, which follows), the VMAs it
+ * knew, and the user stack from that frame's rsp up, for the recorder to
+ * finish the walk once the file's table is built (lib/record/bpfu_park.c,
+ * by the same step, bpf/ust_cfi_step.h).  The ring carries it whole,
+ * bytes[] UST_BPFU_PARK_CAP long (a ring reservation's size is fixed when
+ * the program is verified); len says how much of it is the stack.
+ */
+#define UST_BPFU_PARK_BP_OK	(1U << 0)	/* bp is the frame's rbp */
+#define UST_BPFU_PARK_BX_OK	(1U << 1)	/* bx is the frame's rbx */
+#define UST_BPFU_PARK_IP_EXACT	(1U << 2)	/* ip is where the task was, not a return address */
+
+#define UST_BPFU_PARK_VMAS	4
+#define UST_BPFU_PARK_VMA_EXEC	(1U << 0)	/* code may run from it (VM_EXEC) */
+#define UST_BPFU_PARK_VMA_VDSO	(1U << 1)	/* the vDSO: its table is (UST_BPFU_CFI_VDSO_INO, 0) */
+
+struct ust_bpfu_park_vma {
+	__u64 start;		/* [start, end); end 0: an unused slot */
+	__u64 end;
+	__u64 pgoff;		/* in pages */
+	__u64 ino;		/* 0: anonymous memory, or the vDSO */
+	__u32 dev;		/* kernel dev_t */
+	__u32 flags;		/* UST_BPFU_PARK_VMA_* */
+};
+
+/*
+ * How much stack a park copies at most: what the walks finished from
+ * copies read, measured (ustitch record -v, "the most any read"): a
+ * script of python3, g++ (cc1plus), tar, gzip, find and sort with the
+ * table cache off parked 410 walks whose deepest read 20192 bytes above
+ * the parked rsp (cfi-prog's deep40: 1.3 KiB); perf's --call-graph dwarf
+ * copies 8 KiB and misses deep stacks for it (notes/unwinding.md).  So
+ * 32 KiB, a power of two above the deepest seen.  The copy is also bounded
+ * by the stack's VMA end and by the ring's room (bpfu_walk.bpf.h).
+ */
+#define UST_BPFU_PARK_CAP	(32U << 10)
+
+struct ust_bpfu_rec_park {
+	struct ust_bpfu_rec_hdr h;
+	__u64 seq;		/* the seq of the STACK record it goes with */
+	__u32 nr;		/* frames the walk recorded before it parked */
+	__u32 regs;		/* UST_BPFU_PARK_BP_OK, _BX_OK, _IP_EXACT */
+	__u64 ip, sp, bp, bx;	/* the parked frame's registers */
+	__u64 bp_at, bx_at;	/* where its caller's rbp (rbx) is saved, not read yet; 0: in bp (bx) */
+	__u64 stack_end;	/* the end of the VMA holding sp; 0: unknown */
+	struct ust_bpfu_park_vma vmas[UST_BPFU_PARK_VMAS];
+	__u32 len;		/* bytes[] holds the stack's [sp, sp + len) */
+	__u32 pad;
+	__u8 bytes[];
+};
+
+/*
  * Unwind tables as the BPF walk finds them: ust_bpfu_cfi_files maps a
  * file's (inode, dev) to its rows, a slice of the one array
  * ust_bpfu_cfi_rows (struct ust_cfi_row, bpf/ust_cfi_abi.h).  User space
@@ -211,6 +272,10 @@ struct ust_bpfu_counters {
 	__u64 sample_walks;	/* stacks of samples in user code, taken at the sample */
 	__u64 sample_faults;	/* ... that would have faulted: task_work instead */
 	__u64 memo_walks;	/* stacks that were the task's last walk, its words unchanged */
+	__u64 parks;		/* walks parked for the recorder to finish (PARK records) */
+	__u64 park_bytes;	/* stack bytes those copied */
+	__u64 park_no_room;	/* parks refused: the ring had not the room (frame pointers instead) */
+	__u64 park_short;	/* parks whose copy stopped at an unreadable page or the cap */
 };
 
 #endif /* UST_BPFU_ABI_H */

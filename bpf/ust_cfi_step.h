@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * One unwind step by a CFI row (ust_cfi_abi.h), from a frame's registers
- * to its caller's: the rules, written once for the two walkers that follow
- * them, the BPF unwinder (bpfu_walk.bpf.h, clang -target bpf) and the
- * LTTng provider (plugins/lttng-ust/ust_lttng_walk.c, user space), and
+ * to its caller's: the rules, written once for the walkers that follow
+ * them, the BPF unwinder (bpfu_walk.bpf.h, clang -target bpf), the LTTng
+ * provider (plugins/lttng-ust/ust_lttng_walk.c, user space) and the
+ * recorder finishing a walk the BPF unwinder parked
+ * (lib/record/bpfu_park.c, over a copy of the stack), and
  * for the unit test that holds them against readelf's reading of the CFI
  * (tests/unit/cfi/test_cfi.c).  x86-64 only.
  *

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ustitch/abi.h"
 #include "ustitch/addrfilter.h"
@@ -42,6 +43,7 @@ typedef __u64 u64;
 #include "bpfu_cfi.h"
 #include "bpfu_variant.h"
 #include "bpfu_raw.h"
+#include "bpfu_park.h"
 #include "kbtf.h"
 
 _Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_BPFU_F_IMMEDIATE &&
@@ -57,7 +59,8 @@ _Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_BPFU_F_IMMEDIATE &&
 	       UST_BPFU_STACK_BAD_CFA == UST_BPFU_F_BAD_CFA &&
 	       UST_BPFU_STACK_FAULT == UST_BPFU_F_FAULT &&
 	       UST_BPFU_STACK_NO_UNWIND == UST_BPFU_F_NO_UNWIND &&
-	       UST_BPFU_STACK_NOT_EXEC == UST_BPFU_F_NOT_EXEC,
+	       UST_BPFU_STACK_NOT_EXEC == UST_BPFU_F_NOT_EXEC &&
+	       UST_BPFU_STACK_LATER == UST_BPFU_F_PARKED,
 	       "public stack flags follow the BPF ones");
 _Static_assert(UST_BPFU_MAX_STACK == UST_BPFU_MAX_FRAMES, "one frame limit");
 _Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_ABI_STACK_F_IMMEDIATE &&
@@ -71,7 +74,8 @@ _Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_ABI_STACK_F_IMMEDIATE &&
 	       UST_BPFU_STACK_BAD_CFA == UST_ABI_STACK_F_BAD_CFA &&
 	       UST_BPFU_STACK_FAULT == UST_ABI_STACK_F_FAULT &&
 	       UST_BPFU_STACK_NO_UNWIND == UST_ABI_STACK_F_NO_UNWIND &&
-	       UST_BPFU_STACK_NOT_EXEC == UST_ABI_STACK_F_NOT_EXEC,
+	       UST_BPFU_STACK_NOT_EXEC == UST_ABI_STACK_F_NOT_EXEC &&
+	       UST_BPFU_STACK_LATER == UST_ABI_STACK_F_LATER,
 	       "stack_flags records carry the public stack flags as they are");
 
 #define UST_BPFU_RB_DEFAULT	(8u << 20)
@@ -84,6 +88,14 @@ _Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_ABI_STACK_F_IMMEDIATE &&
 /* user_unwind_stack: header, then unsigned long stack[], inodes[], u32 dev[]. */
 #define UST_BPFU_FRAME_BYTES	(8 + 8 + 4)
 #define UST_BPFU_STACK_MAX_SIZE	(UST_ABI_STACK_HDR_SIZE + UST_BPFU_MAX_FRAMES * UST_BPFU_FRAME_BYTES)
+/*
+ * A parked stack waits this long for its tables, then walks on by frame
+ * pointers: a table is built in 0.5-400 ms (cc1plus cold), and the
+ * recorder writes its spool sorted at the end, so waiting costs memory
+ * only, which UST_BPFU_PARK_QUEUE bounds.
+ */
+#define UST_BPFU_PARK_WAIT_NS	(2ULL * 1000 * 1000 * 1000)
+#define UST_BPFU_PARK_QUEUE	(64u << 20)
 
 struct ust_bpfu {
 	struct ust_bpfu_skel *skel;
@@ -117,6 +129,7 @@ struct ust_bpfu {
 	uint64_t bad_records;
 	struct ust_hmap last;	/* tid -> struct ust_bpfu_last * */
 	struct ust_bpfu_raw *raw;	/* frames left as addresses, named from /proc */
+	struct ust_bpfu_park *park;	/* parked walks finished here (NULL: no CFI) */
 	uint64_t repeats;	/* stacks sent again as their task's last */
 	uint64_t repeats_lost;	/* ... whose last stack never arrived */
 	/* One record at a time: the callback gets it before the next is made. */
@@ -138,9 +151,9 @@ static size_t ust_bpfu_make_cookie(struct ust_bpfu *u, const struct ust_bpfu_rec
  * trace_user_unwind_callback() of patch 9, byte for byte (layout: ust_enc),
  * into u->out; @rec's arrays point at the record's.
  */
-static size_t ust_bpfu_make_stack(struct ust_bpfu *u, const struct ust_bpfu_rec_stack *s,
-				  const struct ust_bpfu_frame *frames, unsigned int nr,
-				  struct ust_bpfu_rec *rec)
+static size_t ust_bpfu_make_stack(struct ust_bpfu *u, const struct ust_bpfu_rec_hdr *h,
+				  uint32_t flags, const struct ust_bpfu_frame *frames,
+				  unsigned int nr, struct ust_bpfu_rec *rec)
 {
 	uint64_t o[UST_BPFU_MAX_FRAMES], in[UST_BPFU_MAX_FRAMES], *offs, *inodes;
 	uint32_t d[UST_BPFU_MAX_FRAMES], raw[UST_BPFU_MAX_FRAMES], *devs;
@@ -161,8 +174,8 @@ static size_t ust_bpfu_make_stack(struct ust_bpfu *u, const struct ust_bpfu_rec_
 	 * stack ends before that frame (an address nothing placed in code is
 	 * no caller).
 	 */
-	if ((s->flags & UST_BPFU_F_RAW) && u->raw) {
-		keep = ust_bpfu_raw_resolve(u->raw, (pid_t)s->h.tgid, raw, o, in, d, nr);
+	if ((flags & UST_BPFU_F_RAW) && u->raw) {
+		keep = ust_bpfu_raw_resolve(u->raw, (pid_t)h->tgid, raw, o, in, d, nr);
 		/* Cut: how the walk went on from there is no longer this stack's end. */
 		if (keep < nr)
 			rec->flags = (rec->flags & ~(UST_BPFU_STACK_BOTTOM | UST_BPFU_STACK_BAD_CFA |
@@ -176,8 +189,8 @@ static size_t ust_bpfu_make_stack(struct ust_bpfu *u, const struct ust_bpfu_rec_
 		nr = keep;
 	}
 	rec->nr = nr;
-	len = ust_enc_unwind_stack(u->out, sizeof(u->out), u->stack_type, (int)s->h.tid,
-				   s->h.cookie, nr, &a);
+	len = ust_enc_unwind_stack(u->out, sizeof(u->out), u->stack_type, (int)h->tid,
+				   h->cookie, nr, &a);
 	/* u->out holds UST_BPFU_MAX_FRAMES frames, and nr is capped there. */
 	if (len < 0)
 		return 0;
@@ -252,6 +265,36 @@ static const struct ust_bpfu_frame *ust_bpfu_frames(struct ust_bpfu *u,
 	return s->frames;
 }
 
+/* A stack's record for the callback, from its walk's header, flags and frames. */
+static int ust_bpfu_emit_stack(void *ctx, const struct ust_bpfu_rec_hdr *h, uint32_t flags,
+			       const struct ust_bpfu_frame *frames, uint32_t nr)
+{
+	struct ust_bpfu *u = ctx;
+	struct ust_bpfu_rec rec = { 0 };
+
+	rec.kind = UST_BPFU_STACK;
+	rec.cpu = h->cpu;
+	rec.ts = h->ts;		/* the walk's: the spool puts a stack finished later in its place */
+	rec.tid = (pid_t)h->tid;
+	rec.tgid = (pid_t)h->tgid;
+	rec.cookie = h->cookie;
+	rec.data = u->out;
+	rec.flags = flags & ~(UST_BPFU_F_REQUEST | UST_BPFU_F_AGAIN);
+	rec.nr = nr;
+	rec.size = ust_bpfu_make_stack(u, h, flags, frames, rec.nr, &rec);
+	u->stack_records++;
+	u->records++;
+	return u->fn ? u->fn(&rec, u->fn_ctx) : 0;
+}
+
+static uint64_t ust_bpfu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 {
 	struct ust_bpfu *u = ctx;
@@ -283,9 +326,22 @@ static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 		rec.flags = sm->flags & UST_BPFU_S_DROPPED_BEFORE ? UST_BPFU_SAMPLE_GAP : 0;
 		u->cookie_records++;
 	} else if (h->kind == UST_BPFU_REC_NEED_CFI && size >= sizeof(struct ust_bpfu_rec_need)) {
-		/* Ours, not the caller's: the walk wants a file's table. */
-		if (u->cfi)
+		/*
+		 * Ours, not the caller's: the walk wants a file's table.  Its
+		 * walks park meanwhile: the process's maps, read now while it
+		 * lives, place the frames their copies lead to.
+		 */
+		if (u->cfi) {
+			ust_bpfu_raw_note(u->raw, (pid_t)h->tgid);
 			ust_bpfu_cfi_need(u->cfi, data);
+		}
+		return 0;
+	} else if (h->kind == UST_BPFU_REC_PARK && ust_bpfu_park_fits(data, size)) {
+		/* Ours too: the copy its task's next STACK record (parked) goes on from. */
+		if (u->park) {
+			ust_bpfu_raw_note(u->raw, (pid_t)h->tgid);
+			ust_bpfu_park_keep(u->park, data, size);
+		}
 		return 0;
 	} else if (h->kind == UST_BPFU_REC_EXEC) {
 		if (u->cfi)
@@ -313,17 +369,25 @@ static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 		/* A stack whose frames went with a lost record: lost with it. */
 		if (!frames)
 			return 0;
-		rec.kind = UST_BPFU_STACK;
-		rec.flags = s->flags & ~(UST_BPFU_F_REQUEST | UST_BPFU_F_AGAIN);
-		rec.nr = s->nr;
-		rec.size = ust_bpfu_make_stack(u, s, frames, rec.nr, &rec);
-		u->stack_records++;
+		/* Parked: finished here, now or once its tables are built. */
+		if ((s->flags & UST_BPFU_F_PARKED) && u->park)
+			return ust_bpfu_park_stack(u->park, s, frames, ust_bpfu_now_ns(),
+						   ust_bpfu_emit_stack, u);
+		return ust_bpfu_emit_stack(u, h, s->flags & ~UST_BPFU_F_PARKED, frames, s->nr);
 	} else {
 		u->bad_records++;
 		return 0;
 	}
 	u->records++;
 	return u->fn ? u->fn(&rec, u->fn_ctx) : 0;
+}
+
+/* An environment switch set to anything but "" or "0". */
+static bool ust_bpfu_env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0") != 0;
 }
 
 static size_t ust_bpfu_rb_size(size_t want)
@@ -433,6 +497,8 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool cfi, enum ust_bpfu_tw tw, bool i
 	skel->rodata->ust_preempt_off = preempt;
 	skel->rodata->ust_ignore_tgid = o->ignore_tgid;
 	skel->rodata->ust_cfi_on = cfi && ust_bpfu_want_cfi(o);
+	/* Walks park at a file without its table, for bpfu_park.c to finish (test aid: USTITCH_NO_PARK=1). */
+	skel->rodata->ust_park_on = skel->rodata->ust_cfi_on && !ust_bpfu_env_on("USTITCH_NO_PARK");
 	bpf_map__set_max_entries(skel->maps.ust_bpfu_cfi_rows, !skel->rodata->ust_cfi_on ? 1 :
 				 o->cfi_rows ? o->cfi_rows : UST_BPFU_CFI_ROWS);
 	/* Task_work slots only where a variant schedules them. */
@@ -609,6 +675,29 @@ static int ust_bpfu_keep_link(void *u, struct bpf_link *l)
 	return ret;
 }
 
+/* What bpfu_park.c finishes parked walks with: our tables, the process's maps. */
+static int ust_bpfu_park_table(void *ctx, uint32_t dev, uint64_t ino,
+			       const struct ust_cfi_table **t)
+{
+	return ust_bpfu_cfi_table_of(((struct ust_bpfu *)ctx)->cfi, dev, ino, t);
+}
+
+static bool ust_bpfu_park_place(void *ctx, uint32_t tgid, uint64_t addr, uint64_t *off,
+				uint64_t *ino, uint32_t *dev)
+{
+	return ust_bpfu_raw_place(((struct ust_bpfu *)ctx)->raw, (pid_t)tgid, addr, off, ino, dev);
+}
+
+static void ust_bpfu_park_need(void *ctx, uint32_t tgid, const struct ust_bpfu_park_vma *v)
+{
+	struct ust_bpfu_rec_need n = { .ino = v->ino, .dev = v->dev, .vm_start = v->start,
+				       .vm_end = v->end, .vm_pgoff = v->pgoff };
+
+	n.h.kind = UST_BPFU_REC_NEED_CFI;
+	n.h.tgid = tgid;
+	ust_bpfu_cfi_need(((struct ust_bpfu *)ctx)->cfi, &n);
+}
+
 struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size_t errlen)
 {
 	struct ust_bpfu_opts none = { 0 };
@@ -652,6 +741,16 @@ struct ust_bpfu *ust_bpfu_open(const struct ust_bpfu_opts *opts, char *err, size
 		if (!u->cfi)
 			goto fail;
 		ust_bpfu_cfi_add_vdso(u->cfi);
+		u->park = ust_bpfu_park_new(&(struct ust_bpfu_park_env){
+						.table = ust_bpfu_park_table,
+						.place = ust_bpfu_park_place,
+						.need = ust_bpfu_park_need,
+						.ctx = u },
+					    UST_BPFU_PARK_WAIT_NS, UST_BPFU_PARK_QUEUE);
+		if (!u->park) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
 	}
 	if (o->perf && o->af && ust_af_bpf_setup(u->skel->obj, ust_bpfu_keep_link, u, o->af, err,
 						  errlen))
@@ -792,6 +891,9 @@ int ust_bpfu_poll(struct ust_bpfu *u, int timeout_ms, ust_bpfu_rec_fn fn, void *
 	u->fn = fn;
 	u->fn_ctx = ctx;
 	ret = ring_buffer__poll(u->rb, timeout_ms);
+	if (ret >= 0 && u->park && ust_bpfu_park_serve(u->park, ust_bpfu_now_ns(), false,
+						       ust_bpfu_emit_stack, u))
+		ret = -ECANCELED;
 	u->fn = NULL;
 	return ret;
 }
@@ -803,6 +905,23 @@ int ust_bpfu_consume(struct ust_bpfu *u, ust_bpfu_rec_fn fn, void *ctx)
 	u->fn = fn;
 	u->fn_ctx = ctx;
 	ret = ring_buffer__consume(u->rb);
+	if (ret >= 0 && u->park && ust_bpfu_park_serve(u->park, ust_bpfu_now_ns(), false,
+						       ust_bpfu_emit_stack, u))
+		ret = -ECANCELED;
+	u->fn = NULL;
+	return ret;
+}
+
+int ust_bpfu_flush(struct ust_bpfu *u, ust_bpfu_rec_fn fn, void *ctx)
+{
+	int ret;
+
+	u->fn = fn;
+	u->fn_ctx = ctx;
+	ret = ring_buffer__consume(u->rb);
+	/* The recording ends: every stack still waiting, by frame pointers where it must. */
+	if (u->park && ust_bpfu_park_serve(u->park, ust_bpfu_now_ns(), true, ust_bpfu_emit_stack, u))
+		ret = -ECANCELED;
 	u->fn = NULL;
 	return ret;
 }
@@ -1030,6 +1149,16 @@ int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
 	st->bad_records = u->bad_records;
 	st->repeats = u->repeats;
 	st->repeats_lost = u->repeats_lost;
+	if (u->park) {
+		struct ust_bpfu_park_stats ps;
+
+		ust_bpfu_park_stats(u->park, &ps);
+		st->later = ps.later;
+		st->later_not_in_time = ps.not_in_time;
+		st->park_lost = ps.lost;
+		st->park_used_max = ps.used_max;
+		st->park_beyond_copy = ps.beyond_copy;
+	}
 	if (ncpu <= 0)
 		return ncpu ? ncpu : -EINVAL;
 	v = calloc((size_t)ncpu, sizeof(*v));
@@ -1061,6 +1190,10 @@ int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
 		st->sample_walks += v[i].sample_walks;
 		st->sample_faults += v[i].sample_faults;
 		st->memo_walks += v[i].memo_walks;
+		st->parks += v[i].parks;
+		st->park_bytes += v[i].park_bytes;
+		st->park_no_room += v[i].park_no_room;
+		st->park_short += v[i].park_short;
 	}
 	if (u->cfi)
 		ust_bpfu_cfi_get_stats(u->cfi, &st->cfi);
@@ -1087,6 +1220,7 @@ void ust_bpfu_close(struct ust_bpfu *u)
 	for (pos = 0; ust_hmap_next(&u->last, &pos, &tid, &last);)
 		free((void *)(uintptr_t)last);
 	ust_hmap_fini(&u->last);
+	ust_bpfu_park_free(u->park);
 	ust_bpfu_raw_free(u->raw);
 	ust_bpfu_cfi_free(u->cfi);
 	ust_bpfu_skel__destroy(u->skel);
@@ -1143,6 +1277,12 @@ int ust_bpfu_poll(struct ust_bpfu *u, int timeout_ms, ust_bpfu_rec_fn fn, void *
 }
 
 int ust_bpfu_consume(struct ust_bpfu *u, ust_bpfu_rec_fn fn, void *ctx)
+{
+	(void)u, (void)fn, (void)ctx;
+	return -EOPNOTSUPP;
+}
+
+int ust_bpfu_flush(struct ust_bpfu *u, ust_bpfu_rec_fn fn, void *ctx)
 {
 	(void)u, (void)fn, (void)ctx;
 	return -EOPNOTSUPP;

@@ -48,8 +48,16 @@ struct ust_bpfu_cfi {
 	struct ust_cfi_cache *cache;
 	struct ust_hmap placed;		/* table pointer -> first << 32 | nr */
 	struct ust_hmap tries;		/* key hash -> failed attempts */
+	/* key hash -> struct known *: the tables of files, for walks finished here (bpfu_park.c) */
+	struct ust_hmap known;
 	struct ust_res *res;		/* files of processes gone: by (dev, inode) */
 	struct ust_bpfu_cfi_stats st;
+};
+
+struct known {
+	struct ust_bpfu_cfi_key key;
+	const struct ust_cfi_table *t;
+	struct known *next;		/* same hash */
 };
 
 static double now_ms(void)
@@ -95,6 +103,7 @@ struct ust_bpfu_cfi *ust_bpfu_cfi_new(int rows_fd, int files_fd, uint32_t cap,
 	}
 	ust_hmap_init(&c->placed);
 	ust_hmap_init(&c->tries);
+	ust_hmap_init(&c->known);
 	/* By handle or a live process's maps: no directory walks while recording. */
 	c->res = ust_res_new(&(struct ust_res_opts){ .no_index = true, .no_local_dirs = true,
 						     .no_archive = true });
@@ -103,12 +112,23 @@ struct ust_bpfu_cfi *ust_bpfu_cfi_new(int rows_fd, int files_fd, uint32_t cap,
 
 void ust_bpfu_cfi_free(struct ust_bpfu_cfi *c)
 {
+	struct known *k, *next;
+	uint64_t h, v;
+	size_t pos;
+
 	if (!c)
 		return;
 	munmap(c->rows, c->map_bytes);
 	ust_cfi_cache_free(c->cache);
 	ust_hmap_fini(&c->placed);
 	ust_hmap_fini(&c->tries);
+	for (pos = 0; ust_hmap_next(&c->known, &pos, &h, &v);) {
+		for (k = (struct known *)(uintptr_t)v; k; k = next) {
+			next = k->next;
+			free(k);
+		}
+	}
+	ust_hmap_fini(&c->known);
 	ust_res_free(c->res);
 	free(c);
 }
@@ -133,6 +153,64 @@ static int set_file(struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_key *key,
 	return 0;
 }
 
+static struct known *find_known(const struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_key *key)
+{
+	struct known *k = NULL;
+	uint64_t v;
+
+	if (ust_hmap_get(&c->known, key_hash(key), &v))
+		k = (struct known *)(uintptr_t)v;
+	for (; k; k = k->next)
+		if (k->key.ino == key->ino && k->key.dev == key->dev)
+			return k;
+	return NULL;
+}
+
+/*
+ * @key's table as the recorder holds it, whether or not the map has room
+ * for it: a walk the BPF side parked is finished with it (bpfu_park.c).
+ */
+static void remember(struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_key *key,
+		     const struct ust_cfi_table *t)
+{
+	struct known *k = find_known(c, key), *head = NULL;
+	uint64_t v;
+
+	if (k) {
+		k->t = t;
+		return;
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return;		/* such a walk goes on by frame pointers */
+	k->key.ino = key->ino;
+	k->key.dev = key->dev;
+	k->t = t;
+	if (ust_hmap_get(&c->known, key_hash(key), &v))
+		head = (struct known *)(uintptr_t)v;
+	k->next = head;
+	if (ust_hmap_put(&c->known, key_hash(key), (uint64_t)(uintptr_t)k))
+		free(k);
+}
+
+int ust_bpfu_cfi_table_of(struct ust_bpfu_cfi *c, uint32_t dev, uint64_t ino,
+			  const struct ust_cfi_table **t)
+{
+	struct ust_bpfu_cfi_key key = { .ino = ino, .dev = dev };
+	struct ust_bpfu_cfi_file f;
+	struct known *k = find_known(c, &key);
+
+	*t = NULL;
+	if (k) {
+		*t = k->t;
+		return UST_BPFU_CFI_READY;
+	}
+	if (bpf_map_lookup_elem(c->files_fd, &key, &f))
+		return -ENOENT;
+	/* READY in the map but not known here cannot be: memory ran out; so NONE. */
+	return f.state == UST_BPFU_CFI_PENDING ? UST_BPFU_CFI_PENDING : UST_BPFU_CFI_NONE;
+}
+
 /* @t's rows in the array (once per table), then @key's entry. */
 static int place(struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_key *key,
 		 const struct ust_cfi_table *t)
@@ -140,6 +218,8 @@ static int place(struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_key *key,
 	uint32_t first, i;
 	uint64_t v;
 
+	if (t->nr_rows)
+		remember(c, key, t);
 	if (!t->nr_rows)
 		return set_file(c, key, UST_BPFU_CFI_NONE, 0, 0);
 	if (ust_hmap_get(&c->placed, (uint64_t)(uintptr_t)t, &v))
@@ -158,6 +238,38 @@ static int place(struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_key *key,
 	if (ust_hmap_put(&c->placed, (uint64_t)(uintptr_t)t, (uint64_t)first << 32 | t->nr_rows))
 		return -ENOMEM;
 	return set_file(c, key, UST_BPFU_CFI_READY, first, t->nr_rows);
+}
+
+/*
+ * Test aid: USTITCH_TEST_TABLE_DELAY=MS:NAME makes the tables of files
+ * named NAME asked for while recording (a walk's NEED_CFI, an exec's
+ * program) come MS ms late, so that a test can rely on walks meeting that
+ * file without its table (tests/live/cfi: walks parked, finished by the
+ * recorder).  @path: the file, or a link to it.
+ */
+static void test_delay(const char *path)
+{
+	const char *v = getenv("USTITCH_TEST_TABLE_DELAY"), *name, *base;
+	char real[4096];
+	ssize_t n;
+	char *end;
+	long ms;
+
+	if (!v || !*v)
+		return;
+	ms = strtol(v, &end, 10);
+	if (*end != ':' || ms <= 0 || ms > 10000)
+		return;
+	name = end + 1;
+	n = readlink(path, real, sizeof(real) - 1);
+	if (n > 0) {
+		real[n] = '\0';
+		path = real;
+	}
+	base = strrchr(path, '/');
+	if (strcmp(base ? base + 1 : path, name) != 0)
+		return;
+	nanosleep(&(struct timespec){ .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000L }, NULL);
 }
 
 /* The table of the open file @path (already checked to be @key's), placed. */
@@ -230,6 +342,7 @@ void ust_bpfu_cfi_need(struct ust_bpfu_cfi *c, const struct ust_bpfu_rec_need *n
 		 (unsigned long long)n->vm_start, (unsigned long long)n->vm_end);
 	snprintf(what, sizeof(what), "dev %u:%u ino %llu (pid %u)", n->dev >> 20,
 		 n->dev & 0xfffff, (unsigned long long)n->ino, n->h.tgid);
+	test_delay(path);
 	if (stat(path, &st) || st.st_ino != n->ino || ust_res_dev_to_kdev(st.st_dev) != n->dev) {
 		struct ust_res_hit hit;
 
@@ -268,6 +381,7 @@ void ust_bpfu_cfi_exec(struct ust_bpfu_cfi *c, pid_t pid)
 	if (n <= 0)
 		return;		/* gone already: the walk asks for what it meets */
 	path[n] = '\0';
+	test_delay(path);
 	ust_bpfu_cfi_add_program(c, path);
 }
 

@@ -37,6 +37,16 @@ int ust_bpfu_cfi_add_program(struct ust_bpfu_cfi *c, const char *path);
 /* The vDSO of this kernel (read from our own process): once, at start; the walk may ask again. */
 int ust_bpfu_cfi_add_vdso(struct ust_bpfu_cfi *c);
 
+struct ust_cfi_table;
+/*
+ * The table of the file (@dev, @ino) (the vDSO: UST_BPFU_CFI_VDSO_INO, 0)
+ * for a walk finished in user space: UST_BPFU_CFI_READY with *@t (also a
+ * table the map had no room for), _NONE (no table can be had), _PENDING
+ * (asked for, not built yet), or -ENOENT: nobody asked for it.
+ */
+int ust_bpfu_cfi_table_of(struct ust_bpfu_cfi *c, uint32_t dev, uint64_t ino,
+			  const struct ust_cfi_table **t);
+
 void ust_bpfu_cfi_get_stats(const struct ust_bpfu_cfi *c, struct ust_bpfu_cfi_stats *st);
 
 #endif

@@ -108,6 +108,41 @@ unsigned int ust_bpfu_raw_resolve(struct ust_bpfu_raw *r, pid_t tgid, const uint
 	return nr;
 }
 
+void ust_bpfu_raw_note(struct ust_bpfu_raw *r, pid_t tgid)
+{
+	uint64_t v;
+
+	if (r && (!ust_hmap_get(&r->read, (uint64_t)tgid, &v) || !v))
+		read_maps(r, tgid);
+}
+
+bool ust_bpfu_raw_place(struct ust_bpfu_raw *r, pid_t tgid, uint64_t addr, uint64_t *off,
+			uint64_t *ino, uint32_t *dev)
+{
+	struct ust_dec_frame f;
+	bool fresh = false;
+	uint64_t v;
+
+	if (!r)
+		return false;
+	if (!ust_hmap_get(&r->read, (uint64_t)tgid, &v) || !v) {
+		read_maps(r, tgid);
+		fresh = true;
+	}
+	if (!ust_perf_maps_resolve(r->maps, (uint32_t)tgid, addr, &f) || !f.ino) {
+		if (fresh)
+			return false;
+		/* Mapped since the last read (a dlopen). */
+		read_maps(r, tgid);
+		if (!ust_perf_maps_resolve(r->maps, (uint32_t)tgid, addr, &f) || !f.ino)
+			return false;
+	}
+	*off = f.off;
+	*ino = f.ino;
+	*dev = f.kdev;
+	return true;
+}
+
 uint64_t ust_bpfu_raw_count(const struct ust_bpfu_raw *r)
 {
 	return r ? r->resolved : 0;

@@ -27,6 +27,14 @@ void ust_bpfu_raw_exec(struct ust_bpfu_raw *r, pid_t tgid);
  */
 unsigned int ust_bpfu_raw_resolve(struct ust_bpfu_raw *r, pid_t tgid, const uint32_t *raw,
 				  uint64_t *offs, uint64_t *inodes, uint32_t *devs, unsigned int nr);
+/* @tgid's maps read now, unless read since its exec: its frames are placed later. */
+void ust_bpfu_raw_note(struct ust_bpfu_raw *r, pid_t tgid);
+/*
+ * @addr of @tgid in an executable file mapping: true with its file offset,
+ * inode and kernel dev_t (the maps read again once if it is in none).
+ */
+bool ust_bpfu_raw_place(struct ust_bpfu_raw *r, pid_t tgid, uint64_t addr, uint64_t *off,
+			uint64_t *ino, uint32_t *dev);
 /* Frames resolved so far. */
 uint64_t ust_bpfu_raw_count(const struct ust_bpfu_raw *r);
 

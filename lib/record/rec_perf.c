@@ -1022,6 +1022,9 @@ static void perf_stop(struct ust_rec_source *s, struct ust_rec_ctx *c)
 		usleep(20000);
 	if (perf_poll(s, c) < 0)
 		ust_rec_warn(PFX "perf: reading the last records failed\n");
+	/* The stacks still waiting for a table, finished (by frame pointers) before the stitch. */
+	if (p->bpfu && ust_bpfu_flush(p->bpfu, on_bpf_record, p) < 0)
+		ust_rec_warn(PFX "perf: reading the last records failed\n");
 	if (ust_perf_stitch_finish(p->st, &p->stats)) {
 		ust_rec_warn(PFX "perf: out of memory while stitching\n");
 		return;

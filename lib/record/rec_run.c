@@ -941,7 +941,8 @@ static void stop_all(struct run *r)
 	if (r->bpfu) {
 		/* Stacks of the last kernel entries arrive after the events. */
 		usleep(20000);
-		ust_bpfu_consume(r->bpfu, on_bpf_record, r);
+		/* With the stacks still waiting for a table (finished by frame pointers). */
+		ust_bpfu_flush(r->bpfu, on_bpf_record, r);
 		note_drops(r);
 	}
 	if (isatty(fileno(ust_rec_out(r->o))) && !r->o->quiet)

@@ -141,11 +141,18 @@ void ust_render_stack_flags(uint32_t flags, struct ust_sb *out)
 		ust_sb_printf(out, "; by %s", how);
 	if (flags & UST_ABI_STACK_F_KERNEL)
 		ust_sb_puts(out, "; by the kernel's unwinder (frame pointers only)");
-	if (flags & UST_ABI_STACK_F_NO_TABLE)
+	/* Finished by the recorder from the stack copied at the event (bit LATER). */
+	if ((flags & UST_ABI_STACK_F_LATER) && (flags & UST_ABI_STACK_F_NO_TABLE))
+		ust_sb_puts(out, "; a file's unwind table was not loaded in time: walked on by frame pointers");
+	else if (flags & UST_ABI_STACK_F_LATER)
+		ust_sb_puts(out, "; walked on by the recorder once its unwind table was loaded");
+	else if (flags & UST_ABI_STACK_F_NO_TABLE)
 		ust_sb_puts(out, "; a file's unwind table was not loaded yet");
 	if (flags & UST_ABI_STACK_F_BAD_CFA)
 		ust_sb_puts(out, "; cut short: a frame's CFA made no sense");
-	if (flags & UST_ABI_STACK_F_FAULT)
+	if ((flags & UST_ABI_STACK_F_FAULT) && (flags & UST_ABI_STACK_F_LATER))
+		ust_sb_puts(out, "; cut short: beyond the stack copied for it");
+	else if (flags & UST_ABI_STACK_F_FAULT)
 		ust_sb_puts(out, "; cut short: a stack read failed");
 	if (flags & UST_ABI_STACK_F_NO_UNWIND)
 		ust_sb_puts(out, "; cut short: a frame with no CFI and no frame pointer");

@@ -414,32 +414,13 @@ NO_ASAN static bool is_code(struct wctx *c, uintptr_t ip)
 	return obj_of(c, ip - 1) || exec_mapped(ip - 1);
 }
 
-/* Our registers at the call: rip (the return address), rsp after it, rbp, rbx. */
-__asm__(".text\n"
-	"\t.p2align 4\n"
-	"\t.globl ust_lttng_regs\n"
-	"\t.hidden ust_lttng_regs\n"
-	"\t.type ust_lttng_regs, @function\n"
-	"ust_lttng_regs:\n"
-	"\t.cfi_startproc\n"
-	"\tmovq (%rsp), %rax\n"
-	"\tmovq %rax, (%rdi)\n"
-	"\tleaq 8(%rsp), %rax\n"
-	"\tmovq %rax, 8(%rdi)\n"
-	"\tmovq %rbp, 16(%rdi)\n"
-	"\tmovq %rbx, 24(%rdi)\n"
-	"\tret\n"
-	"\t.cfi_endproc\n"
-	"\t.size ust_lttng_regs, .-ust_lttng_regs\n");
-void ust_lttng_regs(uintptr_t *regs);
-
 NO_ASAN static int walk_cfi(struct wctx *c, uintptr_t ip, uintptr_t *out, int max)
 {
 	uintptr_t regs[4];
 	struct ust_cfi_regs s;
 	int k, n = 0;
 
-	ust_lttng_regs(regs);
+	ust_cfi_regs_here(regs);
 	if (regs[1] < c->r.sp)
 		c->r.sp = regs[1];	/* our own frames are read directly too */
 	ust_cfi_regs_init(&s, regs[0], regs[1], regs[2], regs[3]);

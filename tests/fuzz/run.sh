@@ -12,7 +12,7 @@ secs=$1 dir=$(cd "$2" && pwd) || exit 1
 shift 2
 src=$(cd "$(dirname "$0")/../.." && pwd)
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decode scan sym cfi perf lh af bt2)
+[ ${#targets[@]} -gt 0 ] || targets=(decode scan sym cfi perf lh af bt2 park)
 mkdir -p "$dir/fuzz-findings" "$dir/fuzz-logs"
 cat "$src/tests/lsan.supp" "$src/tests/fuzz/lsan.supp" >"$dir/fuzz-lsan.supp"
 pass=0 fail=0

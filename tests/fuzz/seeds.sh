@@ -15,7 +15,7 @@ set -eu
 build=$1 out=$2
 src=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$out"
-mkdir -p "$out"/{decode,perf,sym,cfi,scan,scan-templates,lh,af,bt2} "$out/elf"
+mkdir -p "$out"/{decode,perf,sym,cfi,scan,scan-templates,lh,af,bt2,park} "$out/elf"
 
 "$build/tests/fuzz/fuzz-seeds" "$out"
 
@@ -109,6 +109,9 @@ fi
 # ---- babeltrace2 sink events ------------------------------------------------
 UST_FUZZ_BT2_MKSEEDS=$out/bt2 ASAN_OPTIONS=detect_leaks=0 "$build/tests/fuzz/fuzz_bt2"
 
+# ---- parked walks: the recorder finishing a copied stack ---------------------
+UST_FUZZ_PARK_MKSEEDS=$out/park ASAN_OPTIONS=detect_leaks=0 "$build/tests/fuzz/fuzz_park"
+
 # ---- filter expressions ---------------------------------------------------
 # The first string of each row of the tables: { "expr", ... }
 table_strings() {
@@ -123,6 +126,6 @@ while IFS= read -r s; do
 	printf '%b' "${s//PROG/$e/testprog}" >"$out/af/t$i"; i=$((i + 1))
 done < <(table_strings "$src"/tests/unit/addrfilter/test_addrfilter.c "$src"/tests/unit/addrfilter/test_af_compile.c)
 
-for t in decode perf sym cfi scan lh af bt2; do
+for t in decode perf sym cfi scan lh af bt2 park; do
 	printf 'seeds: %-6s %3d inputs\n' "$t" "$(find "$out/$t" -type f | wc -l)"
 done

@@ -148,5 +148,13 @@ static inline int ust_abi_cookie_valid(uint64_t cookie)
 #define UST_ABI_STACK_F_KERNEL		(1U << 14)	/* made by the kernel's own unwinder (frame pointers) */
 /* Bit 15 is the BPF side's own (a stack sent again). */
 #define UST_ABI_STACK_F_NOT_EXEC	(1U << 16)	/* cut: a return address in no executable mapping */
+/*
+ * Walked on by the recorder after recording: the walk met a file whose
+ * table was not loaded yet and the recorder finished it from a copy of
+ * the stack.  With NO_TABLE: the table did not come in time, the rest is
+ * by frame pointers over the copy; with FAULT: the walk went beyond the
+ * copy.
+ */
+#define UST_ABI_STACK_F_LATER		(1U << 17)
 
 #endif /* USTITCH_ABI_H */

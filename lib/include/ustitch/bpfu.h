@@ -115,6 +115,7 @@ enum ust_bpfu_kind {
 #define UST_BPFU_STACK_FAULT		(1U << 12)	/* cut: a stack read failed */
 #define UST_BPFU_STACK_NO_UNWIND	(1U << 13)	/* cut: a frame with no CFI and no frame pointer */
 #define UST_BPFU_STACK_NOT_EXEC		(1U << 16)	/* cut: a return address in no executable mapping */
+#define UST_BPFU_STACK_LATER		(1U << 17)	/* walked on by the recorder after recording */
 /* The flags a ustitch/stack_flags record carries: UST_ABI_STACK_F_*, same bits. */
 #define UST_BPFU_STACK_ABI_MASK		(UST_BPFU_STACK_IMMEDIATE | UST_BPFU_STACK_SCHED_FAIL | \
 					 UST_BPFU_STACK_EXIT | UST_BPFU_STACK_TRUNCATED |	\
@@ -122,7 +123,7 @@ enum ust_bpfu_kind {
 					 UST_BPFU_STACK_FP | UST_BPFU_STACK_BOTTOM |		\
 					 UST_BPFU_STACK_NO_TABLE | UST_BPFU_STACK_BAD_CFA |	\
 					 UST_BPFU_STACK_FAULT | UST_BPFU_STACK_NO_UNWIND |	\
-					 UST_BPFU_STACK_NOT_EXEC)
+					 UST_BPFU_STACK_NOT_EXEC | UST_BPFU_STACK_LATER)
 
 /* Sample flags (ust_bpfu_rec.flags of UST_BPFU_SAMPLE). */
 #define UST_BPFU_SAMPLE_GAP		(1U << 0)	/* an earlier sample on this CPU got no record */
@@ -185,6 +186,21 @@ struct ust_bpfu_stats {
 	uint64_t sample_faults;	/* ... that would have faulted: task_work instead */
 	uint64_t memo_walks;	/* stacks that were their task's last walk (words unchanged) */
 	/*
+	 * Walks that met a file without its table and parked: the stack copied
+	 * for the recorder to finish (UST_BPFU_STACK_LATER); the bytes copied;
+	 * parks refused for the ring's room (the walk then goes on by frame
+	 * pointers); copies cut short of the stack's end.
+	 */
+	uint64_t parks, park_bytes, park_no_room, park_short;
+	/*
+	 * The recorder's side: stacks it finished, those of them whose table
+	 * did not come in time (by frame pointers over the copy), and parked
+	 * stacks whose copy never arrived (they end where the walk parked).
+	 */
+	uint64_t later, later_not_in_time, park_lost;
+	/* Stack bytes a finished walk read at most; walks that wanted more than their copy. */
+	uint64_t park_used_max, park_beyond_copy;
+	/*
 	 * Runs of the programs the kernel skipped: a program still running
 	 * on that CPU (preempted, on a faultable system-call tracepoint)
 	 * when another task reached it.  Each is an event without its
@@ -242,6 +258,12 @@ int ust_bpfu_unfollow(struct ust_bpfu *u, pid_t tgid);
 int ust_bpfu_poll(struct ust_bpfu *u, int timeout_ms, ust_bpfu_rec_fn fn, void *ctx);
 /* Deliver what is there without waiting. */
 int ust_bpfu_consume(struct ust_bpfu *u, ust_bpfu_rec_fn fn, void *ctx);
+/*
+ * The recording ends: what is there, then every stack still waiting for
+ * an unwind table to be finished (UST_BPFU_STACK_LATER), walked on by
+ * frame pointers where the table did not come.  Call it once, last.
+ */
+int ust_bpfu_flush(struct ust_bpfu *u, ust_bpfu_rec_fn fn, void *ctx);
 /* An epoll fd that becomes readable when records wait. */
 int ust_bpfu_fd(const struct ust_bpfu *u);
 /*

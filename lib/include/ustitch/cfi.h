@@ -87,6 +87,11 @@ void ust_cfi_table_free(struct ust_cfi_table *t);
 
 /* The row in force at file offset @off (the last with row->off <= @off), NULL before the first. */
 const struct ust_cfi_row *ust_cfi_lookup(const struct ust_cfi_table *t, uint64_t off);
+
+/* The caller's registers at this call, for a walk of its own stack:
+ * regs[0] the return address (ip after the call, not exact), regs[1] rsp
+ * after the return, regs[2] rbp, regs[3] rbx.  x86-64 only. */
+void ust_cfi_regs_here(uintptr_t regs[4]);
 /* "none", "rsp", "rbp", "plt", "deref-rbp", "signal", "end", "unsupported", "rbx"; "?" otherwise. */
 const char *ust_cfi_cfa_name(unsigned int cfa_type);
 /* "same", "cfa", "deref-rbp", "unsupported" (rbp_type and rbx_type). */

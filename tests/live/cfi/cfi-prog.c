@@ -23,7 +23,8 @@
  *   bigframe      a 64 KiB local buffer mid-chain: raw times
  *   deep40        cfi_deep01 -> ... -> cfi_deep40: raw sched_getscheduler
  *
- * usage: cfi-prog SCENARIO [rounds]   (rounds: default 3)
+ * usage: cfi-prog SCENARIO [rounds [linger-ms]]   (rounds: default 3; linger-ms:
+ *        how long to stay alive after them, default 0)
  */
 #include <pthread.h>
 #include <signal.h>
@@ -386,14 +387,18 @@ static const struct {
 int main(int argc, char **argv)
 {
 	int rounds = argc > 2 ? atoi(argv[2]) : 3;
+	/* Alive that long after: a recorder late with a table still reads our maps. */
+	int linger_ms = argc > 3 ? atoi(argv[3]) : 0;
 
 	for (size_t i = 0; argc > 1 && i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		if (!strcmp(argv[1], scenarios[i].name)) {
 			scenarios[i].run(rounds);
 			cfi_sink++;
+			if (linger_ms > 0)
+				usleep((useconds_t)linger_ms * 1000);
 			return 0;
 		}
-	fprintf(stderr, "usage: cfi-prog SCENARIO [rounds]; scenarios:");
+	fprintf(stderr, "usage: cfi-prog SCENARIO [rounds [linger-ms]]; scenarios:");
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		fprintf(stderr, " %s", scenarios[i].name);
 	fprintf(stderr, "\n");

@@ -25,30 +25,19 @@
 
 #include "ustitch/abi.h"
 #include "bpfu_raw.h"
+#include "self_maps.h"
 
-/* The mapping of /proc/self/maps holding @addr: its start, offset, inode, device. */
+/* The mapping holding @addr: its offset, inode, device. */
 static int truth(uint64_t addr, uint64_t *off, uint64_t *ino, uint32_t *kdev)
 {
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[4096];
-	int found = 0;
+	struct self_mapping m;
 
-	assert_non_null(f);
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long long s, e, o, i;
-		unsigned int maj, min;
-
-		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &s, &e, &o, &maj, &min, &i) != 6)
-			continue;
-		if (addr < s || addr >= e)
-			continue;
-		*off = addr - s + o;
-		*ino = i;
-		*kdev = UST_ABI_MKKDEV(maj, min);
-		found = 1;
-	}
-	fclose(f);
-	return found;
+	if (!self_mapping(addr, NULL, &m))
+		return 0;
+	*off = addr - m.start + (m.pgoff << 12);
+	*ino = m.ino;
+	*kdev = m.kdev;
+	return 1;
 }
 
 static void test_named(void **state)
