@@ -872,8 +872,35 @@ __noinline int ust_bpfu_walk_finish(struct ust_bpfu_walk_task *t, __u32 flags0)
 }
 
 #if UST_BPFU_CFI
-/* What a park takes of the ring: the record and bytes[] at its cap. */
-#define UST_BPFU_PARK_REC_SIZE	(sizeof(struct ust_bpfu_rec_park) + UST_BPFU_PARK_CAP)
+/* What a park of stack class @bytes takes of the ring: the record and bytes[]. */
+#define UST_BPFU_PARK_REC_SIZE(bytes)	(sizeof(struct ust_bpfu_rec_park) + (bytes))
+
+/*
+ * A ring reservation's size must be a constant to the verifier, so a park
+ * reserves one of four sizes: the smallest class (4, 8, 16 or 32 KiB of
+ * stack) that holds @want bytes.  Most parked stacks are shallow (a main
+ * thread's from rsp to its VMA's end, environment included, 5-12 KiB; a
+ * thread's a few KiB), so a ring that held 32 KiB per park now holds
+ * about four times as many.  *@cap: the class's bytes, a constant on
+ * each path the verifier follows.
+ */
+static __always_inline struct ust_bpfu_rec_park *ust_bpfu_park_reserve(__u64 want, __u64 *cap)
+{
+	if (want <= (4U << 10)) {
+		*cap = 4U << 10;
+		return bpf_ringbuf_reserve(&ust_bpfu_events, UST_BPFU_PARK_REC_SIZE(4U << 10), 0);
+	}
+	if (want <= (8U << 10)) {
+		*cap = 8U << 10;
+		return bpf_ringbuf_reserve(&ust_bpfu_events, UST_BPFU_PARK_REC_SIZE(8U << 10), 0);
+	}
+	if (want <= (16U << 10)) {
+		*cap = 16U << 10;
+		return bpf_ringbuf_reserve(&ust_bpfu_events, UST_BPFU_PARK_REC_SIZE(16U << 10), 0);
+	}
+	*cap = UST_BPFU_PARK_CAP;
+	return bpf_ringbuf_reserve(&ust_bpfu_events, UST_BPFU_PARK_REC_SIZE(UST_BPFU_PARK_CAP), 0);
+}
 
 /*
  * Park the walk at frame g.nr (ust_bpfu_walk_frame() said
@@ -884,14 +911,13 @@ __noinline int ust_bpfu_walk_finish(struct ust_bpfu_walk_task *t, __u32 flags0)
  * -1: refused, it goes on by frame pointers as it did before parks.
  *
  * How much stack: up to the end of the stack's VMA, at most
- * UST_BPFU_PARK_CAP (ust_bpfu_abi.h says why that much), and only while
- * the ring keeps half its room: a reader busy building a large table
- * (cc1plus: 0.4 s cold) must still find room there for every other
- * record.  A ring reservation's size is fixed at verification, so each
- * park takes CAP bytes of the ring whatever it copies; parks are the
- * first walks through a file only.  bpf_probe_read_user() copies all or
- * nothing (a page not present zeroes it all): a copy that fails is tried
- * at half the length, then a quarter, then to the end of rsp's page.
+ * UST_BPFU_PARK_CAP (ust_bpfu_abi.h says why that much), in the ring's
+ * size class above it (ust_bpfu_park_reserve()), and only while the ring
+ * keeps half its room: a reader busy with a burst of records must still
+ * find room there for every other record.  Parks are the first walks
+ * through a file only.  bpf_probe_read_user() copies all or nothing (a
+ * page not present zeroes it all): a copy that fails is tried at half the
+ * length, then a quarter, then to the end of rsp's page.
  */
 __noinline int ust_bpfu_walk_park(struct ust_bpfu_walk_task *t)
 {
@@ -899,26 +925,27 @@ __noinline int ust_bpfu_walk_park(struct ust_bpfu_walk_task *t)
 	struct ust_bpfu_rec_park *r;
 	struct ust_bpfu_vma v;	/* bpf_find_vma()'s context must be on the stack */
 	struct ust_bpfu_walk *w;
-	__u64 sp, want, len, avail, size = UST_BPFU_PARK_REC_SIZE;
+	__u64 sp, want, len, avail, ring, cap = 0;
 	__u32 i, k;
 
 	if (!t)
 		return -1;
 	w = ust_bpfu_walk_of(t);
 	sp = w->g.r.sp;
-	avail = bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_RING_SIZE) -
-		bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_AVAIL_DATA);
-	if (avail < size || avail - size < bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_RING_SIZE) / 2) {
-		UST_COUNT(park_no_room);
-		return -1;
-	}
 	__builtin_memset(&v, 0, sizeof(v));
 	bpf_find_vma(task, sp, ust_bpfu_vma_cb, &v, 0);
 	/* Refused (an interrupt's second lookup): the cap, and the halving below. */
 	want = v.found && v.end > sp ? v.end - sp : UST_BPFU_PARK_CAP;
 	if (want > UST_BPFU_PARK_CAP)
 		want = UST_BPFU_PARK_CAP;
-	r = bpf_ringbuf_reserve(&ust_bpfu_events, UST_BPFU_PARK_REC_SIZE, 0);
+	ring = bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_RING_SIZE);
+	avail = ring - bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_AVAIL_DATA);
+	if (avail < UST_BPFU_PARK_REC_SIZE(want) ||
+	    avail - UST_BPFU_PARK_REC_SIZE(want) < ring / 2) {
+		UST_COUNT(park_no_room);
+		return -1;
+	}
+	r = ust_bpfu_park_reserve(want, &cap);
 	if (!r) {
 		UST_COUNT(park_no_room);
 		return -1;
@@ -928,8 +955,8 @@ __noinline int ust_bpfu_walk_park(struct ust_bpfu_walk_task *t)
 		if (i == 3)
 			len = 4096 - (sp & 4095);
 		barrier_var(len);
-		if (len > UST_BPFU_PARK_CAP)
-			len = UST_BPFU_PARK_CAP;
+		if (len > cap)
+			len = cap;
 		if (!bpf_probe_read_user(r->bytes, len, (void *)sp))
 			break;
 		len >>= 1;
@@ -971,7 +998,7 @@ __noinline int ust_bpfu_walk_park(struct ust_bpfu_walk_task *t)
 	}
 	r->len = (__u32)len;
 	r->pad = 0;
-	bpf_ringbuf_submit(r, ust_bpfu_rb_flags(UST_BPFU_PARK_REC_SIZE));
+	bpf_ringbuf_submit(r, ust_bpfu_rb_flags(UST_BPFU_PARK_REC_SIZE(cap)));
 	w->g.flags |= UST_BPFU_F_PARKED | UST_BPFU_F_NO_TABLE;
 	UST_COUNT(parks);
 	{

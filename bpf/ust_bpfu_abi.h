@@ -163,9 +163,10 @@ struct ust_bpfu_rec_need {
  * not record (frames[nr] of its STACK record, which follows), the VMAs it
  * knew, and the user stack from that frame's rsp up, for the recorder to
  * finish the walk once the file's table is built (lib/record/bpfu_park.c,
- * by the same step, bpf/ust_cfi_step.h).  The ring carries it whole,
- * bytes[] UST_BPFU_PARK_CAP long (a ring reservation's size is fixed when
- * the program is verified); len says how much of it is the stack.
+ * by the same step, bpf/ust_cfi_step.h).  The ring carries bytes[] at
+ * one of four sizes, 4, 8, 16 or 32 KiB (a ring reservation's size is
+ * fixed when the program is verified: the smallest that holds the stack
+ * up to its VMA's end); len says how much of it is the stack.
  */
 #define UST_BPFU_PARK_BP_OK	(1U << 0)	/* bp is the frame's rbp */
 #define UST_BPFU_PARK_BX_OK	(1U << 1)	/* bx is the frame's rbx */
