@@ -269,6 +269,7 @@ struct mm_context___ust {
 
 struct mm_struct___walk {
 	struct mm_context___ust context;
+	unsigned long start_stack;
 } __attribute__((preserve_access_index));
 
 static __always_inline bool ust_bpfu_walk_is_vdso(struct task_struct *task, __u64 start)
@@ -934,8 +935,21 @@ __noinline int ust_bpfu_walk_park(struct ust_bpfu_walk_task *t)
 	sp = w->g.r.sp;
 	__builtin_memset(&v, 0, sizeof(v));
 	bpf_find_vma(task, sp, ust_bpfu_vma_cb, &v, 0);
-	/* Refused (an interrupt's second lookup): the cap, and the halving below. */
-	want = v.found && v.end > sp ? v.end - sp : UST_BPFU_PARK_CAP;
+	want = v.found && v.end > sp ? v.end - sp : 0;
+	if (!want) {
+		/*
+		 * Refused: in a sample's interrupt the walk's own lookups took
+		 * the one irq_work that releases the mmap lock.  The main
+		 * thread's stack ends in the page that holds its start
+		 * (argc, argv, the environment above it: all present); other
+		 * threads' take the cap and the halving below.
+		 */
+		struct mm_struct___walk *mm = (void *)task->mm;
+		__u64 top = (__u64)BPF_CORE_READ(mm, start_stack);
+
+		top = (top | 4095) + 1;
+		want = top > sp && top - sp <= UST_BPFU_PARK_CAP ? top - sp : UST_BPFU_PARK_CAP;
+	}
 	if (want > UST_BPFU_PARK_CAP)
 		want = UST_BPFU_PARK_CAP;
 	ring = bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_RING_SIZE);
