@@ -281,8 +281,11 @@ static __always_inline bool ust_bpfu_walk_is_vdso(struct task_struct *task, __u6
 	return (__u64)BPF_CORE_READ(mm, context.vdso) == start;
 }
 
-/* The file's table entry, asking user space for it the first time. */
-static __always_inline void ust_bpfu_walk_table(struct ust_bpfu_walk *w, struct ust_bpfu_walk_vma *s)
+/*
+ * The file's table entry, asking user space for it the first time (@why:
+ * UST_BPFU_NEED_WALK, or _MMAP from ust_bpfu_mmap_exec()).
+ */
+static __always_inline void ust_bpfu_walk_table(__u32 tgid, struct ust_bpfu_walk_vma *s, __u32 why)
 {
 #if UST_BPFU_CFI
 	struct ust_bpfu_cfi_key key = {};
@@ -322,18 +325,18 @@ static __always_inline void ust_bpfu_walk_table(struct ust_bpfu_walk *w, struct 
 	n->h.cpu = bpf_get_smp_processor_id();
 	n->h.ts = bpf_ktime_get_ns();
 	n->h.tid = (__u32)bpf_get_current_pid_tgid();
-	n->h.tgid = w->tgid;
+	n->h.tgid = tgid;
 	n->h.cookie = 0;
 	n->ino = key.ino;
 	n->dev = key.dev;
-	n->pad = 0;
+	n->why = why;
 	n->vm_start = s->v.start;
 	n->vm_end = s->v.end;
 	n->vm_pgoff = s->v.pgoff;
 	bpf_ringbuf_submit(n, BPF_RB_FORCE_WAKEUP);
 	UST_COUNT(cfi_need);
 #else
-	(void)w;
+	(void)tgid, (void)why;
 	s->tstate = UST_BPFU_CFI_NONE;
 #endif
 }
@@ -368,7 +371,7 @@ __noinline int ust_bpfu_walk_vma(struct ust_bpfu_walk_task *t, __u64 addr)
 	if (!v.found)
 		return -1;
 	s->vdso = !s->v.ino && ust_bpfu_walk_is_vdso(task, s->v.start);
-	ust_bpfu_walk_table(w, s);
+	ust_bpfu_walk_table(w->tgid, s, UST_BPFU_NEED_WALK);
 	return i;
 }
 
@@ -500,7 +503,8 @@ static __always_inline bool ust_bpfu_walk_ra_at_sp(struct ust_bpfu_walk *w, __u6
  * One frame-pointer step (ust_cfi_step_fp()), after, for frame 0, a look
  * at its instruction: a return address at [sp] comes first.
  */
-static __always_inline int ust_bpfu_walk_fp(struct ust_bpfu_walk *w, __u32 nr)
+static __always_inline int ust_bpfu_walk_fp(struct ust_bpfu_walk *w, __u32 nr,
+					    const struct ust_cfi_row *row)
 {
 	int ret;
 
@@ -521,7 +525,7 @@ static __always_inline int ust_bpfu_walk_fp(struct ust_bpfu_walk *w, __u32 nr)
 		if (w->page)
 			return UST_CFI_STEP_FAULT;
 	}
-	ret = ust_cfi_step_fp(w, &w->g.r);
+	ret = ust_cfi_step_norule(w, &w->g.r, row);
 	if (ret == UST_CFI_STEP_NEXT) {
 		w->g.flags |= UST_BPFU_F_FP;
 		w->g.fp_frames++;
@@ -626,12 +630,16 @@ __noinline int ust_bpfu_walk_frame(struct ust_bpfu_walk_task *t)
 	}
 #if UST_BPFU_CFI
 	/*
-	 * A file whose table is not loaded yet: by frame pointers, code
-	 * built without them (Debian's) would end the stack here.  The walk
-	 * parks instead, for the recorder to finish (the caller's loop calls
-	 * ust_bpfu_walk_park(): not from here, for the call chain's stack).
+	 * A file whose table is not loaded yet, or an address whose VMA
+	 * could not be looked up (a sample's interrupt after the process
+	 * mapped something: its slots are gone and it gets one lookup): by
+	 * frame pointers, code built without them (Debian's) would end the
+	 * stack here.  The walk parks instead, for the recorder to finish
+	 * with the process's maps and the file's table (the caller's loop
+	 * calls ust_bpfu_walk_park(): not from here, for the call chain's
+	 * stack).
 	 */
-	if (ust_park_on && s && s->tstate == UST_BPFU_CFI_PENDING && !w->park_refused)
+	if (ust_park_on && !w->park_refused && (s ? s->tstate == UST_BPFU_CFI_PENDING : w->vma_refused))
 		return UST_BPFU_WALK_PARK;
 #endif
 	f = &t->r.frames[nr & (UST_BPFU_SLOTS - 1)];
@@ -663,11 +671,11 @@ __noinline int ust_bpfu_walk_frame(struct ust_bpfu_walk_task *t)
 		w->g.flags |= UST_BPFU_F_NO_TABLE;
 	}
 	if (ust_cfi_row_fp(row))
-		ret = ust_bpfu_walk_ret(w, ust_bpfu_walk_fp(w, nr), UST_BPFU_F_NO_UNWIND);
+		ret = ust_bpfu_walk_ret(w, ust_bpfu_walk_fp(w, nr, row), UST_BPFU_F_NO_UNWIND);
 	else
 		ret = ust_bpfu_walk_ret(w, ust_bpfu_walk_cfi(w, row), UST_BPFU_F_BAD_CFA);
 #else
-	ret = ust_bpfu_walk_ret(w, ust_bpfu_walk_fp(w, nr), UST_BPFU_F_NO_UNWIND);
+	ret = ust_bpfu_walk_ret(w, ust_bpfu_walk_fp(w, nr, NULL), UST_BPFU_F_NO_UNWIND);
 #endif
 	if (ret == UST_BPFU_WALK_PAGE)
 		w->g = w->saved;
@@ -722,7 +730,7 @@ __noinline int ust_bpfu_walk_recheck_vma(struct ust_bpfu_walk_task *t, __u32 i)
 static __always_inline void ust_bpfu_walk_refresh(struct ust_bpfu_walk *w, struct ust_bpfu_walk_vma *s)
 {
 	if (s->v.found && s->tstate == UST_BPFU_CFI_PENDING)
-		ust_bpfu_walk_table(w, s);
+		ust_bpfu_walk_table(w->tgid, s, UST_BPFU_NEED_WALK);
 }
 
 /*

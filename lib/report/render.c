@@ -145,7 +145,7 @@ void ust_render_stack_flags(uint32_t flags, struct ust_sb *out)
 	if ((flags & UST_ABI_STACK_F_LATER) && (flags & UST_ABI_STACK_F_NO_TABLE))
 		ust_sb_puts(out, "; a file's unwind table was not loaded in time: walked on by frame pointers");
 	else if (flags & UST_ABI_STACK_F_LATER)
-		ust_sb_puts(out, "; walked on by the recorder once its unwind table was loaded");
+		ust_sb_puts(out, "; walked on by the recorder from a copy of its stack");
 	else if (flags & UST_ABI_STACK_F_NO_TABLE)
 		ust_sb_puts(out, "; a file's unwind table was not loaded yet");
 	if (flags & UST_ABI_STACK_F_BAD_CFA)

@@ -190,7 +190,7 @@ script() {
 		esac
 		mkdir -p "$work/cache-$name"
 		if ! USTITCH_CACHE_DIR=$work/cache-$name USTITCH_TEST_TABLE_DELAY=300:cfi-prog \
-			"$UST_USTITCH" record -q -b 8192 "${ev[@]}" \
+			"$UST_USTITCH" record -v -b 8192 "${ev[@]}" \
 			-o "$work/$name.dat" -- sh -c "$(script_cmd $rounds)" >/dev/null 2>"$work/$name.err"; then
 			bad "$name: ustitch record failed: $(tail -3 "$work/$name.err")"
 			continue
@@ -199,8 +199,15 @@ script() {
 		n=$(grep -c '^user stack unwind\|user_unwind_cookie:' "$work/$name.report")
 		at_least "$name: stacks" "$n" 20
 		# A frame with no object is an address in no file: none may be.
+		# Samples' stacks on kernels that keep no VMAs between walks
+		# (before 6.13) without BPF task_work are perf's own frame-pointer
+		# callchain, which has such addresses where code uses rbp for data.
 		addr=$(grep -E '^=>\*? 0x[0-9a-f]+$' "$work/$name.report" | head -3 | tr '\n' ' ')
-		expect_eq "$name: frames naming no object" "${addr:-none}" none
+		if [ "$name" = sampled ] && grep -q 'user stacks: immediate (perf frame-pointer callchain)' "$work/$name.err"; then
+			skip_part "$name: frames naming no object" "perf's frame-pointer callchain on this kernel, not ustitch's walk"
+		else
+			expect_eq "$name: frames naming no object" "${addr:-none}" none
+		fi
 		[ "$name" = syscalls ] || continue
 		awk -f "$here/cfi-chains.awk" "$work/$name.report" | awk -v e="${want_ev#*:}" '$1 == e' >"$work/$name.chains"
 		expect_eq "$name: deep40's events" "$(wc -l <"$work/$name.chains")" $((2 * rounds))

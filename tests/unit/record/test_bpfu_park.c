@@ -434,13 +434,13 @@ static void test_header(void **state)
 {
 	(void)state;
 	expect_header(UST_ABI_STACK_F_LATER | UST_ABI_STACK_F_CFI | UST_ABI_STACK_F_BOTTOM,
-		      "; complete, by CFI; walked on by the recorder once its unwind table was loaded");
+		      "; complete, by CFI; walked on by the recorder from a copy of its stack");
 	expect_header(UST_ABI_STACK_F_LATER | UST_ABI_STACK_F_NO_TABLE | UST_ABI_STACK_F_CFI |
 		      UST_ABI_STACK_F_FP | UST_ABI_STACK_F_NOT_EXEC,
 		      "; by CFI and frame pointers; a file's unwind table was not loaded in time: "
 		      "walked on by frame pointers; cut short: a return address in no executable mapping");
 	expect_header(UST_ABI_STACK_F_LATER | UST_ABI_STACK_F_CFI | UST_ABI_STACK_F_FAULT,
-		      "; by CFI; walked on by the recorder once its unwind table was loaded; "
+		      "; by CFI; walked on by the recorder from a copy of its stack; "
 		      "cut short: beyond the stack copied for it");
 	/* As before parks: the walk went on by frame pointers in BPF. */
 	expect_header(UST_ABI_STACK_F_NO_TABLE | UST_ABI_STACK_F_FP | UST_ABI_STACK_F_FAULT,
