@@ -37,7 +37,7 @@
  * walkers' own (which object holds the pc, whether its table is loaded,
  * the BPF walk's look at the instruction at a leaf's ip): a walker asks
  * ust_cfi_row_fp() whether the row gives a rule, then takes
- * ust_cfi_step_row() or ust_cfi_step_fp().
+ * ust_cfi_step_row() or ust_cfi_step_norule() (frame pointers).
  */
 #ifndef UST_CFI_STEP_H
 #define UST_CFI_STEP_H
@@ -160,6 +160,24 @@ UST_CFI_STEP_FN int ust_cfi_step_fp(UST_CFI_STEP_CTX *c, struct ust_cfi_regs *r)
 	r->bx_reg = 0;
 	r->ip_exact = 0;
 	return UST_CFI_STEP_NEXT;
+}
+
+/*
+ * The step of a frame ust_cfi_row_fp() sends to frame pointers; @row: the
+ * row a loaded table has for the pc (NONE or UNSUPPORTED), NULL when no
+ * table covers it.  rbp 0 ends the stack only where no table does: a file
+ * with CFI has END rows at its outermost frames (its own, or the
+ * builder's at the entry point), so rbp 0 at a pc it has no rule for is a
+ * register holding 0 in code built without frame pointers (busybox's
+ * applets, between FDEs), not the end: no CFI and no frame pointer, and
+ * the stack says it was cut there rather than complete.
+ */
+UST_CFI_STEP_FN int ust_cfi_step_norule(UST_CFI_STEP_CTX *c, struct ust_cfi_regs *r,
+					const struct ust_cfi_row *row)
+{
+	int ret = ust_cfi_step_fp(c, r);
+
+	return ret == UST_CFI_STEP_BOTTOM && row ? UST_CFI_STEP_BAD : ret;
 }
 
 /* The rt_sigreturn trampoline: the interrupted registers, from the ucontext at rsp. */

@@ -388,6 +388,91 @@ static int load_segments(struct builder *b, Elf *elf)
 	return 0;
 }
 
+/*
+ * A file the kernel starts (not only maps): an ET_EXEC, a PIE (PT_INTERP),
+ * or an ET_DYN that needs no library (a static PIE, the dynamic loader).
+ * A library's e_entry is 0 or the start of its .text (ld's default).
+ */
+static bool is_program(Elf *elf)
+{
+	GElf_Ehdr eh;
+	Elf_Scn *scn = NULL;
+	size_t phnum, i;
+
+	if (!gelf_getehdr(elf, &eh) || !eh.e_entry)
+		return false;
+	if (eh.e_type == ET_EXEC)
+		return true;
+	if (eh.e_type != ET_DYN)
+		return false;
+	if (!elf_getphdrnum(elf, &phnum))
+		for (i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+				return true;
+		}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t k;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (k = 0; d && k < sh.sh_size / sh.sh_entsize; k++) {
+			GElf_Dyn dyn;
+
+			if (!gelf_getdyn(d, (int)k, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == DT_NEEDED)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* The longest entry code without CFI taken for the outermost frame. */
+#define ENTRY_MAX	128
+
+/*
+ * The ELF entry point is the outermost frame of a program's first thread.
+ * Where no FDE covers it (glibc's ld.so: _start and _dl_start_user are
+ * assembly without CFI), it gets an END row, up to the next FDE and at
+ * most ENTRY_MAX bytes (ld.so's are 64; more is other code without CFI,
+ * which is no outermost frame).  The walkers end a frame that has no rule
+ * in a loaded table with "no CFI, no frame pointer", whatever rbp holds
+ * (ust_cfi_step_norule()): rbp 0 there is as often a register holding 0,
+ * in code built without frame pointers (busybox's applets), as the end of
+ * the stack, and this row keeps the real end saying so.  A file with no
+ * CFI at all gets none: its walk is by frame pointers, rbp 0 the end.
+ */
+static int add_entry_end(struct builder *b, Elf *elf)
+{
+	static const struct ust_cfi_rule end = { .cfa_type = UST_CFI_CFA_END };
+	uint64_t entry, stop, off = UINT64_MAX;
+	GElf_Ehdr eh;
+	size_t i;
+	int k;
+
+	if (!b->nr_spans || !is_program(elf) || !gelf_getehdr(elf, &eh))
+		return 0;
+	entry = eh.e_entry;
+	for (k = 0; k < b->nr_segs; k++)
+		if (entry >= b->segs[k].vaddr && entry < b->segs[k].end)
+			off = entry - b->segs[k].vaddr + b->segs[k].off;
+	if (off == UINT64_MAX)
+		return 0;
+	stop = off + ENTRY_MAX;
+	for (i = 0; i < b->nr_spans; i++) {
+		if (b->spans[i].off <= off && off < b->spans[i].end)
+			return 0;	/* the entry has CFI */
+		if (b->spans[i].off > off && b->spans[i].off < stop)
+			stop = b->spans[i].off;
+	}
+	return add_span(b, entry, entry + (stop - off), &end);
+}
+
 /* The .debug_frame of @elf and its CFI, or all NULL when it has none. */
 static void debug_frame_of(Elf *elf, Dwarf **dw, Dwarf_CFI **cfi, Elf_Scn **scn)
 {
@@ -470,7 +555,9 @@ int ust_cfi_build_elf(const struct ust_sym_elf *e, const char *path,
 		}
 	}
 
-	ret = finish(&b, t);
+	ret = add_entry_end(&b, e->elf);
+	if (!ret)
+		ret = finish(&b, t);
 out:
 	ust_progress_end(&b.prog);
 	if (dw)

@@ -25,7 +25,8 @@
 #define DISK_MAGIC	"USTCFI\r\n"
 /* Bump on any change of the header, of struct ust_cfi_row or of the rules the builder emits. */
 /* 2: 16-byte rows with the rbx rule (UST_CFI_CFA_RBX, rbx_type/rbx_off). */
-#define DISK_VERSION	2
+/* 3: an END row at a program's entry point that no FDE covers (ld.so's _start). */
+#define DISK_VERSION	3
 
 struct disk_hdr {
 	char magic[8];

@@ -191,7 +191,7 @@ static int frame(struct park_walk *c, struct ust_cfi_regs *r, struct ust_bpfu_fr
 	 * is not in the copy, so frame pointers alone.
 	 */
 	if (ust_cfi_row_fp(row)) {
-		ret = ust_cfi_step_fp(c, r);
+		ret = ust_cfi_step_norule(c, r, row);
 		if (ret == UST_CFI_STEP_NEXT)
 			c->flags |= UST_BPFU_F_FP;
 		else if (ret == UST_CFI_STEP_BAD)

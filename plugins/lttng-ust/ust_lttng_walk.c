@@ -379,7 +379,7 @@ NO_ASAN static bool step(struct wctx *c, struct ust_cfi_regs *s)
 		row_remember(key, row);
 have_row:
 	if (ust_cfi_row_fp(row)) {
-		ret = ust_cfi_step_fp(c, s);
+		ret = ust_cfi_step_norule(c, s, row);
 		if (ret == UST_CFI_STEP_NEXT)
 			c->flags |= UST_ABI_STACK_F_FP;
 		bad = UST_ABI_STACK_F_NO_UNWIND;
