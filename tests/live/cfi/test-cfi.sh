@@ -1,6 +1,6 @@
 #!/bin/bash
 # Live tests of user stacks walked by CFI (.eh_frame) in `ustitch record`.
-# usage: test-cfi.sh chains|debian|perf-agree|gdb
+# usage: test-cfi.sh chains|debian|perf-agree|gdb|script|static
 #   chains      every cfi-prog scenario (expected/SCENARIO.txt): record its
 #               one system call with deferred user stacks, report with our
 #               plugin, compare each event's chain of function names exactly
@@ -20,7 +20,11 @@
 #               the recorder from their stack's copy (and saying so)
 #   gdb         proves the expected files without ustitch: gdb (which unwinds
 #               by CFI) stops at each scenario's system call and its
-#               backtrace must match (needs no root, no tracefs)
+#               backtrace must match (needs no root, no tracefs); the static
+#               builds' too
+#   static      chains with cfi-prog linked -static (ET_EXEC, no
+#               .eh_frame_hdr) and -static-pie ($UST_CFI_STATICS), the
+#               table cache empty, then sampled: every stack whole
 # UST_CFI_ONLY=leaf,qsort,... limits chains/perf-agree to those scenarios
 # and UST_CFI_DEBIAN=sort:write,... the debian programs (the vm lane,
 # where everything runs under TCG).
@@ -32,9 +36,9 @@ here=$(dirname "$0")
 # Every name this script is given must be known, checked before anything
 # can skip: a misspelt mode, scenario or program would quietly test less.
 case $mode in
-chains | debian | perf-agree | gdb | script) ;;
+chains | debian | perf-agree | gdb | script | static) ;;
 *)
-	echo "Bail out! $0: unknown test '$mode' (known: chains debian perf-agree gdb script)"
+	echo "Bail out! $0: unknown test '$mode' (known: chains debian perf-agree gdb script static)"
 	exit 2
 	;;
 esac
@@ -73,6 +77,20 @@ else
 	. "$here/../lib.sh" cfi
 fi
 prog=$UST_CFI_PROG
+# The static builds (meson links them where libc.a is there) and, while
+# one is tested, its name before each scenario's, and the scenarios left
+# out: plt-resolve's resolver runs once, before main, in a static program
+# (IRELATIVE relocations are applied at startup, not by ld.so's lazy
+# binding), so its chain is another one.
+statics=${UST_CFI_STATICS:-}
+tag= static_skip=
+# static_why SCENARIO: why a static program leaves it out.
+static_why() {
+	case $1 in
+	dlopen) echo "a static program loads no library" ;;
+	*) echo "a static program runs its IFUNC resolvers at startup" ;;
+	esac
+}
 
 # wanted SCENARIO PART...: in UST_CFI_ONLY, or no UST_CFI_ONLY; else each
 # PART is said skipped, so that the output still names every scenario.
@@ -125,8 +143,13 @@ chains() {
 		s=$(basename "$f" .txt)
 		ev=$(field "$f" event)
 		wanted "$s" "${ev#*:} events" "every chain as expected" || continue
+		if [[ " $static_skip " == *" $s "* ]]; then
+			skip_part "$tag$s" "$(static_why "$s")"
+			continue
+		fi
 		want=$(field "$f" count)
-		record "$s" "$ev" "$prog" "$s" || continue
+		s=$tag$s
+		record "$s" "$ev" "$prog" "${s#"$tag"}" || continue
 		got=$(wc -l <"$work/$s.chains")
 		expect_eq "$s: ${ev#*:} events" "$got" "$want"
 		awk -f "$here/cfi-match.awk" "$f" "$work/$s.chains" >"$work/$s.match"
@@ -326,6 +349,10 @@ gdb_verify() {
 		ev=$(field "$f" event)
 		sc=${ev#syscalls:sys_enter_}
 		wanted "$s" "$sc calls under gdb" "gdb's backtraces are expected/$s.txt" || continue
+		if [[ " $static_skip " == *" $s "* ]]; then
+			skip_part "$tag$s" "$(static_why "$s")"
+			continue
+		fi
 		want=$(field "$f" count)
 		cont=()
 		for _ in $(seq $((want * 2 + 1))); do cont+=(-ex continue); done
@@ -333,16 +360,17 @@ gdb_verify() {
 			-ex 'set backtrace limit 400' -ex 'set debuginfod enabled off' \
 			-x "$here/gdb-frames.py" -ex "catch syscall $sc" \
 			-ex 'handle SIGUSR1 nostop noprint pass' -ex run "${cont[@]}" \
-			--args "$prog" "$s" >"$work/$s.gdb" 2>&1
+			--args "$prog" "$s" >"$work/$tag$s.gdb" 2>&1
 		# gdb stops at the entry and at the return of each call: the
 		# stack is the same at both.
+		s=$tag$s
 		awk '/^gdb-chain: / { $1 = ""; sub(/^ /, ""); gsub(/ /, ";"); if (++k % 2) print "gdb", "-", "-", $0 }' \
 			"$work/$s.gdb" >"$work/$s.gdbchains"
 		got=$(wc -l <"$work/$s.gdbchains")
 		expect_eq "$s: $sc calls under gdb" "$got" "$want"
 		awk -v gdb=1 -f "$here/cfi-match.awk" "$f" "$work/$s.gdbchains" >"$work/$s.match"
 		m=$(tail -1 "$work/$s.match")
-		[ "$m" = "match $want/$want" ] && ok "$s: gdb's backtraces are expected/$s.txt" ||
+		[ "$m" = "match $want/$want" ] && ok "$s: gdb's backtraces are $(basename "$f")" ||
 			{ bad "$s: gdb's backtraces differ ($m)"; head -n -1 "$work/$s.match" | head -40; }
 	done
 }
@@ -351,10 +379,55 @@ gdb_verify() {
 # of their own functions (crt's __do_global_dtors_aux aside).
 nofp() {
 	local o bad_fns
-	for o in "$prog" "$UST_CFI_LIB"; do
+	for o in "$prog" "$UST_CFI_LIB" ${UST_CFI_DL:-} $statics; do
 		bad_fns=$(objdump -d --no-show-raw-insn "$o" | awk '/^[0-9a-f]+ <.*>:$/ { fn = $2 }
 			/mov +%rsp,%rbp/ && fn ~ /^<(cfi_|sc_|main)/ { print fn }' | sort -u | tr '\n' ' ')
 		expect_eq "$(basename "$o"): functions with a frame pointer" "${bad_fns:-none}" none
+	done
+}
+
+# Static programs: .eh_frame found by its section (no .eh_frame_hdr, no
+# PT_GNU_EH_FRAME in an ET_EXEC), the table loaded at exec though there
+# is no PT_INTERP or DT_NEEDED, frames named by file offset in an ET_EXEC.
+# The chains (plt's calls are direct, its chain the same), then samples
+# of deep40: every stack reaches _start, marked complete, and one whose
+# top is a frame of the chain is the chain from there down, whole.
+static() {
+	local p f=$here/expected/deep40.txt n bad_n
+	[ -n "$statics" ] || skip_all "no static programs: the toolchain cannot link -static (libc.a missing)"
+	need_deferred
+	export USTITCH_CACHE_DIR=	# every table built while recording
+	for p in $statics; do
+		prog=$p tag=$(basename "$p"): static_skip='plt-resolve dlopen'
+		expect_eq "$tag .eh_frame_hdr sections" "$(readelf -SW "$p" | grep -c ' \.eh_frame_hdr ')" \
+			"$([ "${p%-pie}" = "$p" ] && echo 0 || echo 1)"
+		chains
+		if ! "$UST_USTITCH" record -q -b 8192 -e cpu-clock -F 999 -g \
+			-o "$work/$tag-sampled.dat" -- "$p" deep40 300000 >/dev/null 2>"$work/$tag-sampled.err"; then
+			bad "$tag sampled: ustitch record failed: $(tail -3 "$work/$tag-sampled.err")"
+			continue
+		fi
+		report "$work/$tag-sampled.dat" | awk -f "$here/cfi-chains.awk" |
+			awk '$4 != "-"' >"$work/$tag-sampled.chains"
+		n=$(wc -l <"$work/$tag-sampled.chains")
+		at_least "$tag sampled: stacks" "$n" 100
+		awk -v want="$(sed -n '/^frames:/,$p' "$f" | tail -n +2 | tr '\n' ';')__libc_start_main;_start;" '
+			BEGIN { nw = split(want, w, ";") - 1 }
+			{ n = split($4, g, ";")
+			  if ($3 != "complete" || g[n] != "_start") { print "not whole: " $3 " " $4; next }
+			  for (k = 1; k <= nw && w[k] != g[1]; k++) ;
+			  if (k > nw) next	# not in the chain: startup, exit
+			  if (n != nw - k + 1) { print "not the chain: " $4; next }
+			  for (i = 1; i <= n; i++)
+				if (g[i] != w[k + i - 1] && !(w[k + i - 1] == "__libc_start_main" && g[i] == "__libc_start_main_impl")) {
+					print "not the chain: " $4; next }
+			  inchain++ }
+			END { print "in the chain " inchain + 0 }' "$work/$tag-sampled.chains" >"$work/$tag-sampled.check"
+		bad_n=$(grep -c '^not' "$work/$tag-sampled.check")
+		expect_eq "$tag sampled: stacks not whole to _start, or not deep40's chain" "$bad_n" 0
+		grep '^not' "$work/$tag-sampled.check" | head -3 | cut -c1-300 | sed 's/^/# /'
+		at_least "$tag sampled: stacks in deep40's chain ($(tail -1 "$work/$tag-sampled.check"))" \
+			"$(tail -1 "$work/$tag-sampled.check" | awk '{ print $NF }')" 20
 	done
 }
 
@@ -362,7 +435,14 @@ case $mode in
 chains) nofp; chains ;;
 debian) debian ;;
 perf-agree) perf_agree ;;
-gdb) nofp; gdb_verify ;;
+gdb)
+	nofp
+	gdb_verify
+	for p in $statics; do
+		prog=$p tag=$(basename "$p"): static_skip='plt-resolve dlopen' gdb_verify
+	done
+	;;
 script) script ;;
+static) static ;;
 esac
 finish
