@@ -256,7 +256,7 @@ row() {	# row WORKLOAD WAY SAMPLES_FILE DATA_FILE FIXED COPIES CPU
 	fi
 	size=$(stat -c %s "$4")
 	share[$k]=$(echo "scale=1; 100 * $r / $n" | bc)
-	[ "$2" = "perf dwarf" ] || cm=$(echo "scale=1; 100 * $cmpl / $n" | bc)%
+	[ "$2" = "perf dwarf" ] || cm=$(printf '%.1f%%' "$(echo "100 * $cmpl / $n" | bc -l)")
 	bps[$k]=$(((size + $6) / n))
 	ring[$k]=$(((size - $5 + $6) / n))
 	cpu[$k]=$7
