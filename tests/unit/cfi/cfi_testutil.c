@@ -132,6 +132,39 @@ int ct_section_off(const char *path, const char *name, uint64_t *off)
 	return 0;
 }
 
+int ct_symbol(const char *path, const char *name, uint64_t *addr, uint64_t *size)
+{
+	Elf_Scn *scn = NULL;
+	int fd, ret = -1;
+	Elf *e = open_elf(path, &fd);
+
+	while (e && ret && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				break;
+			n = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (n && strcmp(n, name) == 0 && GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
+				*addr = sym.st_value;
+				*size = sym.st_size;
+				ret = 0;
+				break;
+			}
+		}
+	}
+	close_elf(e, fd);
+	return ret;
+}
+
 uint64_t ct_entry(const char *path)
 {
 	GElf_Ehdr eh;

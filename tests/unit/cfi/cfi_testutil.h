@@ -34,6 +34,8 @@ bool ct_seg_exec(const struct ct_segs *s, uint64_t vaddr);
 /* The section @name: its address and size / its file offset. */
 int ct_section(const char *path, const char *name, uint64_t *addr, uint64_t *size);
 int ct_section_off(const char *path, const char *name, uint64_t *off);
+/* The .symtab symbol @name: its address and size. */
+int ct_symbol(const char *path, const char *name, uint64_t *addr, uint64_t *size);
 /* e_entry. */
 uint64_t ct_entry(const char *path);
 

@@ -783,6 +783,17 @@ static void test_step_fp(void **state)
 
 	ust_cfi_regs_init(&g, 0x401000, STEP_SP, 0, STEP_BX);
 	assert_int_equal(ust_cfi_step_fp(&m, &g), UST_CFI_STEP_BOTTOM);
+	/* rbp 0 where a loaded table has no rule: no frame pointer, not the end. */
+	{
+		const struct ust_cfi_row none = { .cfa_type = UST_CFI_CFA_NONE };
+
+		ust_cfi_regs_init(&g, 0x401000, STEP_SP, 0, STEP_BX);
+		assert_int_equal(ust_cfi_step_norule(&m, &g, NULL), UST_CFI_STEP_BOTTOM);
+		ust_cfi_regs_init(&g, 0x401000, STEP_SP, 0, STEP_BX);
+		assert_int_equal(ust_cfi_step_norule(&m, &g, &none), UST_CFI_STEP_BAD);
+		ust_cfi_regs_init(&g, 0x401000, STEP_SP, STEP_BP, STEP_BX);
+		assert_int_equal(ust_cfi_step_norule(&m, &g, &none), UST_CFI_STEP_NEXT);
+	}
 	ust_cfi_regs_init(&g, 0x401000, STEP_SP, STEP_SP - 64, STEP_BX);
 	assert_int_equal(ust_cfi_step_fp(&m, &g), UST_CFI_STEP_BAD);
 	ust_cfi_regs_init(&g, 0x401000, STEP_SP, STEP_BP + 4, STEP_BX);
@@ -809,6 +820,52 @@ static void test_prog_nopie(void **state)
 {
 	(void)state;
 	check_prog(tu_env("UST_CFI_PROG_NOPIE"), true, true);
+}
+
+/*
+ * A static executable (ET_EXEC at 0x400000, no .eh_frame_hdr, no
+ * PT_GNU_EH_FRAME): the table from its .eh_frame by section, rows at file
+ * offsets, the same as readelf's; cfit_recurse (cfitest-lib.c, linked
+ * in): CFA rsp + 8 at its entry, above 4 KiB in its body (the 4 KiB pad).
+ */
+static void test_prog_static(void **state)
+{
+	const char *path = tu_env("UST_CFI_PROG_STATIC");
+	uint64_t addr, size, lo, hi, a;
+	const struct ust_cfi_row *row;
+	struct ust_cfi_table *t;
+	struct ct_segs segs;
+	char err[512] = "";
+	int32_t big = 0;
+
+	(void)state;
+	if (!*path)
+		skip();		/* no libc.a */
+	assert_int_not_equal(ct_section(path, ".eh_frame_hdr", &addr, &size), 0);
+	assert_int_equal(ct_section(path, ".eh_frame", &addr, &size), 0);
+	check_prog(path, false, true);
+	assert_int_equal(ct_symbol(path, "cfit_recurse", &addr, &size), 0);
+	assert_true(addr >= 0x400000 && size > 16);
+	assert_int_equal(ct_load_segs(path, &segs), 0);
+	assert_int_equal(ct_seg_off(&segs, addr, &lo), 0);
+	assert_int_equal(lo, addr - 0x400000);	/* the first PT_LOAD: offset 0 at 0x400000 */
+	hi = lo + size;
+	assert_int_equal(ust_cfi_build_path(path, NULL, &t, err, sizeof(err)), 0);
+	row = ust_cfi_lookup(t, lo);
+	assert_non_null(row);
+	assert_int_equal(row->off, lo);
+	assert_int_equal(row->cfa_type, UST_CFI_CFA_RSP);
+	assert_int_equal(row->cfa_off, 8);
+	for (a = lo; a < hi; a++) {
+		row = ust_cfi_lookup(t, a);
+		assert_non_null(row);
+		assert_int_equal(row->cfa_type, UST_CFI_CFA_RSP);
+		if (row->cfa_off > big)
+			big = row->cfa_off;
+	}
+	assert_true(big > 4096);
+	ct_free_segs(&segs);
+	ust_cfi_table_free(t);
 }
 
 static void test_prog_lib(void **state)
@@ -962,7 +1019,8 @@ static void test_restore_rt(void **state)
 
 /*
  * Undefined return addresses: clone()'s child path in libc ends the
- * walk (END); ld.so's _start has no CFI at all (NONE: frame pointers).
+ * walk (END); ld.so's _start has no CFI at all: the builder's END row
+ * at the entry point.
  */
 static void test_end(void **state)
 {
@@ -999,7 +1057,9 @@ static void test_end(void **state)
 	assert_int_equal(ct_seg_off(&segs, ct_entry(LDSO), &lo), 0);
 	row = ust_cfi_lookup(t, lo);
 	assert_non_null(row);
-	assert_int_equal(row->cfa_type, UST_CFI_CFA_NONE);
+	assert_int_equal(row->cfa_type, UST_CFI_CFA_END);
+	/* Up to the next FDE: _dl_start_user, the same frame, is END too. */
+	assert_int_equal(ust_cfi_lookup(t, lo + 8)->cfa_type, UST_CFI_CFA_END);
 	ct_free_segs(&segs);
 	ust_cfi_table_free(t);
 }
@@ -1281,8 +1341,13 @@ static void test_disk_cache(void **state)
 	assert_int_equal(ust_cfi_disk_load(cdir, built->build_id, built->build_id_len, &loaded,
 					   err, sizeof(err)), -EBADMSG);
 	bytes[8]--;
-	/* Version 1 (12-byte rows, no rbx rule): rebuilt, not read. */
-	assert_int_equal(bytes[8], 2);
+	/* Versions 1 (12-byte rows, no rbx rule) and 2 (no END row at an
+	 * entry point without CFI): rebuilt, not read. */
+	assert_int_equal(bytes[8], 3);
+	bytes[8] = 2;
+	assert_int_equal(tu_write(file, bytes, len), 0);
+	assert_int_equal(ust_cfi_disk_load(cdir, built->build_id, built->build_id_len, &loaded,
+					   err, sizeof(err)), -EBADMSG);
 	bytes[8] = 1;
 	assert_int_equal(tu_write(file, bytes, len), 0);
 	assert_int_equal(ust_cfi_disk_load(cdir, built->build_id, built->build_id_len, &loaded,
@@ -1363,6 +1428,7 @@ int main(void)
 		cmocka_unit_test(test_prog_pie),
 		cmocka_unit_test(test_prog_nopie),
 		cmocka_unit_test(test_prog_lib),
+		cmocka_unit_test(test_prog_static),
 		cmocka_unit_test(test_debug_frame),
 		cmocka_unit_test(test_libc),
 		cmocka_unit_test(test_ldso),
