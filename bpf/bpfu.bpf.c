@@ -600,6 +600,32 @@ int ust_bpfu_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+#if UST_BPFU_CFI
+/*
+ * A followed task mapped a file executable: dlopen() maps a library's
+ * code with mmap(PROT_EXEC), as ld.so does at exec.  Its table is asked
+ * for now, as a walk meeting the file would (ust_bpfu_walk_table(): the
+ * same PENDING entry, the same record), so that user space builds it
+ * while the library starts rather than after the first walk parked on it.
+ * A global function: verified once, on its own.
+ */
+__noinline int ust_bpfu_mmap_exec(__u32 tgid, __u64 addr)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ust_bpfu_walk_vma s;	/* bpf_find_vma()'s context must be on the stack */
+
+	__builtin_memset(&s, 0, sizeof(s));
+	if (bpf_find_vma(task, addr, ust_bpfu_vma_cb, &s.v, 0) || !s.v.found || !s.v.exec ||
+	    !s.v.ino)
+		return 0;
+	ust_bpfu_walk_table(tgid, &s, UST_BPFU_NEED_MMAP);
+	return 0;
+}
+#endif
+
+#define UST_NR_MMAP	9	/* x86-64 */
+#define UST_PROT_EXEC	0x4
+
 /*
  * Every system call's exit, attached after every event program (so it
  * runs after the sys_exit events of the entry): first the cookie of this
@@ -618,6 +644,15 @@ static __always_inline void ust_bpfu_sys_exit_body(void)
 	if (!task)
 		return;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+#if UST_BPFU_CFI
+	/*
+	 * mmap(addr, len, prot, ...) that mapped something executable: its
+	 * result a page (an error is -4095..-1), prot still in rdx.
+	 */
+	if (ust_cfi_on && regs->orig_ax == UST_NR_MMAP && (regs->dx & UST_PROT_EXEC) &&
+	    !(regs->ax & 4095) && !ust_bpfu_compat(task))
+		ust_bpfu_mmap_exec(id >> 32, regs->ax);
+#endif
 	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
 	/* syscall_get_nr(), as ftrace's own sys_exit probe takes it. */
 	event = ust_bpfu_sc_in(ust_bpfu_sc_exit, regs->orig_ax) && !ust_bpfu_compat(task);

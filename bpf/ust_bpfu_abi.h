@@ -144,19 +144,25 @@ struct ust_bpfu_rec_stack {
 
 /*
  * The walk met an executable file mapping whose (dev, inode) has no entry
- * in ust_bpfu_cfi_files: user space builds its table (from
- * /proc/TGID/map_files/START-END, which opens the very file) and stores
- * it.  Sent once per file: the walk leaves a PENDING entry behind.
+ * in ust_bpfu_cfi_files, or a followed task just mapped one (mmap with
+ * PROT_EXEC, as dlopen() maps a library's code): user space builds its
+ * table (from /proc/TGID/map_files/START-END, which opens the very file)
+ * and stores it.  Sent once per file: the sender leaves a PENDING entry
+ * behind.
  */
 struct ust_bpfu_rec_need {
 	struct ust_bpfu_rec_hdr h;
 	__u64 ino;
 	__u32 dev;
-	__u32 pad;
+	__u32 why;		/* UST_BPFU_NEED_WALK, _MMAP */
 	__u64 vm_start;
 	__u64 vm_end;
 	__u64 vm_pgoff;
 };
+
+/* Who asked: a walk that met the file, or its executable mmap (a dlopen's). */
+#define UST_BPFU_NEED_WALK	0
+#define UST_BPFU_NEED_MMAP	1
 
 /*
  * A walk parked (UST_BPFU_F_PARKED): the registers of the frame it did

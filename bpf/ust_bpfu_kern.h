@@ -83,6 +83,7 @@ struct signal_struct {
 struct pt_regs {
 	unsigned long bp;
 	unsigned long bx;
+	unsigned long dx;		/* a system call's third argument (mmap's prot) */
 	unsigned long ax;		/* -ENOSYS in a system call's body, then its return value */
 	unsigned long orig_ax;		/* the system call number of the entry */
 	unsigned long ip;

@@ -2,8 +2,11 @@
 /*
  * The registry of built tables, by build-id: in memory first, then the
  * disk cache (cfi_disk.c), then a build (cfi_build.c), whose result is
- * saved to disk.  One mutex over the whole get: two threads asking for the
- * same library build it once.  Files without a build-id cannot be told
+ * saved to disk.  The mutex guards the list and the counts, not a load or
+ * a build: threads build different libraries at once (the recorder's
+ * workers, lib/record/bpfu_pool.c).  Two threads that load the same
+ * build-id at once each do so, and the second to finish takes the
+ * first's table (freeing its own).  Files without a build-id cannot be told
  * apart from another version of themselves: they are built on every get
  * (and kept until the cache is freed, as the returned pointer must live).
  */
@@ -79,7 +82,30 @@ static int keep(struct ust_cfi_cache *c, struct ust_cfi_table *t)
 	return 0;
 }
 
-/* Under the lock: memory, disk, build. */
+/*
+ * @t, just loaded or built, into the list, counted in *@counter; or the
+ * table another thread put there meanwhile.  Under the lock.
+ */
+static int keep_new(struct ust_cfi_cache *c, struct ust_cfi_table *t, uint32_t *counter,
+		    const struct ust_cfi_table **out, char *err, size_t errsz)
+{
+	struct ust_cfi_table *had = find(c, t->build_id, t->build_id_len);
+
+	(*counter)++;
+	if (had) {
+		ust_cfi_table_free(t);
+		*out = had;
+		return 0;
+	}
+	if (keep(c, t)) {
+		ust_cfi_table_free(t);
+		return ust_cfi_fail(err, errsz, -ENOMEM, "out of memory");
+	}
+	*out = t;
+	return 0;
+}
+
+/* Memory, disk, build: the lock taken for the list only. */
 static int get(struct ust_cfi_cache *c, const struct ust_sym_elf *e, const char *path,
 	       const struct ust_cfi_table **out, char *err, size_t errsz)
 {
@@ -89,37 +115,42 @@ static int get(struct ust_cfi_cache *c, const struct ust_sym_elf *e, const char 
 	int ret;
 
 	len = ust_sym_elf_build_id(e->elf, id, sizeof(id));
-	if ((t = find(c, id, len))) {
+	pthread_mutex_lock(&c->lock);
+	t = find(c, id, len);
+	if (t)
 		c->st.hits++;
+	pthread_mutex_unlock(&c->lock);
+	if (t) {
 		*out = t;
 		return 0;
 	}
 	if (len && c->disk_dir) {
 		ret = ust_cfi_disk_load(c->disk_dir, id, len, &t, NULL, 0);
-		if (ret == 0) {
-			if (keep(c, t)) {
-				ust_cfi_table_free(t);
-				return ust_cfi_fail(err, errsz, -ENOMEM, "out of memory");
-			}
-			c->st.disk_loads++;
-			*out = t;
-			return 0;
-		}
-		if (ret == -EBADMSG)
+		pthread_mutex_lock(&c->lock);
+		if (ret == 0)
+			ret = keep_new(c, t, &c->st.disk_loads, out, err, errsz);
+		else if (ret == -EBADMSG)
 			c->st.disk_rejects++;
+		else
+			ret = -ENOENT;
+		pthread_mutex_unlock(&c->lock);
+		if (ret != -ENOENT && ret != -EBADMSG)
+			return ret;
 	}
 	ret = ust_cfi_build_elf(e, path, &c->opts, &t, err, errsz);
 	if (ret)
 		return ret;
-	c->st.builds++;
-	if (keep(c, t)) {
-		ust_cfi_table_free(t);
-		return ust_cfi_fail(err, errsz, -ENOMEM, "out of memory");
-	}
+	pthread_mutex_lock(&c->lock);
+	ret = keep_new(c, t, &c->st.builds, out, err, errsz);
+	pthread_mutex_unlock(&c->lock);
+	if (ret)
+		return ret;
 	/* A cache that cannot be written (read-only home) only costs rebuilds. */
-	if (len && c->disk_dir && ust_cfi_disk_save(c->disk_dir, t, NULL, 0) == 0)
+	if (len && c->disk_dir && ust_cfi_disk_save(c->disk_dir, *out, NULL, 0) == 0) {
+		pthread_mutex_lock(&c->lock);
 		c->st.disk_saves++;
-	*out = t;
+		pthread_mutex_unlock(&c->lock);
+	}
 	return 0;
 }
 
@@ -133,9 +164,7 @@ int ust_cfi_cache_get_path(struct ust_cfi_cache *c, const char *path,
 	ret = ust_cfi_elf_path(&e, path, err, errsz);
 	if (ret)
 		return ret;
-	pthread_mutex_lock(&c->lock);
 	ret = get(c, &e, path, out, err, errsz);
-	pthread_mutex_unlock(&c->lock);
 	ust_sym_elf_close(&e);
 	return ret;
 }
@@ -150,9 +179,7 @@ int ust_cfi_cache_get_mem(struct ust_cfi_cache *c, const void *image, size_t siz
 	ret = ust_cfi_elf_mem(&e, image, size, err, errsz);
 	if (ret)
 		return ret;
-	pthread_mutex_lock(&c->lock);
 	ret = get(c, &e, NULL, out, err, errsz);
-	pthread_mutex_unlock(&c->lock);
 	ust_sym_elf_close(&e);
 	return ret;
 }

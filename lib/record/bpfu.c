@@ -919,6 +919,18 @@ int ust_bpfu_flush(struct ust_bpfu *u, ust_bpfu_rec_fn fn, void *ctx)
 	u->fn = fn;
 	u->fn_ctx = ctx;
 	ret = ring_buffer__consume(u->rb);
+	/*
+	 * Tables still being built, for stacks parked on them: a wait of
+	 * the parks' own bound at most (a table 10 ms from ready is worth
+	 * it; frame pointers over the copy are what a stack gets after).
+	 */
+	if (u->park && ust_bpfu_cfi_busy(u->cfi)) {
+		struct ust_bpfu_park_stats ps;
+
+		ust_bpfu_park_stats(u->park, &ps);
+		if (ps.queued_bytes)
+			ust_bpfu_cfi_wait(u->cfi, (int)(UST_BPFU_PARK_WAIT_NS / 1000000));
+	}
 	/* The recording ends: every stack still waiting, by frame pointers where it must. */
 	if (u->park && ust_bpfu_park_serve(u->park, ust_bpfu_now_ns(), true, ust_bpfu_emit_stack, u))
 		ret = -ECANCELED;
@@ -1063,6 +1075,12 @@ int ust_bpfu_tables_pid(struct ust_bpfu *u, pid_t pid)
 	int ret = u->cfi ? ust_bpfu_cfi_add_pid(u->cfi, pid) : 0;
 
 	return ret < 0 ? ret : 0;
+}
+
+void ust_bpfu_tables_wait(struct ust_bpfu *u)
+{
+	if (u->cfi)
+		ust_bpfu_cfi_wait(u->cfi, -1);
 }
 
 bool ust_bpfu_has_tables(const struct ust_bpfu *u)
@@ -1344,6 +1362,11 @@ int ust_bpfu_tables_pid(struct ust_bpfu *u, pid_t pid)
 {
 	(void)u, (void)pid;
 	return -EOPNOTSUPP;
+}
+
+void ust_bpfu_tables_wait(struct ust_bpfu *u)
+{
+	(void)u;
 }
 
 bool ust_bpfu_has_tables(const struct ust_bpfu *u)

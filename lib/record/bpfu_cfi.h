@@ -7,6 +7,7 @@
 #ifndef USTITCH_RECORD_BPFU_CFI_H
 #define USTITCH_RECORD_BPFU_CFI_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -24,7 +25,11 @@ struct ust_bpfu_cfi *ust_bpfu_cfi_new(int rows_fd, int files_fd, uint32_t cap,
 				      char *err, size_t errsz);
 void ust_bpfu_cfi_free(struct ust_bpfu_cfi *c);
 
-/* A file the walk met without a table: load it, or mark it NONE. */
+/*
+ * Tables are loaded by worker threads: the calls below that add one only
+ * open the file and queue it; ust_bpfu_cfi_wait() waits for them.
+ */
+/* A file the walk met without a table (or mapped executable): load it, or mark it NONE. */
 void ust_bpfu_cfi_need(struct ust_bpfu_cfi *c, const struct ust_bpfu_rec_need *n);
 /* A followed process exec()ed: its program and the libraries ld.so will map. */
 void ust_bpfu_cfi_exec(struct ust_bpfu_cfi *c, pid_t pid);
@@ -34,7 +39,11 @@ int ust_bpfu_cfi_add_path(struct ust_bpfu_cfi *c, const char *path);
 int ust_bpfu_cfi_add_pid(struct ust_bpfu_cfi *c, pid_t pid);
 /* A program and the libraries the dynamic loader will map for it. */
 int ust_bpfu_cfi_add_program(struct ust_bpfu_cfi *c, const char *path);
-/* The vDSO of this kernel (read from our own process): once, at start; the walk may ask again. */
+/* Until every table queued is placed, at most @timeout_ms (negative: no limit).  true: all were. */
+bool ust_bpfu_cfi_wait(struct ust_bpfu_cfi *c, int timeout_ms);
+/* Tables queued or loading. */
+unsigned int ust_bpfu_cfi_busy(struct ust_bpfu_cfi *c);
+/* The vDSO of this kernel (read from our own process): once, at start, placed before it returns. */
 int ust_bpfu_cfi_add_vdso(struct ust_bpfu_cfi *c);
 
 struct ust_cfi_table;
@@ -47,6 +56,6 @@ struct ust_cfi_table;
 int ust_bpfu_cfi_table_of(struct ust_bpfu_cfi *c, uint32_t dev, uint64_t ino,
 			  const struct ust_cfi_table **t);
 
-void ust_bpfu_cfi_get_stats(const struct ust_bpfu_cfi *c, struct ust_bpfu_cfi_stats *st);
+void ust_bpfu_cfi_get_stats(struct ust_bpfu_cfi *c, struct ust_bpfu_cfi_stats *st);
 
 #endif

@@ -68,6 +68,8 @@ void ust_rec_tables_preload(struct ust_bpfu *u, const struct ust_rec_opts *o)
 		ust_bpfu_tables_pid(u, o->pids[i]);
 	if (ust_rec_whole_machine(o))
 		preload_all(u);
+	/* Built in parallel; all in the maps before the first event. */
+	ust_bpfu_tables_wait(u);
 }
 
 int ust_rec_tables_flags_record(struct ust_rec_spool *spool, uint16_t flags_id, const struct ust_bpfu_rec *rec)
@@ -156,10 +158,13 @@ void ust_rec_tables_summary(struct ust_bpfu *u, const struct ust_rec_stack_count
 		fprintf(out, PFX "user stacks of samples in user code, taken at the sample: %llu "
 			"(%llu by task_work, as a read would have faulted or the mmap lock was busy)\n",
 			(unsigned long long)st.sample_walks, (unsigned long long)st.sample_faults);
+	/* ms: each table's load, summed over the worker threads that ran them side by side. */
 	fprintf(out, PFX "unwind tables: %u files (%u rows of %u, %u built, %u from the cache, "
-		"%.0f ms, %u asked for while recording), %u without",
+		"%.0f ms over %u threads, the longest %.0f ms; %u asked for while recording, "
+		"%u when mapped executable), %u without",
 		st.cfi.files, st.cfi.rows, st.cfi.cap, st.cfi.builds, st.cfi.disk_loads,
-		st.cfi.load_ms, st.cfi.asked, st.cfi.files_none);
+		st.cfi.load_ms, st.cfi.threads, st.cfi.longest_ms, st.cfi.asked, st.cfi.asked_mmap,
+		st.cfi.files_none);
 	if (st.cfi.failed || st.cfi.full)
 		fprintf(out, "; %u failed, last: %s", st.cfi.failed + st.cfi.full, st.cfi.last_error);
 	fputc('\n', out);

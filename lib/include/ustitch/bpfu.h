@@ -216,6 +216,7 @@ struct ust_bpfu_stats {
 	char missed_by[64];	/* the program skipped most often, "" if none */
 	struct ust_bpfu_cfi_stats {
 		uint32_t asked;		/* files the walk asked for, seen by user space */
+		uint32_t asked_mmap;	/* ... of them when mapped executable (a dlopen) */
 		uint32_t files;		/* tables in the BPF maps */
 		uint32_t files_none;	/* files with no usable table (frame pointers) */
 		uint32_t failed;	/* loads that failed (last_error says why) */
@@ -224,7 +225,9 @@ struct ust_bpfu_stats {
 		uint32_t cap;		/* rows available */
 		uint32_t builds;	/* tables built from ELF files */
 		uint32_t disk_loads;	/* tables read from the disk cache */
-		double load_ms;		/* time spent building and loading tables */
+		double load_ms;		/* time spent building and loading tables, summed over threads */
+		double longest_ms;	/* the longest one table took */
+		uint32_t threads;	/* the worker threads that load them */
 		char last_error[256];
 	} cfi;
 };
@@ -289,10 +292,13 @@ int ust_bpfu_arm_exit(struct ust_bpfu *u);
  * Unwind tables loaded before they are needed, so that the first stacks
  * are already complete: a program with the libraries the dynamic loader
  * will map for it (before it runs), or what a live process maps.  Files
- * missed here are loaded when the walk first meets them.  0 or -errno.
+ * missed here are loaded when mapped or when the walk first meets them.
+ * Loaded by worker threads: ust_bpfu_tables_wait() waits until they are
+ * in the maps.  0 or -errno.
  */
 int ust_bpfu_tables_program(struct ust_bpfu *u, const char *path);
 int ust_bpfu_tables_pid(struct ust_bpfu *u, pid_t pid);
+void ust_bpfu_tables_wait(struct ust_bpfu *u);
 /* Stacks are walked by CFI tables (not opts.no_cfi), for objects that share the maps. */
 bool ust_bpfu_has_tables(const struct ust_bpfu *u);
 

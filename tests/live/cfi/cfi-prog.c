@@ -22,10 +22,14 @@
  *   recursion     cfi_rec 200 deep: raw getpgrp (cut at 127 frames)
  *   bigframe      a 64 KiB local buffer mid-chain: raw times
  *   deep40        cfi_deep01 -> ... -> cfi_deep40: raw sched_getscheduler
+ *   dlopen        dlopen() libcfi-dl.so (beside the program, not linked),
+ *                 then at once its cfi_dl_entry -> _b -> _c: raw getresuid
  *
  * usage: cfi-prog SCENARIO [rounds [linger-ms]]   (rounds: default 3; linger-ms:
  *        how long to stay alive after them, default 0)
  */
+#include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -366,6 +370,32 @@ CFI_FN void sc_deep40(int rounds)
 		cfi_deep01();
 }
 
+/* ---- a library dlopen()ed while recording ------------------------------ */
+static char cfi_dl_path[PATH_MAX];
+
+CFI_FN void sc_dlopen(int rounds)
+{
+	char *path = cfi_dl_path;
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(cfi_dl_path) - 16);
+	void (*entry)(int);
+	char *slash;
+	void *h;
+
+	if (n <= 0 || !(path[n] = '\0', slash = strrchr(path, '/'))) {
+		fprintf(stderr, "cfi-prog: /proc/self/exe: cannot read\n");
+		exit(1);
+	}
+	strcpy(slash + 1, "libcfi-dl.so");
+	h = dlopen(path, RTLD_NOW);
+	entry = h ? (void (*)(int))dlsym(h, "cfi_dl_entry") : NULL;
+	if (!entry) {
+		fprintf(stderr, "cfi-prog: %s\n", dlerror());
+		exit(1);
+	}
+	entry(rounds);
+	cfi_sink++;	/* after the call: no tail call */
+}
+
 static const struct {
 	const char *name;
 	void (*run)(int rounds);
@@ -382,6 +412,7 @@ static const struct {
 	{ "recursion", sc_recursion },
 	{ "bigframe", sc_bigframe },
 	{ "deep40", sc_deep40 },
+	{ "dlopen", sc_dlopen },
 };
 
 int main(int argc, char **argv)
