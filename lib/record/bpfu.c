@@ -327,12 +327,13 @@ static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 		u->cookie_records++;
 	} else if (h->kind == UST_BPFU_REC_NEED_CFI && size >= sizeof(struct ust_bpfu_rec_need)) {
 		/*
-		 * Ours, not the caller's: the walk wants a file's table.  Its
-		 * walks park meanwhile: the process's maps, read now while it
-		 * lives, place the frames their copies lead to.
+		 * Ours, not the caller's: the walk wants a file's table, or
+		 * the process just mapped it.  Its walks park meanwhile: the
+		 * process's maps, read again now while it lives (that file is
+		 * new in them), place the frames their copies lead to.
 		 */
 		if (u->cfi) {
-			ust_bpfu_raw_note(u->raw, (pid_t)h->tgid);
+			ust_bpfu_raw_reread(u->raw, (pid_t)h->tgid);
 			ust_bpfu_cfi_need(u->cfi, data);
 		}
 		return 0;
@@ -344,9 +345,17 @@ static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 		}
 		return 0;
 	} else if (h->kind == UST_BPFU_REC_EXEC) {
-		if (u->cfi)
-			ust_bpfu_cfi_exec(u->cfi, (pid_t)h->tgid);
 		ust_bpfu_raw_exec(u->raw, (pid_t)h->tgid);
+		/*
+		 * The new program's maps, read first, while it surely lives: a
+		 * walk that parks in a library it maps later is finished
+		 * through the program's own frames, which the walk need not
+		 * have looked up (a short-lived process is gone by then).
+		 */
+		if (u->cfi) {
+			ust_bpfu_raw_note(u->raw, (pid_t)h->tgid);
+			ust_bpfu_cfi_exec(u->cfi, (pid_t)h->tgid);
+		}
 		return 0;
 	} else if (h->kind == UST_BPFU_REC_STACK && ust_bpfu_stack_fits(data, size)) {
 		const struct ust_bpfu_rec_stack *s = data;

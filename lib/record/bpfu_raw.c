@@ -116,6 +116,12 @@ void ust_bpfu_raw_note(struct ust_bpfu_raw *r, pid_t tgid)
 		read_maps(r, tgid);
 }
 
+void ust_bpfu_raw_reread(struct ust_bpfu_raw *r, pid_t tgid)
+{
+	if (r)
+		read_maps(r, tgid);
+}
+
 bool ust_bpfu_raw_place(struct ust_bpfu_raw *r, pid_t tgid, uint64_t addr, uint64_t *off,
 			uint64_t *ino, uint32_t *dev)
 {

@@ -29,6 +29,8 @@ unsigned int ust_bpfu_raw_resolve(struct ust_bpfu_raw *r, pid_t tgid, const uint
 				  uint64_t *offs, uint64_t *inodes, uint32_t *devs, unsigned int nr);
 /* @tgid's maps read now, unless read since its exec: its frames are placed later. */
 void ust_bpfu_raw_note(struct ust_bpfu_raw *r, pid_t tgid);
+/* @tgid's maps read again now: it mapped a file since (a dlopen). */
+void ust_bpfu_raw_reread(struct ust_bpfu_raw *r, pid_t tgid);
 /*
  * @addr of @tgid in an executable file mapping: true with its file offset,
  * inode and kernel dev_t (the maps read again once if it is in none).
