@@ -1019,7 +1019,7 @@ __noinline int ust_bpfu_walk_park(struct ust_bpfu_walk_task *t)
 		pv->flags = (s->v.exec ? UST_BPFU_PARK_VMA_EXEC : 0) | (s->vdso ? UST_BPFU_PARK_VMA_VDSO : 0);
 	}
 	r->len = (__u32)len;
-	r->pad = 0;
+	r->ptgid = (__u32)BPF_CORE_READ(task, real_parent, tgid);
 	bpf_ringbuf_submit(r, ust_bpfu_rb_flags(UST_BPFU_PARK_REC_SIZE(cap)));
 	w->g.flags |= UST_BPFU_F_PARKED | UST_BPFU_F_NO_TABLE;
 	UST_COUNT(parks);

@@ -213,7 +213,7 @@ struct ust_bpfu_rec_park {
 	__u64 stack_end;	/* the end of the VMA holding sp; 0: unknown */
 	struct ust_bpfu_park_vma vmas[UST_BPFU_PARK_VMAS];
 	__u32 len;		/* bytes[] holds the stack's [sp, sp + len) */
-	__u32 pad;
+	__u32 ptgid;		/* the parent's tgid: a fork child's code before its exec is the parent's */
 	__u8 bytes[];
 };
 

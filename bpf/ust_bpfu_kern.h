@@ -73,6 +73,7 @@ struct task_struct {
 	int tgid;
 	struct mm_struct *mm;
 	struct signal_struct *signal;
+	struct task_struct *real_parent;
 } __attribute__((preserve_access_index));
 
 struct signal_struct {

@@ -83,7 +83,10 @@ bool ust_bpfu_park_fits(const void *data, size_t size)
 
 /*
  * Where @addr lies: the park's VMAs (the BPF walk's own, with the vDSO),
- * then the process's executable file mappings.  False: in none.
+ * then the process's executable file mappings, then its parent's: a
+ * child a shell or make forked runs the parent's code until its exec,
+ * which may have replaced the child's mappings before the recorder read
+ * them (a fork and exec take a millisecond).  False: in none.
  */
 static bool locate(struct park_walk *c, uint64_t addr, struct park_loc *l)
 {
@@ -103,7 +106,11 @@ static bool locate(struct park_walk *c, uint64_t addr, struct park_loc *l)
 		l->vdso = v->flags & UST_BPFU_PARK_VMA_VDSO;
 		return true;
 	}
-	if (!c->env->place || !c->env->place(c->env->ctx, p->h.tgid, addr, &l->off, &l->ino, &l->dev))
+	if (!c->env->place)
+		return false;
+	if (!c->env->place(c->env->ctx, p->h.tgid, addr, &l->off, &l->ino, &l->dev) &&
+	    (!p->ptgid || p->ptgid == p->h.tgid ||
+	     !c->env->place(c->env->ctx, p->ptgid, addr, &l->off, &l->ino, &l->dev)))
 		return false;
 	l->exec = true;
 	return true;
