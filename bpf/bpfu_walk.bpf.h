@@ -570,6 +570,19 @@ static __always_inline int ust_bpfu_walk_ret(struct ust_bpfu_walk *w, int ret, _
 }
 
 /*
+ * Whether this kernel lets a task's walks keep VMAs (mm->mm_lock_seq, 6.13+):
+ * there a refused lookup is the exception (a sample just after the process
+ * mapped something) and parks; before, refusals are routine at system-call
+ * exits and the walk records the address raw and goes on by frame pointers.
+ */
+static __always_inline bool ust_bpfu_walk_keeps_vmas(void)
+{
+	struct mm_struct___ust *mm = NULL;
+
+	return bpf_core_field_exists(mm->mm_lock_seq.sequence);
+}
+
+/*
  * Frame g.nr: record g.ip (as file offset, inode, dev when a VMA holds it),
  * then step to its caller.  UST_BPFU_WALK_NEXT, _END, or (faultable walks)
  * _PAGE with the step undone.
@@ -639,7 +652,8 @@ __noinline int ust_bpfu_walk_frame(struct ust_bpfu_walk_task *t)
 	 * calls ust_bpfu_walk_park(): not from here, for the call chain's
 	 * stack).
 	 */
-	if (ust_park_on && !w->park_refused && (s ? s->tstate == UST_BPFU_CFI_PENDING : w->vma_refused))
+	if (ust_park_on && !w->park_refused &&
+	    (s ? s->tstate == UST_BPFU_CFI_PENDING : w->vma_refused && ust_bpfu_walk_keeps_vmas()))
 		return UST_BPFU_WALK_PARK;
 #endif
 	f = &t->r.frames[nr & (UST_BPFU_SLOTS - 1)];
