@@ -51,9 +51,9 @@ report() {
 }
 # The exit status: 0, or 1 after saying how many checks failed.
 finish() {
-	[ "$skips" = 0 ] || echo "$skips part(s) skipped"
+	[ "$skips" = 0 ] || echo "# $skips part(s) skipped"
 	[ "$fails" = 0 ] && exit 0
-	echo "$fails failed"
+	echo "# $fails failed"
 	exit 1
 }
 # bpf_ids PID: the BPF programs and links process PID holds ("prog N",

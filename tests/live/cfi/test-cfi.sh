@@ -68,9 +68,9 @@ if [ "$mode" = gdb ]; then
 	skip_part() { echo "ok - $1 # SKIP $2"; skips=$((skips + 1)); }
 	expect_eq() { [ "$2" = "$3" ] && ok "$1: $2" || bad "$1: got '$2', expected '$3'"; }
 	finish() {
-		[ "$skips" = 0 ] || echo "$skips part(s) skipped"
+		[ "$skips" = 0 ] || echo "# $skips part(s) skipped"
 		[ "$fails" = 0 ] && exit 0
-		echo "$fails failed"
+		echo "# $fails failed"
 		exit 1
 	}
 else
