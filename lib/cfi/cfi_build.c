@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "cfi_internal.h"
+#include "ustitch/elfprog.h"
 #include "ustitch/grow.h"
 #include "ustitch/progress.h"
 
@@ -388,50 +389,6 @@ static int load_segments(struct builder *b, Elf *elf)
 	return 0;
 }
 
-/*
- * A file the kernel starts (not only maps): an ET_EXEC, a PIE (PT_INTERP),
- * or an ET_DYN that needs no library (a static PIE, the dynamic loader).
- * A library's e_entry is 0 or the start of its .text (ld's default).
- */
-static bool is_program(Elf *elf)
-{
-	GElf_Ehdr eh;
-	Elf_Scn *scn = NULL;
-	size_t phnum, i;
-
-	if (!gelf_getehdr(elf, &eh) || !eh.e_entry)
-		return false;
-	if (eh.e_type == ET_EXEC)
-		return true;
-	if (eh.e_type != ET_DYN)
-		return false;
-	if (!elf_getphdrnum(elf, &phnum))
-		for (i = 0; i < phnum; i++) {
-			GElf_Phdr ph;
-
-			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
-				return true;
-		}
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t k;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (k = 0; d && k < sh.sh_size / sh.sh_entsize; k++) {
-			GElf_Dyn dyn;
-
-			if (!gelf_getdyn(d, (int)k, &dyn) || dyn.d_tag == DT_NULL)
-				break;
-			if (dyn.d_tag == DT_NEEDED)
-				return false;
-		}
-	}
-	return true;
-}
-
 /* The longest entry code without CFI taken for the outermost frame. */
 #define ENTRY_MAX	128
 
@@ -455,7 +412,7 @@ static int add_entry_end(struct builder *b, Elf *elf)
 	size_t i;
 	int k;
 
-	if (!b->nr_spans || !is_program(elf) || !gelf_getehdr(elf, &eh))
+	if (!b->nr_spans || !ust_elfprog_entry(elf, NULL) || !gelf_getehdr(elf, &eh))
 		return 0;
 	entry = eh.e_entry;
 	for (k = 0; k < b->nr_segs; k++)

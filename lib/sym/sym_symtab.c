@@ -19,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <elfutils/libdw.h>
+
+#include "ustitch/elfprog.h"
 #include "sym_internal.h"
 #include "ustitch/grow.h"
 
@@ -112,6 +115,72 @@ static Elf_Data *version_table(Elf *elf, size_t count)
 	return NULL;
 }
 
+/*
+ * The longest entry stub that has no CFI of its own: the dynamic loader's
+ * _start and _dl_start_user, about 80 bytes (crt1.o's _start, 34 bytes,
+ * has an FDE and is measured by it).
+ */
+#define ENTRY_STUB_MAX 128
+
+/* How far the entry stub at @entry runs: its FDE's range, else up to
+ * ENTRY_STUB_MAX bytes of its section (ending at @sec_end). */
+static uint64_t entry_size(Elf *elf, uint64_t entry, uint64_t sec_end)
+{
+	Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
+	uint64_t end = sec_end - entry > ENTRY_STUB_MAX ? entry + ENTRY_STUB_MAX : sec_end;
+	Dwarf_Frame *frame;
+
+	if (cfi && !dwarf_cfi_addrframe(cfi, entry, &frame)) {
+		Dwarf_Addr start, fend;
+
+		if (dwarf_frame_info(frame, &start, &fend, NULL) >= 0 && start <= entry &&
+		    fend > entry && fend <= sec_end)
+			end = fend;
+		free(frame);
+	}
+	if (cfi)
+		dwarf_cfi_end(cfi);
+	return end - entry;
+}
+
+/*
+ * A program's entry point is where the kernel starts its first thread: the
+ * outermost frame of every stack of it.  Stripped programs (Debian's: sh,
+ * sort, the dynamic loader) have no symbol there in .dynsym; the
+ * toolchain's name for it is _start (crt1.o, ld.so's own), and a stack
+ * that reaches it reads as whole.  Added to @ents[@n] (room for one)
+ * when no function symbol starts there or covers it: 1, else 0.  Sized to
+ * the stub alone: the unnamed functions after it stay unnamed.
+ */
+static size_t entry_name(Elf *elf, struct ust_sym_ent *ents, size_t n)
+{
+	Elf_Scn *scn = NULL;
+	uint64_t entry;
+	size_t i;
+
+	if (!ust_elfprog_entry(elf, &entry))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (ents[i].addr == entry ||
+		    (ents[i].sized && entry > ents[i].addr && entry - ents[i].addr < ents[i].size))
+			return 0;
+	while ((scn = elf_nextscn(elf, scn))) {	/* the section holding it */
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR) && entry >= sh.sh_addr &&
+		    entry - sh.sh_addr < sh.sh_size) {
+			memset(&ents[n], 0, sizeof(ents[n]));
+			ents[n].addr = entry;
+			ents[n].name = "_start";
+			ents[n].rank = bind_rank(STB_GLOBAL);
+			ents[n].sized = true;
+			ents[n].size = entry_size(elf, entry, sh.sh_addr + sh.sh_size);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int ust_sym_tab_load(struct ust_sym_tab *t, Elf *elf, GElf_Word type)
 {
 	size_t shnum, count, i, n = 0, k;
@@ -135,7 +204,8 @@ int ust_sym_tab_load(struct ust_sym_tab *t, Elf *elf, GElf_Word type)
 	if (type == SHT_DYNSYM)
 		versym = version_table(elf, count);
 
-	t->ents = malloc(count * sizeof(*t->ents));
+	/* One more: a stripped program's entry point (entry_name()). */
+	t->ents = malloc((count + 1) * sizeof(*t->ents));
 	if (!t->ents)
 		return -1;
 
@@ -186,6 +256,7 @@ int ust_sym_tab_load(struct ust_sym_tab *t, Elf *elf, GElf_Word type)
 			t->ents[n].size = section_end(elf, shnum, &sym);
 		n++;
 	}
+	n += entry_name(elf, t->ents, n);
 	t->nr = n;
 	if (!n) {
 		free(t->ents);
