@@ -90,11 +90,14 @@ _Static_assert(UST_BPFU_STACK_IMMEDIATE == UST_ABI_STACK_F_IMMEDIATE &&
 #define UST_BPFU_STACK_MAX_SIZE	(UST_ABI_STACK_HDR_SIZE + UST_BPFU_MAX_FRAMES * UST_BPFU_FRAME_BYTES)
 /*
  * A parked stack waits this long for its tables, then walks on by frame
- * pointers: a table is built in 0.5-400 ms (cc1plus cold), and the
+ * pointers: a table is built in 0.5-1200 ms (cc1plus cold, unloaded), and
+ * several times that when the workload takes the CPUs (`make -j2`: cc1's
+ * tables came after 2 s, and 237 of 550 parked stacks gave up); the
  * recorder writes its spool sorted at the end, so waiting costs memory
- * only, which UST_BPFU_PARK_QUEUE bounds.
+ * only, which UST_BPFU_PARK_QUEUE bounds.  The end of a recording waits
+ * as long for builds in flight (a progress line shows a long one).
  */
-#define UST_BPFU_PARK_WAIT_NS	(2ULL * 1000 * 1000 * 1000)
+#define UST_BPFU_PARK_WAIT_NS	(30ULL * 1000 * 1000 * 1000)
 #define UST_BPFU_PARK_QUEUE	(64u << 20)
 
 struct ust_bpfu {
