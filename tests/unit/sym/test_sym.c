@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <fcntl.h>
+#include <gelf.h>
 
 #include "ustitch/sym.h"
 #include "util.h"
@@ -543,6 +545,94 @@ static void test_stripped_build_id(void **state)
 	free(dir);
 }
 
+/* @path's e_entry and its PT_INTERP (into @interp), read with libelf. */
+static uint64_t elf_entry(const char *path, char *interp, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	uint64_t entry = 0;
+	size_t phnum, i;
+	GElf_Ehdr eh;
+	Elf *e;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(e);
+	assert_non_null(gelf_getehdr(e, &eh));
+	entry = eh.e_entry;
+	if (interp)
+		*interp = 0;
+	for (i = 0; interp && !elf_getphdrnum(e, &phnum) && i < phnum; i++) {
+		GElf_Phdr ph;
+		size_t sz;
+		char *raw;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP &&
+		    (raw = elf_rawfile(e, &sz)) && ph.p_offset + ph.p_filesz <= sz)
+			snprintf(interp, len, "%.*s", (int)ph.p_filesz, raw + ph.p_offset);
+	}
+	elf_end(e);
+	close(fd);
+	return entry;
+}
+
+static const char *func_at(struct ust_sym_file *f, const char *path, uint64_t vaddr)
+{
+	struct ust_sym_frame fr[MAX_FRAMES];
+	int n = ust_sym_lookup(f, off_of(path, vaddr), false, false, fr, MAX_FRAMES);
+
+	assert_true(n >= 1);
+	return fr[n - 1].func;
+}
+
+/*
+ * A stripped program's entry point, which no .dynsym symbol names, is
+ * _start over its stub only: crt1's, by its FDE (nm's size in the
+ * unstripped link); the dynamic loader's, which has no FDE, its first
+ * bytes.  The unnamed functions after the stub stay unnamed.
+ */
+static void test_stripped_entry(void **state)
+{
+	char *dir = tu_mkdtemp(), path[4096], interp[4096];
+	struct ust_sym_cache *c = ust_sym_cache_new(NULL);
+	const struct tu_sym *start, *next = NULL;
+	struct ust_sym_file *f;
+	struct tu_sym *syms;
+	uint64_t entry;
+	int n;
+
+	(void)state;
+	/* Away from its .debug file, which its debuglink would find. */
+	snprintf(path, sizeof(path), "%s/ust-testprog-stripped", dir);
+	assert_int_equal(tu_copy(tu_env("UST_TESTPROG_STRIPPED"), path), 0);
+	n = tu_nm(nm_tool, tu_env("UST_TESTPROG_UNSTRIPPED"), false, &syms);
+	start = tu_nm_find(syms, n, "_start");
+	assert_non_null(start);
+	assert_true(start->size > 1);
+	for (int i = 0; i < n; i++)
+		if (syms[i].addr > start->addr && (!next || syms[i].addr < next->addr))
+			next = &syms[i];
+	assert_non_null(next);
+	entry = elf_entry(path, interp, sizeof(interp));
+	assert_int_equal(entry, start->addr);
+	f = get(c, path);
+	assert_string_equal(str(func_at(f, path, entry)), "_start");
+	assert_string_equal(str(func_at(f, path, entry + start->size - 1)), "_start");
+	assert_null(func_at(f, path, next->addr));
+	/* The dynamic loader (Debian's has .dynsym only, nothing at its entry). */
+	if (*interp && !access(interp, R_OK)) {
+		entry = elf_entry(interp, NULL, 0);
+		f = get(c, interp);
+		assert_string_equal(str(func_at(f, interp, entry)), "_start");
+		assert_string_equal(str(func_at(f, interp, entry + 8)), "_start");
+		assert_string_not_equal(str(func_at(f, interp, entry + 4096)), "_start");
+	}
+	ust_sym_cache_free(c);
+	free(syms);
+	tu_rmtree(dir);
+	free(dir);
+}
+
 /* ust_sym_opts.fetch_debug (debuginfod's hook): the path it gives. */
 struct fetch_ctx {
 	const char *path;
@@ -783,6 +873,7 @@ int main(void)
 		cmocka_unit_test(test_stripped_debuglink),
 		cmocka_unit_test(test_stripped_build_id),
 		cmocka_unit_test(test_debuglink_crc),
+		cmocka_unit_test(test_stripped_entry),
 		cmocka_unit_test(test_fetch_debug),
 		cmocka_unit_test(test_build_id_only),
 		cmocka_unit_test(test_build_id_mismatch),
