@@ -600,25 +600,86 @@ int ust_bpfu_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+static __always_inline void ust_bpfu_rec_head(struct ust_bpfu_rec_hdr *h, __u32 kind, __u64 id)
+{
+	h->kind = kind;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ts = bpf_ktime_get_ns();
+	h->tid = (__u32)id;
+	h->tgid = id >> 32;
+	h->cookie = 0;
+}
+
 #if UST_BPFU_CFI
+/* @v (found) as the records describe a mapping. */
+static __always_inline void ust_bpfu_rec_vma(struct ust_bpfu_park_vma *pv, const struct ust_bpfu_vma *v)
+{
+	pv->start = v->start;
+	pv->end = v->end;
+	pv->pgoff = v->pgoff;
+	pv->ino = v->ino;
+	pv->dev = v->dev;
+	pv->flags = v->exec ? UST_BPFU_PARK_VMA_EXEC : 0;
+}
+
 /*
  * A followed task mapped a file executable: dlopen() maps a library's
  * code with mmap(PROT_EXEC), as ld.so does at exec.  Its table is asked
  * for now, as a walk meeting the file would (ust_bpfu_walk_table(): the
  * same PENDING entry, the same record), so that user space builds it
  * while the library starts rather than after the first walk parked on it.
- * A global function: verified once, on its own.
+ * A MAP record first says where it is, for the recorder's view of the
+ * process's code.  A global function: verified once, on its own.
  */
-__noinline int ust_bpfu_mmap_exec(__u32 tgid, __u64 addr)
+__noinline int ust_bpfu_mmap_exec(__u64 id, __u64 addr)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct ust_bpfu_walk_vma s;	/* bpf_find_vma()'s context must be on the stack */
+	struct ust_bpfu_rec_map *m;
 
 	__builtin_memset(&s, 0, sizeof(s));
 	if (bpf_find_vma(task, addr, ust_bpfu_vma_cb, &s.v, 0) || !s.v.found || !s.v.exec ||
 	    !s.v.ino)
 		return 0;
-	ust_bpfu_walk_table(tgid, &s, UST_BPFU_NEED_MMAP);
+	m = bpf_ringbuf_reserve(&ust_bpfu_events, sizeof(*m), 0);
+	if (m) {
+		ust_bpfu_rec_head(&m->h, UST_BPFU_REC_MAP, id);
+		ust_bpfu_rec_vma(&m->vma, &s.v);
+		bpf_ringbuf_submit(m, 0);
+	} else {
+		UST_COUNT(drops);
+	}
+	ust_bpfu_walk_table(id >> 32, &s, UST_BPFU_NEED_MMAP);
+	return 0;
+}
+
+/*
+ * The code an exec() mapped (process context: bpf_find_vma() may take the
+ * mmap lock): the program's, at mm->start_code, and the one its first
+ * instruction is in, the dynamic loader's (a static program's own again).
+ */
+__noinline int ust_bpfu_exec_code(struct ust_bpfu_rec_exec *r)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct mm_struct___walk *mm = (void *)task->mm;
+	struct ust_bpfu_walk_vma s;
+	__u64 at[UST_BPFU_EXEC_VMAS];
+	int i;
+
+	if (!r || !mm)
+		return 0;
+	at[0] = BPF_CORE_READ(mm, start_code);
+	at[1] = regs->ip;
+	for (i = 0; i < UST_BPFU_EXEC_VMAS; i++) {
+		__builtin_memset(&s, 0, sizeof(s));
+		if (bpf_find_vma(task, at[i], ust_bpfu_vma_cb, &s.v, 0) || !s.v.found || !s.v.exec ||
+		    !s.v.ino)
+			continue;
+		if (i && r->code[0].start == s.v.start)
+			break;		/* static: no loader */
+		ust_bpfu_rec_vma(&r->code[i], &s.v);
+	}
 	return 0;
 }
 #endif
@@ -651,7 +712,7 @@ static __always_inline void ust_bpfu_sys_exit_body(void)
 	 */
 	if (ust_cfi_on && regs->orig_ax == UST_NR_MMAP && (regs->dx & UST_PROT_EXEC) &&
 	    !(regs->ax & 4095) && !ust_bpfu_compat(task))
-		ust_bpfu_mmap_exec(id >> 32, regs->ax);
+		ust_bpfu_mmap_exec(id, regs->ax);
 #endif
 	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
 	/* syscall_get_nr(), as ftrace's own sys_exit probe takes it. */
@@ -727,7 +788,7 @@ int ust_bpfu_fork(struct bpf_raw_tracepoint_args *ctx)
 SEC("tracepoint/sched/sched_process_exec")
 int ust_bpfu_exec(void *ctx __ust_unused)
 {
-	struct ust_bpfu_rec_hdr *r;
+	struct ust_bpfu_rec_exec *r;
 	__u64 id;
 
 	if (!ust_cfi_on || !ust_bpfu_current(&id))
@@ -737,12 +798,11 @@ int ust_bpfu_exec(void *ctx __ust_unused)
 		UST_COUNT(drops);
 		return 1;
 	}
-	r->kind = UST_BPFU_REC_EXEC;
-	r->cpu = bpf_get_smp_processor_id();
-	r->ts = bpf_ktime_get_ns();
-	r->tid = (__u32)id;
-	r->tgid = id >> 32;
-	r->cookie = 0;
+	ust_bpfu_rec_head(&r->h, UST_BPFU_REC_EXEC, id);
+	__builtin_memset(r->code, 0, sizeof(r->code));
+#if UST_BPFU_CFI
+	ust_bpfu_exec_code(r);
+#endif
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 1;
 }

@@ -269,6 +269,7 @@ struct mm_context___ust {
 
 struct mm_struct___walk {
 	struct mm_context___ust context;
+	unsigned long start_code;	/* the program's code (an exec's record) */
 	unsigned long start_stack;
 } __attribute__((preserve_access_index));
 

@@ -32,8 +32,9 @@ enum ust_bpfu_rec_kind {
 	UST_BPFU_REC_STACK = 2,
 	UST_BPFU_REC_SAMPLE = 3,	/* the cookie of a perf sample (ust_bpfu_sample) */
 	UST_BPFU_REC_NEED_CFI = 4,	/* a file without an unwind table (ust_bpfu_rec_need) */
-	UST_BPFU_REC_EXEC = 5,		/* a followed process exec()ed: its new program's tables */
+	UST_BPFU_REC_EXEC = 5,		/* a followed process exec()ed (ust_bpfu_rec_exec) */
 	UST_BPFU_REC_PARK = 6,		/* a walk parked at a file without a table (ust_bpfu_rec_park) */
+	UST_BPFU_REC_MAP = 7,		/* a followed process mapped a file executable (ust_bpfu_rec_map) */
 };
 
 /* STACK record flags. */
@@ -215,6 +216,30 @@ struct ust_bpfu_rec_park {
 	__u32 len;		/* bytes[] holds the stack's [sp, sp + len) */
 	__u32 ptgid;		/* the parent's tgid: a fork child's code before its exec is the parent's */
 	__u8 bytes[];
+};
+
+/*
+ * A followed process exec()ed: its new program's code and the dynamic
+ * loader's (the VMAs holding mm->start_code and the entry ip; one slot
+ * unused for a static program), which the kernel mapped, with no mmap()
+ * a MAP record would tell of.  With the MAP records of what the loader
+ * maps after, the recorder knows where a process's code is without its
+ * /proc/TGID/maps: a short-lived one (sort in a shell pipe) is gone before
+ * the recorder gets to read them, and its parked walks, finished after,
+ * need them to place their return addresses (lib/record/bpfu_raw.c).
+ */
+#define UST_BPFU_EXEC_VMAS	2
+
+struct ust_bpfu_rec_exec {
+	struct ust_bpfu_rec_hdr h;
+	struct ust_bpfu_park_vma code[UST_BPFU_EXEC_VMAS];
+};
+
+/* A followed process's mmap() with PROT_EXEC of a file (a library the
+ * loader or dlopen() maps), whether or not its table is loaded. */
+struct ust_bpfu_rec_map {
+	struct ust_bpfu_rec_hdr h;
+	struct ust_bpfu_park_vma vma;
 };
 
 /*

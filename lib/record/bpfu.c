@@ -347,8 +347,19 @@ static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 			ust_bpfu_park_keep(u->park, data, size);
 		}
 		return 0;
-	} else if (h->kind == UST_BPFU_REC_EXEC) {
+	} else if (h->kind == UST_BPFU_REC_MAP && size >= sizeof(struct ust_bpfu_rec_map)) {
+		const struct ust_bpfu_park_vma *v = &((const struct ust_bpfu_rec_map *)data)->vma;
+
+		ust_bpfu_raw_map(u->raw, (pid_t)h->tgid, v->start, v->end, v->pgoff, v->ino, v->dev);
+		return 0;
+	} else if (h->kind == UST_BPFU_REC_EXEC && size >= sizeof(struct ust_bpfu_rec_exec)) {
+		const struct ust_bpfu_rec_exec *x = data;
+
 		ust_bpfu_raw_exec(u->raw, (pid_t)h->tgid);
+		/* The code the kernel mapped, which no MAP record tells of. */
+		for (unsigned int i = 0; i < UST_BPFU_EXEC_VMAS; i++)
+			ust_bpfu_raw_map(u->raw, (pid_t)h->tgid, x->code[i].start, x->code[i].end,
+					 x->code[i].pgoff, x->code[i].ino, x->code[i].dev);
 		/*
 		 * The new program's maps, read first, while it surely lives: a
 		 * walk that parks in a library it maps later is finished

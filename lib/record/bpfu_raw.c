@@ -19,7 +19,10 @@
  * before its maps were read, or the walk's step read garbage) is no frame:
  * the stack is cut before it.  Each process's mappings are read once, again when an
  * address misses them (a dlopen since), kept after its exit (its last
- * stacks arrive after it) and forgotten at its exec.
+ * stacks arrive after it) and forgotten at its exec.  What the BPF side
+ * tells of them (the code an exec mapped, each executable mmap) is added
+ * as it comes: a process that lived a millisecond (sort in a shell pipe)
+ * has its code placed though its maps were never read.
  */
 #include <stdlib.h>
 
@@ -106,6 +109,13 @@ unsigned int ust_bpfu_raw_resolve(struct ust_bpfu_raw *r, pid_t tgid, const uint
 		r->resolved++;
 	}
 	return nr;
+}
+
+void ust_bpfu_raw_map(struct ust_bpfu_raw *r, pid_t tgid, uint64_t start, uint64_t end,
+		      uint64_t pgoff, uint64_t ino, uint32_t dev)
+{
+	if (r && end > start && ino)
+		ust_perf_maps_add(r->maps, (uint32_t)tgid, start, end - start, pgoff << 12, dev, ino);
 }
 
 void ust_bpfu_raw_note(struct ust_bpfu_raw *r, pid_t tgid)

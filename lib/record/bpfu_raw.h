@@ -37,6 +37,13 @@ void ust_bpfu_raw_reread(struct ust_bpfu_raw *r, pid_t tgid);
  */
 bool ust_bpfu_raw_place(struct ust_bpfu_raw *r, pid_t tgid, uint64_t addr, uint64_t *off,
 			uint64_t *ino, uint32_t *dev);
+/*
+ * What the BPF side saw @tgid map executable (an exec's code, a library's
+ * mmap; @pgoff in pages): known whether or not its maps can be read
+ * later, as a short-lived process's cannot.
+ */
+void ust_bpfu_raw_map(struct ust_bpfu_raw *r, pid_t tgid, uint64_t start, uint64_t end,
+		      uint64_t pgoff, uint64_t ino, uint32_t dev);
 /* Frames resolved so far. */
 uint64_t ust_bpfu_raw_count(const struct ust_bpfu_raw *r);
 
