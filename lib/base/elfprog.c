@@ -19,10 +19,12 @@ static bool has_interp(Elf *elf)
 	return false;
 }
 
-static bool needs_library(Elf *elf)
+/* Its dynamic section's DT_NEEDED and DT_SONAME: whether there are any. */
+static void dynamic_tags(Elf *elf, bool *needed, bool *soname)
 {
 	Elf_Scn *scn = NULL;
 
+	*needed = *soname = false;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
@@ -36,22 +38,26 @@ static bool needs_library(Elf *elf)
 
 			if (!gelf_getdyn(d, (int)k, &dyn) || dyn.d_tag == DT_NULL)
 				break;
-			if (dyn.d_tag == DT_NEEDED)
-				return true;
+			*needed |= dyn.d_tag == DT_NEEDED;
+			*soname |= dyn.d_tag == DT_SONAME;
 		}
 	}
-	return false;
 }
 
 bool ust_elfprog_entry(Elf *elf, uint64_t *entry)
 {
+	bool needed, soname;
 	GElf_Ehdr eh;
 
 	if (!gelf_getehdr(elf, &eh) || !eh.e_entry)
 		return false;
-	if (eh.e_type != ET_EXEC &&
-	    (eh.e_type != ET_DYN || (!has_interp(elf) && needs_library(elf))))
-		return false;
+	if (eh.e_type != ET_EXEC) {
+		if (eh.e_type != ET_DYN)
+			return false;
+		dynamic_tags(elf, &needed, &soname);
+		if (has_interp(elf) ? soname : needed)
+			return false;
+	}
 	if (entry)
 		*entry = eh.e_entry;
 	return true;

@@ -252,8 +252,12 @@ script() {
 		grep '^differ' "$work/$name.prefix" | head -3 | sed 's/^/# /'
 		# Both runs whole: the first one's walks parked at cfi-prog's
 		# table, and the recorder walked them on once it was built.
-		expect_eq "$name: deep40's whole chains ($(tail -1 "$work/$name.prefix"))" \
-			"$(tail -1 "$work/$name.prefix" | awk '{ print $2 }')" $((2 * rounds))
+		if ! expect_eq "$name: deep40's whole chains ($(tail -1 "$work/$name.prefix"))" \
+			"$(tail -1 "$work/$name.prefix" | awk '{ print $2 }')" $((2 * rounds)); then
+			awk '/sys_enter_sched_getscheduler:/ { want = 1; next }
+				want && /user_unwind_cookie:/ { if ($0 !~ /complete/) { print; n = 3 } want = 0; next }
+				n && /^=>/ { print; n-- }' "$work/$name.report" | head -8 | cut -c1-400 | sed 's/^/# /'
+		fi
 		at_least "$name: deep40's stacks finished by the recorder (the first run's)" "$(awk '
 			/sys_enter_sched_getscheduler:/ { want = 1; next }
 			want && /user_unwind_cookie:/ { if ($0 ~ /walked on by the recorder/) n++; want = 0 }

@@ -627,6 +627,14 @@ static void test_stripped_entry(void **state)
 		assert_string_equal(str(func_at(f, interp, entry + 8)), "_start");
 		assert_string_not_equal(str(func_at(f, interp, entry + 4096)), "_start");
 	}
+	/* A library that can be run (libc.so.6 prints its version) is none. */
+	if (libc_path()) {
+		const char *libc = libc_path();
+
+		entry = elf_entry(libc, NULL, 0);
+		f = get(c, libc);
+		assert_string_not_equal(str(func_at(f, libc, entry)), "_start");
+	}
 	ust_sym_cache_free(c);
 	free(syms);
 	tu_rmtree(dir);
