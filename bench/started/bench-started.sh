@@ -18,9 +18,9 @@
 #              start_thread, clone3, _start, or _dl_start/_dl_start_user for
 #              the dynamic loader's own: debian_bottom and _start);
 #   cmpl%      ustitch: those and the stacks whose header says the walk
-#              reached the outermost frame ("complete"), named or not (a
-#              stripped program's frames, ld.so's _start, which the plugin
-#              leaves unnamed and perf names);
+#              reached the outermost frame ("complete"), named or not (an
+#              entry point a stripped file names no way _start can be
+#              guessed: busybox's applets);
 #   later      stacks the recorder walked on after recording, from the stack
 #              copied at the sample ("walked on by the recorder": stack_flags
 #              bit LATER);
