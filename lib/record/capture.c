@@ -38,6 +38,8 @@ struct ust_cap {
 	char **systems;		/* systems whose formats go into the file */
 	int nr_systems;
 	bool flushed;		/* ust_cap_flush() done: every page is in the writer */
+	uint64_t *kaddrs;	/* the only kernel addresses in the file; NULL: unknown */
+	size_t nr_kaddrs;
 };
 
 static char *read_file(const char *path, size_t *len)
@@ -127,6 +129,7 @@ static void free_cap(struct ust_cap *c)
 		free(c->systems[i]);
 	free(c->systems);
 	free(c->page);
+	free(c->kaddrs);
 	free(c);
 }
 
@@ -508,8 +511,11 @@ int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz)
 		ust_tdw_set_printk(c->w, text, len, NULL, 0);
 		free(text);
 	}
-	if ((text = read_file("/proc/kallsyms", &len)))
+	if ((text = read_file("/proc/kallsyms", &len))) {
+		if (c->kaddrs)
+			len = ust_tdw_kallsyms_cut(text, len, c->kaddrs, c->nr_kaddrs);
 		ust_tdw_take_kallsyms(c->w, text, len, NULL, 0);
+	}
 	add_cmdlines(c);
 	r = ust_tdw_close(c->w, msg, sizeof(msg));
 	if (r < 0)
@@ -517,6 +523,19 @@ int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz)
 	c->w = NULL;
 	free_cap(c);
 	return (int)r;
+}
+
+int ust_cap_set_kernel_addrs(struct ust_cap *c, const uint64_t *addrs, size_t nr)
+{
+	uint64_t *copy = malloc((nr ? nr : 1) * sizeof(*copy));
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, addrs, nr * sizeof(*copy));
+	free(c->kaddrs);
+	c->kaddrs = copy;
+	c->nr_kaddrs = nr;
+	return 0;
 }
 
 void ust_cap_abort(struct ust_cap *c)

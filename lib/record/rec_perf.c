@@ -913,6 +913,10 @@ static void put_sample(struct perf_src *p, const struct ust_perf_item *it)
 	sr.mode = it->ev.misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	sr.ustack = enc_ustack(us);
 	sr.kernel_frames = nk;
+	/* The report names the ip and the kernel frames through kallsyms. */
+	ust_rec_ctx_kaddr(p->c, sr.ip);
+	for (unsigned int i = 0; i < nk; i++)
+		ust_rec_ctx_kaddr(p->c, ust_perf_ip(ch->kernel, i));
 	spool(p, it->cpu, it->time, buf, ust_perf_enc_sample(buf, sizeof(buf), &sr));
 	if (nk) {
 		kcap = p->kfmt.caller_off + (size_t)nk * 8;
@@ -1124,6 +1128,7 @@ static void perf_free(struct ust_rec_source *s)
 
 static const struct ust_rec_source_ops perf_ops = {
 	.name = "perf",
+	.kaddrs_all = true,
 	.start = perf_start,
 	.poll = perf_poll,
 	.stop = perf_stop,

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "ustitch/hmap.h"
 #include "ustitch/rec.h"
 
 struct ust_cap;
@@ -50,10 +51,20 @@ struct ust_rec_ctx {
 	int next_id;			/* first id free for a source's own events */
 	char **formats;			/* "system\0text" pairs added at the end */
 	int nr_formats;
+	/*
+	 * The kernel addresses the sources wrote, when they are the file's
+	 * only ones (no ftrace event is recorded, and every source says each
+	 * it writes: ust_rec_source_ops.kaddrs_all): its kallsyms then names
+	 * just those.  NULL: not collected.
+	 */
+	struct ust_hmap *kaddrs;
+	bool kaddrs_lost;		/* one could not be kept: kallsyms whole */
 };
 
 /* Register a format text for the file ("ustitch", text). 0 or -1. */
 int ust_rec_ctx_add_format(struct ust_rec_ctx *c, const char *system, const char *text);
+/* A kernel address a source wrote into the file (ctx->kaddrs). */
+void ust_rec_ctx_kaddr(struct ust_rec_ctx *c, uint64_t addr);
 /* A fresh event id no event of this kernel (nor another source) uses. */
 int ust_rec_ctx_new_id(struct ust_rec_ctx *c);
 
@@ -91,6 +102,8 @@ struct ust_rec_source_ops {
 	void (*summary)(struct ust_rec_source *s, FILE *out);
 	/* Optional: add what it recorded to @n. */
 	void (*counts)(struct ust_rec_source *s, struct ust_rec_counts *n);
+	/* Every kernel address it writes goes through ust_rec_ctx_kaddr(). */
+	bool kaddrs_all;
 	void (*free)(struct ust_rec_source *s);
 };
 

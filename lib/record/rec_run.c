@@ -69,6 +69,7 @@ struct run {
 	uint64_t drops_seen;
 	int spool_err;
 	struct ust_rec_ctx ctx;
+	struct ust_hmap kaddrs;		/* ctx.kaddrs, when collected */
 	struct ust_cap_buffer *cb;	/* the capture's view of o->bufs */
 	bool bpf, spooling;		/* BPF makes stacks; a "ustitch" buffer */
 	bool stacks_fallback;		/* ftrace's userstacktrace instead of BPF's */
@@ -178,6 +179,12 @@ int ust_rec_ctx_add_format(struct ust_rec_ctx *c, const char *system, const char
 	memcpy(e + ls + 1, text, lt + 1);
 	c->formats[c->nr_formats++] = e;
 	return 0;
+}
+
+void ust_rec_ctx_kaddr(struct ust_rec_ctx *c, uint64_t addr)
+{
+	if (c->kaddrs && ust_hmap_put(c->kaddrs, addr, 1))
+		c->kaddrs_lost = true;
 }
 
 int ust_rec_ctx_new_id(struct ust_rec_ctx *c)
@@ -809,6 +816,42 @@ static int start_spool(struct run *r)
 	return 0;
 }
 
+/*
+ * Are the sources' kernel addresses the file's only ones?  No ftrace event
+ * is recorded (their fields and stacks may hold any), and each source
+ * reports every one it writes (perf sampling: ips and callchains).
+ */
+static bool kaddrs_known(const struct run *r)
+{
+	const struct ust_rec_source *src;
+	int b;
+
+	for (b = 0; b < r->o->nr_bufs; b++)
+		if (r->o->bufs[b].nr_ev)
+			return false;
+	for (src = r->o->sources; src; src = src->next)
+		if (!src->ops->kaddrs_all)
+			return false;
+	return r->o->sources != NULL;
+}
+
+/* The file's kallsyms cut to the sources' kernel addresses, when known. */
+static void set_kaddrs(struct run *r)
+{
+	uint64_t *a, key, v;
+	size_t pos = 0, n = 0;
+
+	if (!r->ctx.kaddrs || r->ctx.kaddrs_lost)
+		return;
+	a = malloc((r->kaddrs.len ? r->kaddrs.len : 1) * sizeof(*a));
+	if (!a)
+		return;		/* kallsyms whole */
+	while (ust_hmap_next(&r->kaddrs, &pos, &key, &v))
+		a[n++] = key;
+	ust_cap_set_kernel_addrs(r->cap, a, n);
+	free(a);
+}
+
 /* The extra producers (perf sampling, lock_held(), --addr-filter).  0 or -1. */
 static int start_sources(struct run *r)
 {
@@ -825,6 +868,10 @@ static int start_sources(struct run *r)
 	r->ctx.mapping_id = r->mapping_id;
 	r->ctx.flags_id = r->flags_id;
 	r->ctx.cap = r->cap;
+	if (kaddrs_known(r)) {
+		ust_hmap_init(&r->kaddrs);
+		r->ctx.kaddrs = &r->kaddrs;
+	}
 	for (src = r->o->sources; src; src = src->next) {
 		if (src->ops->start(src, &r->ctx, err, sizeof(err))) {
 			ust_rec_warn(PFX "%s: %s\n", src->ops->name, err);
@@ -979,6 +1026,7 @@ static int finish(struct run *r)
 		if (r->o->verbose)
 			verbose(r);
 	}
+	set_kaddrs(r);
 	ret = ust_cap_finish(r->cap, err, sizeof(err));
 	r->cap = NULL;
 	if (ret)
@@ -1001,6 +1049,8 @@ static void clean_up(struct run *r)
 	for (b = 0; b < r->ctx.nr_formats; b++)
 		free(r->ctx.formats[b]);
 	free(r->ctx.formats);
+	if (r->ctx.kaddrs)
+		ust_hmap_fini(&r->kaddrs);
 	ust_bpfu_close(r->bpfu);
 	ust_cap_abort(r->cap);
 	ust_rec_spool_free(r->spool);

@@ -43,6 +43,13 @@ int ust_tdw_set_kallsyms(struct ust_tdw *w, const char *text, size_t len,
 /* The same, taking @text (malloc'ed; freed by the writer, also on error):
  * /proc/kallsyms is megabytes, read once per recording. */
 int ust_tdw_take_kallsyms(struct ust_tdw *w, char *text, size_t len, char *err, size_t errsz);
+/*
+ * Cut /proc/kallsyms @text (in place) to the lines a reader needs to name
+ * each of @addrs as it would with the whole text: the symbol at or below
+ * it and the next one above, which bounds it (tdw_kallsyms.c).  The new
+ * length; @len (all kept) when out of memory.
+ */
+size_t ust_tdw_kallsyms_cut(char *text, size_t len, const uint64_t *addrs, size_t nr_addrs);
 int ust_tdw_set_printk(struct ust_tdw *w, const char *text, size_t len,
 		       char *err, size_t errsz);
 int ust_tdw_add_cmdline(struct ust_tdw *w, int pid, const char *comm,

@@ -90,6 +90,31 @@ deferred() {
 	# The kernel_stack lines are trace-cmd's own (its kernel_stack handler).
 	grep -q "kernel_stack:         <stack trace >" "$work/deferred.report" &&
 		ok "deferred: trace-cmd prints the kernel stacks" || bad "deferred: no trace-cmd kernel stack"
+	# Perf sampling alone: the file's kallsyms holds the symbols of its
+	# kernel addresses only, and trace-cmd names each kernel frame as the
+	# whole /proc/kallsyms does: a symbol at the greatest address at or
+	# below it, absolute ones aside (unnamed: none there).  BPF programs'
+	# symbols (ustitch's own, in the samples) leave kallsyms with them.
+	if [ "$(head -c 16 /proc/kallsyms)" = 0000000000000000 ]; then
+		skip_part "deferred: kallsyms cut to the kernel frames" "kallsyms addresses hidden (kptr_restrict)"
+	else
+		local ks
+		ks=$(trace-cmd dump --summary -i "$work/deferred.dat" 2>/dev/null |
+			sed -n 's/.*\[Kallsyms, \([0-9]*\) bytes\].*/\1/p')
+		at_most "deferred: kallsyms bytes in the file (of $(wc -c </proc/kallsyms))" "${ks:-0}" 200000
+		local misnamed
+		misnamed=$({
+			awk '$2 != "A" && $2 != "a" && $3 !~ /^\$/ { print $1, "A", $3 }' /proc/kallsyms
+			sed -n 's/^=> \([^ ]*\) (\(ffff[0-9a-f]*\))$/\2 B \1/p; s/^=> \(ffff[0-9a-f]*\)$/\1 B -/p' \
+				"$work/deferred.report" | sort -u
+			} | sort -k1,1 -k2,2 -s | awk '
+				$2 == "A" { if ($1 != at) { at = $1; names = "|" } names = names $3 "|"; next }
+				$3 ~ /^bpf_(prog|trampoline)_/ { next }
+				{ if (!(names == "" && $3 == "-") && index(names, "|" $3 "|") == 0) print $1 ":" $3 }' |
+			head -3 | tr '\n' ' ')
+		expect_eq "deferred: kernel frames named otherwise than by /proc/kallsyms" "${misnamed:-none}" none
+		at_least "deferred: kernel frames in the report" "$(grep -c '^=> .*ffff' "$work/deferred.report")" 50
+	fi
 	# Without plugins the samples still print natively.
 	report "$work/deferred.dat" -N | grep -q "sample: .*cpu-clock ip=.* period=[0-9]* user user_stack=deferred" &&
 		ok "deferred: samples print without the plugin" || bad "deferred: no native sample line"

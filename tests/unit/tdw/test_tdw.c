@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include <trace-cmd/trace-cmd.h>
+
 #include "ustitch/abi.h"
 #include "ustitch/kbits.h"
 #include "ustitch/tdw.h"
@@ -645,6 +647,117 @@ static void test_metadata(void **state)
 		      "           <...>-1     [002]     0.000001: print:                do_thing: ok\n");
 }
 
+/* libtracecmd's name, start and size of @addr in the file @path. */
+struct named {
+	char name[256];
+	unsigned long long start;
+	unsigned long size;
+	bool found;
+};
+
+static void name_all(const char *path, const uint64_t *addrs, size_t n, struct named *out)
+{
+	struct tracecmd_input *h = tracecmd_open(path, 0);
+	struct tep_handle *tep;
+
+	assert_non_null(h);
+	tep = tracecmd_get_tep(h);
+	assert_non_null(tep);
+	for (size_t i = 0; i < n; i++) {
+		const char *name = NULL;
+
+		/* 1: found (a libtraceevent boolean, not an error code). */
+		out[i].found = tep_find_function_info(tep, addrs[i], &name, &out[i].start,
+						      &out[i].size) == 1 && name;
+		snprintf(out[i].name, sizeof(out[i].name), "%s", out[i].found ? name : "");
+	}
+	tracecmd_close(h);
+}
+
+/*
+ * kallsyms cut to some addresses (ust_tdw_kallsyms_cut): libtracecmd names
+ * each of them, from this machine's /proc/kallsyms, as it does with the
+ * whole text (name, start, size), and the cut is a small part of it.
+ */
+static void test_kallsyms_cut(void **state)
+{
+	enum { MAX = 400 };
+	static uint64_t addrs[MAX];
+	static struct named whole[MAX], cut[MAX];
+	const char *pw = tt_path("ks-whole.dat"), *pc = tt_path("ks-cut.dat");
+	struct ust_tdw *w;
+	size_t len = 0, cap = 0, n = 0, lines = 0, clen, step;
+	char *text = NULL, *copy, line[512];
+	uint64_t seed = 42;
+	FILE *f;
+
+	(void)state;
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		skip();
+	while (fgets(line, sizeof(line), f)) {
+		size_t l = strlen(line);
+
+		if (len + l + 1 > cap) {
+			text = realloc(text, cap = (cap + l + 1) * 2);
+			assert_non_null(text);
+		}
+		memcpy(text + len, line, l);
+		len += l;
+		lines++;
+	}
+	fclose(f);
+	if (!len || !strtoull(text, NULL, 16)) {
+		free(text);
+		skip();		/* addresses hidden (kptr_restrict) */
+	}
+	/* Lines spread over the file (modules' too), at, after and before
+	 * their symbol; and addresses below and above every symbol. */
+	step = lines / (MAX / 4 - 1) + 1;
+	for (size_t pos = 0, k = 0; pos < len && n + 4 <= MAX - 2; k++) {
+		char *nl = memchr(text + pos, '\n', len - pos);
+		uint64_t a = strtoull(text + pos, NULL, 16);
+
+		if (k % step == 0 && a) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			addrs[n++] = a;
+			addrs[n++] = a + 1;
+			addrs[n++] = a + (seed >> 56);
+			addrs[n++] = a - 1;
+		}
+		pos = nl ? (size_t)(nl - text) + 1 : len;
+	}
+	addrs[n++] = 0x1000;
+	addrs[n++] = ~0ULL - 0xff;
+	copy = malloc(len);
+	assert_non_null(copy);
+	memcpy(copy, text, len);
+	clen = ust_tdw_kallsyms_cut(copy, len, addrs, n);
+	assert_true(clen > 0 && clen < len / 20);
+	w = open_w(pw, 1);
+	assert_int_equal(ust_tdw_set_kallsyms(w, text, len, ERR), 0);
+	close_ok(w, pw);
+	w = open_w(pc, 1);
+	assert_int_equal(ust_tdw_set_kallsyms(w, copy, clen, ERR), 0);
+	close_ok(w, pc);
+	name_all(pw, addrs, n, whole);
+	name_all(pc, addrs, n, cut);
+	for (size_t i = 0, named = 0; i < n; i++) {
+		named += whole[i].found;
+		if (i == n - 1)
+			assert_true(named >= n / 2);
+		if (whole[i].found != cut[i].found || strcmp(whole[i].name, cut[i].name) ||
+		    whole[i].start != cut[i].start || whole[i].size != cut[i].size)
+			fail_msg("0x%llx: whole kallsyms %s 0x%llx/0x%lx, cut %s 0x%llx/0x%lx",
+				 (unsigned long long)addrs[i], whole[i].name, whole[i].start,
+				 whole[i].size, cut[i].name, cut[i].start, cut[i].size);
+	}
+	/* No address at all: nothing is kept. */
+	assert_int_equal(ust_tdw_kallsyms_cut(copy, clen, NULL, 0), 0);
+	free(copy);
+	free(text);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -660,6 +773,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stopped),
 		cmocka_unit_test(test_unfinished),
 		cmocka_unit_test(test_metadata),
+		cmocka_unit_test(test_kallsyms_cut),
 	};
 	int ret = tt_init(argc, argv, false);
 
