@@ -65,11 +65,12 @@ valid() {
 # Stacks the plugin printed in rec-prog's tasks, each checked against its
 # task's chain: "MAIN THREAD CHILD SHELL WRONG" counts.  The main thread is
 # the smallest tid; SHELL is dash before it exec()s rec-prog (its own
-# getppid() at start, in a dash without symbols).
+# getppid() at start, in a dash without symbols: its entry point is
+# _start, its functions unnamed).
 chains() {
 	awk -f "$here/blocks.awk" "$1" | sed -n "s/^$base-//p" | sort -n |
 		awk -v m="$main_chain" -v t="$thr_chain" -v c="$child_chain" \
-		-v sh='^getppid;(0x[0-9a-f]+;)+__libc_start_call_main;__libc_start_main;0x[0-9a-f]+$' \
+		-v sh='^getppid;(0x[0-9a-f]+;)+__libc_start_call_main;__libc_start_main;_start$' \
 		'NR == 1 { first = $1 }
 		$2 == m && $1 == first { nm++; next }
 		$2 == t && $1 != first { nt++; next }
