@@ -114,8 +114,19 @@ unsigned int ust_bpfu_raw_resolve(struct ust_bpfu_raw *r, pid_t tgid, const uint
 void ust_bpfu_raw_map(struct ust_bpfu_raw *r, pid_t tgid, uint64_t start, uint64_t end,
 		      uint64_t pgoff, uint64_t ino, uint32_t dev)
 {
-	if (r && end > start && ino)
-		ust_perf_maps_add(r->maps, (uint32_t)tgid, start, end - start, pgoff << 12, dev, ino);
+	struct ust_dec_frame f;
+
+	if (!r || end <= start || !ino)
+		return;
+	/*
+	 * A fallback: what /proc/TGID/maps said of that place stands (on
+	 * the 6.12 guest's 9p root, its device and inode are the ones the
+	 * report finds the file by, where the BPF side's were not), and a
+	 * later read replaces this.
+	 */
+	if (ust_perf_maps_resolve(r->maps, (uint32_t)tgid, start, &f) && f.ino)
+		return;
+	ust_perf_maps_add(r->maps, (uint32_t)tgid, start, end - start, pgoff << 12, dev, ino);
 }
 
 void ust_bpfu_raw_note(struct ust_bpfu_raw *r, pid_t tgid)

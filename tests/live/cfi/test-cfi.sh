@@ -202,6 +202,13 @@ script_cmd() {
 	echo "wc /etc/services; sort /etc/services >/dev/null; for i in 1 2 3 4 5 6; do sort -R /etc/services >/dev/null; done; for i in 1 2 3 4 5 6 7 8 9 10; do sort /etc/services | wc -l; done >/dev/null; $prog deep40 $1 1000; sleep 1; $prog deep40 $1"
 }
 
+# kernel_at_least MAJOR MINOR: this kernel is that version or later.
+kernel_at_least() {
+	local maj min
+	IFS=.- read -r maj min _ <<<"$(uname -r)"
+	[ "$maj" -gt "$1" ] || { [ "$maj" -eq "$1" ] && [ "$min" -ge "$2" ]; }
+}
+
 script() {
 	local name ev n addr f=$here/expected/deep40.txt rounds=40
 	local want_ev=syscalls:sys_enter_sched_getscheduler
@@ -226,16 +233,25 @@ script() {
 		# (before 6.13) without BPF task_work are perf's own frame-pointer
 		# callchain, which has such addresses where code uses rbp for data.
 		addr=$(grep -E '^=>\*? 0x[0-9a-f]+$' "$work/$name.report" | head -3 | tr '\n' ' ')
-		if [ "$name" = sampled ] && grep -q 'user stacks: immediate (perf frame-pointer callchain)' "$work/$name.err"; then
-			skip_part "$name: frames naming no object" "perf's frame-pointer callchain on this kernel, not ustitch's walk"
-		else
-			expect_eq "$name: frames naming no object" "${addr:-none}" none
-		fi
 		# A walk the recorder finished knows where the process's code
 		# was though the process (sort, wc: a few milliseconds) was gone
 		# before its maps could be read: its exec's and mmaps' records.
-		expect_eq "$name: stacks walked on by the recorder, then cut at an address in no executable mapping" \
-			"$(grep -c 'walked on by the recorder.*no executable mapping>$' "$work/$name.report")" 0
+		local not_exec
+		not_exec=$(grep -c 'walked on by the recorder.*no executable mapping>$' "$work/$name.report")
+		if [ "$name" = sampled ] && grep -q 'user stacks: immediate (perf frame-pointer callchain)' "$work/$name.err"; then
+			skip_part "$name: frames naming no object" "perf's frame-pointer callchain on this kernel, not ustitch's walk"
+		elif [ "$name" = sampled ] && ! kernel_at_least 6 13; then
+			# Before 6.13 a sample's interrupt and a system call's exit
+			# are often refused the VMA lookup: a process gone before its
+			# maps were read can keep a frame the recorder cannot place.
+			skip_part "$name: frames naming no object (${addr:-none})" "kernels before 6.13 refuse VMA lookups in a sample's interrupt"
+			skip_part "$name: stacks walked on by the recorder, then cut at an address in no executable mapping ($not_exec)" \
+				"kernels before 6.13 refuse VMA lookups in a sample's interrupt and at an mmap's exit"
+		else
+			expect_eq "$name: frames naming no object" "${addr:-none}" none
+			expect_eq "$name: stacks walked on by the recorder, then cut at an address in no executable mapping" \
+				"$not_exec" 0
+		fi
 		[ "$name" = syscalls ] || continue
 		awk -f "$here/cfi-chains.awk" "$work/$name.report" | awk -v e="${want_ev#*:}" '$1 == e' >"$work/$name.chains"
 		expect_eq "$name: deep40's events" "$(wc -l <"$work/$name.chains")" $((2 * rounds))
