@@ -525,17 +525,11 @@ int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz)
 	return (int)r;
 }
 
-int ust_cap_set_kernel_addrs(struct ust_cap *c, const uint64_t *addrs, size_t nr)
+void ust_cap_take_kernel_addrs(struct ust_cap *c, uint64_t *addrs, size_t nr)
 {
-	uint64_t *copy = malloc((nr ? nr : 1) * sizeof(*copy));
-
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, addrs, nr * sizeof(*copy));
 	free(c->kaddrs);
-	c->kaddrs = copy;
+	c->kaddrs = addrs;
 	c->nr_kaddrs = nr;
-	return 0;
 }
 
 void ust_cap_abort(struct ust_cap *c)

@@ -848,8 +848,7 @@ static void set_kaddrs(struct run *r)
 		return;		/* kallsyms whole */
 	while (ust_hmap_next(&r->kaddrs, &pos, &key, &v))
 		a[n++] = key;
-	ust_cap_set_kernel_addrs(r->cap, a, n);
-	free(a);
+	ust_cap_take_kernel_addrs(r->cap, a, n);
 }
 
 /* The extra producers (perf sampling, lock_held(), --addr-filter).  0 or -1. */

@@ -76,11 +76,11 @@ int ust_cap_flush(struct ust_cap *c, char *err, size_t errsz);
 /* The events recorded into buffer @buf (as ust_cap_opts.buffers) so far. */
 unsigned long ust_cap_events(const struct ust_cap *c, int buf);
 /*
- * The file's kernel addresses are @addrs and no others (copied): its
- * kallsyms keeps only the lines that name them (ust_tdw_kallsyms_cut()).
- * Not called: kallsyms whole.  0 or -ENOMEM.
+ * The file's kernel addresses are @addrs (malloc'ed, taken: freed with @c)
+ * and no others: its kallsyms keeps only the lines that name them
+ * (ust_tdw_kallsyms_cut()).  Not called: kallsyms whole.
  */
-int ust_cap_set_kernel_addrs(struct ust_cap *c, const uint64_t *addrs, size_t nr);
+void ust_cap_take_kernel_addrs(struct ust_cap *c, uint64_t *addrs, size_t nr);
 /* Stop, flush, write the trace.dat, remove the instances, free @c (also on
  * failure, which leaves no trace.dat). */
 int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz);
