@@ -6,6 +6,12 @@ cd "$(dirname "$0")"
 bash tests/install-deps.sh || { echo "ustitch: installing packages failed"; exit 1; }
 
 pass=0 fail=0 skip=0
+# failed_parts LOG: each "not ok" subtest (and Bail out!) with the comment
+# lines after it, at most 40 lines.
+failed_parts() {
+	awk '/^(not ok|Bail out!)/ { n = 4; print "  " $0; next }
+	     n > 0 && /^#/ { n--; print "  " substr($0, 1, 300); next } { n = 0 }' "$1" | head -40
+}
 lane() {	# lane NAME CC TEST-ARGS MESON-ARGS...
 	local name=$1 cc=$2 testargs=$3; shift 3
 	local dir=build-$name
@@ -20,6 +26,9 @@ lane() {	# lane NAME CC TEST-ARGS MESON-ARGS...
 	# shellcheck disable=SC2086
 	meson test -C "$dir" --print-errorlogs --num-processes 2 $testargs 2>&1 | tee "$dir.test.log" |
 		grep -E '^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Timeout|Expected Fail|Unexpected Pass):' || true
+	# What failed, from --print-errorlogs' copy of a failing test's TAP
+	# output: CI shows this log's end only.
+	failed_parts "$dir.test.log"
 	local ok f s t
 	ok=$(awk '/^Ok:/{print $2}' "$dir.test.log"); f=$(awk '/^Fail:/{print $2}' "$dir.test.log")
 	s=$(awk '/^Skipped:/{print $2}' "$dir.test.log"); t=$(awk '/^Timeout:/{print $2}' "$dir.test.log")
@@ -56,6 +65,7 @@ vm_lane() {
 	fi
 	meson test -C "$dir" --print-errorlogs --num-processes 2 --suite vm 2>&1 | tee "$dir.vm.log" |
 		grep -E '^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Timeout):' || true
+	failed_parts "$dir.vm.log"
 	ok=$(awk '/^Ok:/{print $2}' "$dir.vm.log"); f=$(awk '/^Fail:/{print $2}' "$dir.vm.log")
 	s=$(awk '/^Skipped:/{print $2}' "$dir.vm.log"); t=$(awk '/^Timeout:/{print $2}' "$dir.vm.log")
 	pass=$((pass + ${ok:-0})); fail=$((fail + ${f:-0} + ${t:-0})); skip=$((skip + ${s:-0}))

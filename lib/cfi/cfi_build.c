@@ -3,28 +3,27 @@
  * Building a file's unwind table: .eh_frame (and .debug_frame) -> rows
  * keyed by file offset, in the format of bpf/ust_cfi_abi.h.
  *
- * Why libdw rather than our own CFI interpreter: libdw already handles
- * every augmentation and pointer encoding gcc, clang and binutils emit,
- * the CIE's initial instructions and the x86-64 ABI defaults, remember/
- * restore_state and .debug_frame with the same code, and it is checked
- * against corrupt input by its own test suite and fuzzing.  Its cost was
- * measured before choosing it: 0.5 to 32 ms per Debian library (see
- * bench/cfi for libc and libLLVM), which is negligible next to the
- * one-time nature of a table (cached by build-id, on disk too).  The only
- * thing libdw does not give is the list of FDEs, which cfi_fde.c decodes.
+ * The rows come from the one CFI interpreter (cfi_exec.c), which runs
+ * each FDE's program once; libdw reads the entries (dwarf_next_cfi) and,
+ * with ust_cfi_opts.check, builds the same table its own way, row by row
+ * (dwarf_cfi_addrframe: the frame state at pc, which also says where
+ * that row ends), as the reference the interpreter is checked against.
+ * libdw handles every augmentation, pointer encoding and x86-64 default
+ * gcc, clang and binutils emit, and is checked against corrupt input by
+ * its own test suite and fuzzing; it was the builder until cc1plus's
+ * table (518k rows) was measured at 585 ms: a parked sample's wait.
  *
- * The walk: for every FDE (sorted by start), from its start: ask libdw
- * for the frame state at pc (dwarf_cfi_addrframe), which also says where
- * that row ends (dwarf_frame_info); map it to a rule (cfi_rule.c); go on
- * at the row's end.  .eh_frame comes first; .debug_frame (of the file, or
- * of its separate debug file found as ust_sym finds it) only fills what
- * no .eh_frame FDE covers.
+ * The walk: for every FDE (sorted by start), its rows from its start,
+ * each mapped to a rule (cfi_exec.c; cfi_rule.c for libdw's).
+ * .eh_frame comes first; .debug_frame (of the file, or of its separate
+ * debug file found as ust_sym finds it) only fills what no .eh_frame FDE
+ * covers.
  *
  * Overlapping FDEs (seen in hand-written assembly): the FDE that starts
  * first keeps its whole range; a later FDE only contributes rows past the
- * end of everything before it, and for those pcs the rule is what libdw's
- * own lookup returns.  That depends on the file alone, so a table is the
- * same whenever it is built (and the overlaps are counted in the stats).
+ * end of everything before it, from its own program.  That depends on the
+ * file alone, so a table is the same whenever it is built (and the
+ * overlaps are counted in the stats).
  */
 #include <errno.h>
 #include <limits.h>
@@ -64,6 +63,7 @@ struct builder {
 	char *err;
 	size_t errsz;
 	struct ust_progress prog;	/* a table that takes over a second */
+	bool libdw;			/* the reference build (ust_cfi_opts.check) */
 };
 
 /* A table build taking longer than this shows a progress line. */
@@ -105,9 +105,14 @@ static int add_span(struct builder *b, uint64_t vlo, uint64_t vhi,
 	return 0;
 }
 
-/* The rows of [lo, hi) as libdw sees them. */
-static int walk(struct builder *b, Dwarf_CFI *cfi, const char *name,
-		const struct ust_cfi_fde *fde, uint64_t lo, uint64_t hi)
+static int add_row(void *ctx, uint64_t lo, uint64_t hi, const struct ust_cfi_rule *r)
+{
+	return add_span(ctx, lo, hi, r);
+}
+
+/* The rows of [lo, hi) as libdw sees them (the reference). */
+static int walk_libdw(struct builder *b, Dwarf_CFI *cfi, const char *name,
+		      const struct ust_cfi_fde *fde, uint64_t lo, uint64_t hi)
 {
 	uint64_t pc = lo;
 	int ret;
@@ -185,20 +190,28 @@ static size_t eh_cov_after(const struct builder *b, uint64_t pc)
 	return lo;
 }
 
+/* The rows of [lo, hi) of @fde. */
+static int walk(struct builder *b, Dwarf_CFI *cfi, const struct ust_cfi_fdes *l,
+		const struct ust_cfi_fde *fde, uint64_t lo, uint64_t hi)
+{
+	if (b->libdw)
+		return walk_libdw(b, cfi, l->name, fde, lo, hi);
+	return ust_cfi_exec(l, fde, lo, hi, add_row, b, b->err, b->errsz);
+}
+
 /* All FDEs of one section; @eh: .eh_frame (else .debug_frame, gaps only). */
 static int walk_section(struct builder *b, Elf *elf, Elf_Scn *scn, Dwarf_CFI *cfi, bool eh)
 {
-	const char *name = eh ? ".eh_frame" : ".debug_frame";
-	struct ust_cfi_fde *fdes;
+	struct ust_cfi_fdes l;
 	uint64_t covered = 0;
 	int nr, i, ret = 0;
 
-	nr = ust_cfi_fde_list(elf, scn, eh, &fdes, b->err, b->errsz);
+	nr = ust_cfi_fde_list(elf, scn, eh, &l, b->err, b->errsz);
 	if (nr < 0)
 		return nr;
 	ust_progress_set_total(&b->prog, (uint64_t)nr);
 	for (i = 0; i < nr; i++) {
-		const struct ust_cfi_fde *f = &fdes[i];
+		const struct ust_cfi_fde *f = &l.fdes[i];
 		uint64_t lo = f->start;
 		size_t before = b->nr_spans;
 
@@ -215,7 +228,7 @@ static int walk_section(struct builder *b, Elf *elf, Elf_Scn *scn, Dwarf_CFI *cf
 			continue;
 		covered = f->end;
 		if (eh) {
-			ret = walk(b, cfi, name, f, lo, f->end);
+			ret = walk(b, cfi, &l, f, lo, f->end);
 			if (!ret)
 				ret = add_eh_cov(b, lo, f->end);
 		} else {
@@ -231,7 +244,7 @@ static int walk_section(struct builder *b, Elf *elf, Elf_Scn *scn, Dwarf_CFI *cf
 				}
 				if (k < b->nr_eh_cov && b->eh_cov[k].start < stop)
 					stop = b->eh_cov[k].start;
-				ret = walk(b, cfi, name, f, pc, stop);
+				ret = walk(b, cfi, &l, f, pc, stop);
 				pc = stop;
 			}
 		}
@@ -243,7 +256,7 @@ static int walk_section(struct builder *b, Elf *elf, Elf_Scn *scn, Dwarf_CFI *cf
 				b->st->fdes_debug_frame++;
 		}
 	}
-	free(fdes);
+	ust_cfi_fdes_free(&l);
 	return ret;
 }
 
@@ -287,7 +300,13 @@ static int finish(struct builder *b, struct ust_cfi_table *t)
 	size_t cap = 0, i;
 	uint32_t r;
 
-	if (b->nr_spans)
+	/* .eh_frame's spans come in order (FDEs sorted, each program's rows
+	 * ascending): sorted already unless .debug_frame or an entry row
+	 * came after, and sorting 500k spans again was half a build. */
+	for (i = 1; i < b->nr_spans; i++)
+		if (cmp_span(&b->spans[i - 1], &b->spans[i]) > 0)
+			break;
+	if (i < b->nr_spans)
 		qsort(b->spans, b->nr_spans, sizeof(*b->spans), cmp_span);
 	for (i = 0; i < b->nr_spans; i++) {
 		struct span *s = &b->spans[i];
@@ -451,12 +470,10 @@ static void debug_frame_of(Elf *elf, Dwarf **dw, Dwarf_CFI **cfi, Elf_Scn **scn)
 	}
 }
 
-int ust_cfi_build_elf(const struct ust_sym_elf *e, const char *path,
-		      const struct ust_cfi_opts *opts, struct ust_cfi_table **out,
-		      char *err, size_t errsz)
+static int build(const struct ust_sym_elf *e, const char *path, const struct ust_cfi_opts *opts,
+		 bool libdw, struct ust_cfi_table **out, char *err, size_t errsz)
 {
-	static const struct ust_cfi_opts no_opts;
-	struct builder b = { .err = err, .errsz = errsz };
+	struct builder b = { .err = err, .errsz = errsz, .libdw = libdw };
 	struct ust_sym_elf dbg = { 0 };
 	struct ust_cfi_table *t;
 	Dwarf *dw = NULL;
@@ -468,8 +485,6 @@ int ust_cfi_build_elf(const struct ust_sym_elf *e, const char *path,
 	int ret;
 
 	*out = NULL;
-	if (!opts)
-		opts = &no_opts;
 	snprintf(what, sizeof(what), "ustitch: building the unwind table of %s",
 		 path ? (strrchr(path, '/') ? strrchr(path, '/') + 1 : path) : "a file");
 	ust_progress_start(&b.prog, what, 0, PROGRESS_DELAY_S);
@@ -484,14 +499,15 @@ int ust_cfi_build_elf(const struct ust_sym_elf *e, const char *path,
 
 	scn = ust_sym_elf_section(e->elf, ".eh_frame", &sh);
 	if (scn && sh.sh_type != SHT_NOBITS && sh.sh_size) {
-		cfi = dwarf_getcfi_elf(e->elf);
-		if (!cfi) {
+		cfi = libdw ? dwarf_getcfi_elf(e->elf) : NULL;
+		if (libdw && !cfi) {
 			ret = ust_cfi_fail(err, errsz, -EBADMSG, "corrupt .eh_frame: %s",
 					   dwarf_errmsg(-1));
 			goto out;
 		}
 		ret = walk_section(&b, e->elf, scn, cfi, true);
-		dwarf_cfi_end(cfi);
+		if (cfi)
+			dwarf_cfi_end(cfi);
 		if (ret)
 			goto out;
 	}
@@ -531,6 +547,61 @@ out:
 	t->stats.build_ms = now_ms() - t0;
 	*out = t;
 	return 0;
+}
+
+/*
+ * The table built by the interpreter and by libdw differ at row @i:
+ * both rows (or the end of one table) in the message.
+ */
+static int check_failed(const struct ust_cfi_table *t, const struct ust_cfi_table *ref,
+			uint32_t i, char *err, size_t errsz)
+{
+	char a[96] = "(no row)", b[96] = "(no row)";
+
+	if (i < t->nr_rows)
+		ust_cfi_row_format(&t->rows[i], a, sizeof(a));
+	if (i < ref->nr_rows)
+		ust_cfi_row_format(&ref->rows[i], b, sizeof(b));
+	return ust_cfi_fail(err, errsz, -EPROTO,
+			    "unwind table check: row %u of %u (libdw: %u) differs: %s, libdw: %s",
+			    i, t->nr_rows, ref->nr_rows, a, b);
+}
+
+int ust_cfi_build_elf(const struct ust_sym_elf *e, const char *path,
+		      const struct ust_cfi_opts *opts, struct ust_cfi_table **out,
+		      char *err, size_t errsz)
+{
+	static const struct ust_cfi_opts no_opts;
+	struct ust_cfi_table *t, *ref;
+	uint32_t i;
+	int ret;
+
+	if (!opts)
+		opts = &no_opts;
+	ret = build(e, path, opts, false, out, err, errsz);
+	if (ret || !opts->check)
+		return ret;
+	t = *out;
+	ret = build(e, path, opts, true, &ref, err, errsz);
+	if (ret)
+		goto fail;
+	for (i = 0; i < t->nr_rows || i < ref->nr_rows; i++)
+		if (i >= t->nr_rows || i >= ref->nr_rows ||
+		    memcmp(&t->rows[i], &ref->rows[i], sizeof(t->rows[i]))) {
+			ret = check_failed(t, ref, i, err, errsz);
+			break;
+		}
+	if (!ret && t->stats.rows_overflow != ref->stats.rows_overflow)
+		ret = ust_cfi_fail(err, errsz, -EPROTO,
+				   "unwind table check: %u offsets too large, libdw: %u",
+				   t->stats.rows_overflow, ref->stats.rows_overflow);
+	ust_cfi_table_free(ref);
+	if (!ret)
+		return 0;
+fail:
+	ust_cfi_table_free(t);
+	*out = NULL;
+	return ret;
 }
 
 int ust_cfi_build_path(const char *path, const struct ust_cfi_opts *opts,

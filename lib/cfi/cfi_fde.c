@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * The FDEs of one CFI section and the ranges they cover.
+ * The FDEs of one CFI section, the ranges they cover and their programs.
  *
  * libdw looks an FDE up by address but does not list them; dwarf_next_cfi
  * walks the entries yet leaves an FDE's initial location and range
  * encoded as its CIE says ('R' in the augmentation, DW_EH_PE_*).  This
- * file decodes just that: the augmentation data up to 'R' and the two
- * encoded fields.  The rows themselves come from libdw (cfi_build.c).
+ * file decodes just that: the augmentation data up to 'R', the two
+ * encoded fields and where the FDE's instructions start (past its own
+ * augmentation data); cfi_exec.c runs them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,13 +25,7 @@ enum { PE_absptr = 0x00, PE_uleb128 = 0x01, PE_udata2 = 0x02, PE_udata4 = 0x03,
        PE_sdata8 = 0x0c };
 enum { PE_abs = 0x00, PE_pcrel = 0x10 };
 
-struct cie_info {
-	uint64_t off;
-	uint8_t enc;		/* FDE pointer encoding */
-	bool ok;		/* the encoding is known */
-};
-
-static int read_uleb(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+int ust_cfi_read_uleb(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
 	const uint8_t *p = *pp;
 	unsigned int shift = 0;
@@ -50,7 +45,7 @@ static int read_uleb(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 	return -1;
 }
 
-static int read_sleb(const uint8_t **pp, const uint8_t *end, int64_t *v)
+int ust_cfi_read_sleb(const uint8_t **pp, const uint8_t *end, int64_t *v)
 {
 	const uint8_t *p = *pp;
 	unsigned int shift = 0;
@@ -91,9 +86,8 @@ static int read_fixed(const uint8_t **pp, const uint8_t *end, size_t n, bool sig
 	return 0;
 }
 
-/* The value of one encoded field; @field_vaddr is its own address (pcrel). */
-static int read_encoded(const uint8_t **pp, const uint8_t *end, uint8_t enc,
-			uint64_t field_vaddr, bool apply, uint64_t *v)
+int ust_cfi_read_encoded(const uint8_t **pp, const uint8_t *end, uint8_t enc,
+			 uint64_t field_vaddr, bool apply, uint64_t *v)
 {
 	int64_t s;
 
@@ -115,11 +109,11 @@ static int read_encoded(const uint8_t **pp, const uint8_t *end, uint8_t enc,
 			return -1;
 		break;
 	case PE_uleb128:
-		if (read_uleb(pp, end, v))
+		if (ust_cfi_read_uleb(pp, end, v))
 			return -1;
 		break;
 	case PE_sleb128:
-		if (read_sleb(pp, end, &s))
+		if (ust_cfi_read_sleb(pp, end, &s))
 			return -1;
 		*v = (uint64_t)s;
 		break;
@@ -141,8 +135,12 @@ static int read_encoded(const uint8_t **pp, const uint8_t *end, uint8_t enc,
 	}
 }
 
-/* The FDE pointer encoding of a CIE: its 'R' entry, absptr without one. */
-static bool cie_encoding(const Dwarf_CIE *cie, uint8_t *enc)
+/*
+ * The FDE pointer encoding of a CIE: its 'R' entry, absptr without one.
+ * Also whether its FDEs carry augmentation data ('z') and are a signal
+ * handler's ('S', which may come after 'R').
+ */
+static bool cie_encoding(const Dwarf_CIE *cie, uint8_t *enc, bool *zaug, bool *signal)
 {
 	const char *aug = cie->augmentation;
 	const uint8_t *p = cie->augmentation_data;
@@ -150,10 +148,13 @@ static bool cie_encoding(const Dwarf_CIE *cie, uint8_t *enc)
 	uint64_t skip;
 
 	*enc = PE_absptr;
+	*zaug = false;
+	*signal = aug && strchr(aug, 'S');
 	if (!aug || !aug[0])
 		return true;
 	if (aug[0] != 'z' || !p)
 		return false;	/* "eh" and other pre-'z' forms: data of unknown size */
+	*zaug = true;
 	for (aug++; *aug; aug++) {
 		switch (*aug) {
 		case 'R':
@@ -172,7 +173,7 @@ static bool cie_encoding(const Dwarf_CIE *cie, uint8_t *enc)
 			{
 				uint8_t penc = *p++;
 
-				if (read_encoded(&p, end, penc, 0, false, &skip))
+				if (ust_cfi_read_encoded(&p, end, penc, 0, false, &skip))
 					return false;
 			}
 			break;
@@ -200,17 +201,17 @@ static int cmp_fde(const void *a, const void *b)
 
 static int cmp_cie(const void *a, const void *b)
 {
-	const struct cie_info *x = a, *y = b;
+	const struct ust_cfi_cie *x = a, *y = b;
 
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fde **out,
+int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fdes *out,
 		     char *err, size_t errsz)
 {
 	const char *name = eh ? ".eh_frame" : ".debug_frame";
 	struct ust_cfi_fde *fdes = NULL;
-	struct cie_info *cies = NULL;
+	struct ust_cfi_cie *cies = NULL;
 	size_t nr = 0, cap = 0, nr_cie = 0, cap_cie = 0;
 	const unsigned char *ident;
 	Dwarf_Off off = 0, next;
@@ -218,7 +219,7 @@ int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fde **out,
 	Elf_Data *data;
 	int ret;
 
-	*out = NULL;
+	*out = (struct ust_cfi_fdes){ .eh = eh, .name = name };
 	ident = (const unsigned char *)elf_getident(elf, NULL);
 	if (!ident || !gelf_getshdr(scn, &sh))
 		return ust_cfi_fail(err, errsz, -ENOEXEC, "corrupt ELF: %s header", name);
@@ -241,14 +242,20 @@ int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fde **out,
 			goto fail;
 		}
 		if (dwarf_cfi_cie_p(&ent)) {
-			struct cie_info *n = ust_grow(cies, &cap_cie, nr_cie + 1, sizeof(*n), 16);
+			struct ust_cfi_cie *n = ust_grow(cies, &cap_cie, nr_cie + 1, sizeof(*n), 16);
 
 			if (!n)
 				goto nomem;
 			cies = n;
-			cies[nr_cie].off = off;
-			cies[nr_cie].ok = cie_encoding(&ent.cie, &cies[nr_cie].enc);
-			nr_cie++;
+			n = &cies[nr_cie++];
+			*n = (struct ust_cfi_cie){
+				.off = off,
+				.insns = ent.cie.initial_instructions,
+				.insns_end = ent.cie.initial_instructions_end,
+				.code_align = ent.cie.code_alignment_factor,
+				.data_align = ent.cie.data_alignment_factor,
+			};
+			n->ok = cie_encoding(&ent.cie, &n->enc, &n->zaug, &n->signal);
 		}
 		if (next <= off)
 			break;
@@ -259,11 +266,11 @@ int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fde **out,
 
 	/* Pass 2: the FDEs. */
 	for (off = 0; off < data->d_size; off = next) {
-		struct cie_info key, *cie;
+		struct ust_cfi_cie key, *cie;
 		struct ust_cfi_fde *n;
 		Dwarf_CFI_Entry ent;
 		const uint8_t *p, *end;
-		uint64_t start, len;
+		uint64_t start, len, aug;
 		int r = dwarf_next_cfi(ident, data, eh, off, &next, &ent);
 
 		if (r != 0 || next <= off)
@@ -287,16 +294,25 @@ int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fde **out,
 		}
 		p = ent.fde.start;
 		end = ent.fde.end;
-		if (read_encoded(&p, end, eh ? cie->enc : PE_absptr,
-				 sh.sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf),
-				 true, &start) ||
-		    read_encoded(&p, end, eh ? (uint8_t)PE_FMT(cie->enc) : PE_absptr, 0, false,
-				 &len)) {
+		if (ust_cfi_read_encoded(&p, end, eh ? cie->enc : PE_absptr,
+					 sh.sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf),
+					 true, &start) ||
+		    ust_cfi_read_encoded(&p, end, eh ? (uint8_t)PE_FMT(cie->enc) : PE_absptr, 0,
+					 false, &len)) {
 			ret = ust_cfi_fail(err, errsz, -EBADMSG,
 					   "corrupt %s: FDE at offset %#llx: bad address encoding %#x",
 					   name, (unsigned long long)off, cie->enc);
 			goto fail;
 		}
+		/* 'z': the FDE's own augmentation data, skipped. */
+		if (cie->zaug && (ust_cfi_read_uleb(&p, end, &aug) || aug > (uint64_t)(end - p))) {
+			ret = ust_cfi_fail(err, errsz, -EBADMSG,
+					   "corrupt %s: FDE at offset %#llx: augmentation data past its end",
+					   name, (unsigned long long)off);
+			goto fail;
+		}
+		if (cie->zaug)
+			p += aug;
 		if (!len)
 			continue;
 		if (start + len < start) {
@@ -309,19 +325,28 @@ int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fde **out,
 		if (!n)
 			goto nomem;
 		fdes = n;
-		fdes[nr].start = start;
-		fdes[nr].end = start + len;
-		fdes[nr].sec_off = off;
+		fdes[nr] = (struct ust_cfi_fde){
+			.start = start,
+			.end = start + len,
+			.sec_off = off,
+			.insns = p,
+			.insns_end = end,
+			.cie = cie,
+		};
 		nr++;
 	}
-	free(cies);
 	if (nr > INT32_MAX) {
+		free(cies);
 		free(fdes);
 		return ust_cfi_fail(err, errsz, -ERANGE, "%s: too many FDEs", name);
 	}
 	if (nr)
 		qsort(fdes, nr, sizeof(*fdes), cmp_fde);
-	*out = fdes;
+	out->fdes = fdes;
+	out->nr = (int)nr;
+	out->cies = cies;
+	out->sec_vaddr = sh.sh_addr;
+	out->sec_base = data->d_buf;
 	return (int)nr;
 
 nomem:
@@ -330,4 +355,13 @@ fail:
 	free(cies);
 	free(fdes);
 	return ret;
+}
+
+void ust_cfi_fdes_free(struct ust_cfi_fdes *l)
+{
+	free(l->fdes);
+	free(l->cies);
+	l->fdes = NULL;
+	l->cies = NULL;
+	l->nr = 0;
 }

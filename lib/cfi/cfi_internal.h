@@ -30,19 +30,67 @@ int ust_cfi_elf_mem(struct ust_sym_elf *e, const void *image, size_t size,
 
 /* --- cfi_fde.c ---------------------------------------------------------- */
 
+/* A CIE: what its FDEs' programs start from. */
+struct ust_cfi_cie {
+	uint64_t off;			/* in its section */
+	const uint8_t *insns, *insns_end;	/* its initial instructions */
+	uint64_t code_align;
+	int64_t data_align;
+	uint8_t enc;			/* FDE pointer encoding (DW_EH_PE_*) */
+	bool ok;			/* an augmentation this reader knows */
+	bool zaug;			/* 'z': FDEs carry augmentation data */
+	bool signal;			/* 'S': its FDEs are signal frames */
+};
+
 struct ust_cfi_fde {
-	uint64_t start, end;	/* vaddrs, [start, end) */
-	uint64_t sec_off;	/* the FDE's offset in its section (messages) */
+	uint64_t start, end;		/* vaddrs, [start, end) */
+	uint64_t sec_off;		/* the FDE's offset in its section (messages) */
+	const uint8_t *insns, *insns_end;	/* its instructions */
+	const struct ust_cfi_cie *cie;
+};
+
+/* The FDEs of one section, sorted by start (then end), and their CIEs. */
+struct ust_cfi_fdes {
+	struct ust_cfi_fde *fdes;
+	int nr;
+	struct ust_cfi_cie *cies;
+	uint64_t sec_vaddr;		/* the section's address (pcrel pointers) */
+	const uint8_t *sec_base;	/* and its bytes */
+	bool eh;			/* .eh_frame, else .debug_frame */
+	const char *name;		/* ".eh_frame" or ".debug_frame" (messages) */
 };
 
 /*
  * Every FDE of @scn (.eh_frame when @eh, else .debug_frame) with its
- * initial location decoded through its CIE's pointer encoding, sorted by
- * start (then end).  FDEs of zero length are left out.  Returns the count
- * or -EBADMSG (message names the section and offset) / -ENOMEM.
+ * initial location decoded through its CIE's pointer encoding.  FDEs of
+ * zero length are left out.  Returns the count or -EBADMSG (message names
+ * the section and offset) / -ENOMEM; free with ust_cfi_fdes_free.
  */
-int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fde **out,
+int ust_cfi_fde_list(Elf *elf, Elf_Scn *scn, bool eh, struct ust_cfi_fdes *out,
 		     char *err, size_t errsz);
+void ust_cfi_fdes_free(struct ust_cfi_fdes *l);
+
+/* LEB128 and DW_EH_PE_* fields: 0, or -1 past @end or for an unknown encoding. */
+int ust_cfi_read_uleb(const uint8_t **pp, const uint8_t *end, uint64_t *v);
+int ust_cfi_read_sleb(const uint8_t **pp, const uint8_t *end, int64_t *v);
+/* One encoded field; @field_vaddr is its own address (pcrel), applied when @apply. */
+int ust_cfi_read_encoded(const uint8_t **pp, const uint8_t *end, uint8_t enc,
+			 uint64_t field_vaddr, bool apply, uint64_t *v);
+
+/* --- cfi_exec.c --------------------------------------------------------- */
+
+struct ust_cfi_rule;
+
+/* One row of an FDE's program: [lo, hi) under rule @r. */
+typedef int (*ust_cfi_row_fn)(void *ctx, uint64_t lo, uint64_t hi, const struct ust_cfi_rule *r);
+
+/*
+ * Runs @f's program (its CIE's initial instructions, then its own) once,
+ * calling @fn for each row's part inside [@lo, @hi).  0, @fn's non-zero
+ * return, or -EBADMSG for an instruction it cannot run (message in @err).
+ */
+int ust_cfi_exec(const struct ust_cfi_fdes *l, const struct ust_cfi_fde *f, uint64_t lo,
+		 uint64_t hi, ust_cfi_row_fn fn, void *ctx, char *err, size_t errsz);
 
 /* --- cfi_rule.c --------------------------------------------------------- */
 

@@ -37,6 +37,12 @@ struct ust_cfi_opts {
 	const char *const *debug_dirs;
 	int nr_debug_dirs;
 	bool no_debug_frame;	/* .eh_frame only: no .debug_frame, no debug file */
+	/*
+	 * Build the table a second time with libdw's CFI interpreter (the
+	 * reference, row by row and far slower) and fail with -EPROTO on
+	 * the first row that differs: the tests' check of the builder's own.
+	 */
+	bool check;
 };
 
 struct ust_cfi_stats {

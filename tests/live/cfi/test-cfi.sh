@@ -439,6 +439,10 @@ static() {
 		awk -v want="$(sed -n '/^frames:/,$p' "$f" | tail -n +2 | tr '\n' ';')__libc_start_main;_start;" '
 			BEGIN { nw = split(want, w, ";") - 1 }
 			{ n = split($4, g, ";")
+			  # _init and _fini (crti.o) have no CFI nor frame pointer:
+			  # a sample there (at exit, in the page fault of the _fini
+			  # page) has nothing to walk by, for any unwinder.
+			  if ($3 != "complete" && (g[n] == "_fini" || g[n] == "_init")) { nocfi++; next }
 			  if ($3 != "complete" || g[n] != "_start") { print "not whole: " $3 " " $4; next }
 			  for (k = 1; k <= nw && w[k] != g[1]; k++) ;
 			  if (k > nw) next	# not in the chain: startup, exit
@@ -447,7 +451,9 @@ static() {
 				if (g[i] != w[k + i - 1] && !(w[k + i - 1] == "__libc_start_main" && g[i] == "__libc_start_main_impl")) {
 					print "not the chain: " $4; next }
 			  inchain++ }
-			END { print "in the chain " inchain + 0 }' "$work/$tag-sampled.chains" >"$work/$tag-sampled.check"
+			END { if (nocfi) print "# in _init or _fini (no CFI): " nocfi
+			      print "in the chain " inchain + 0 }' "$work/$tag-sampled.chains" >"$work/$tag-sampled.check"
+		grep '^# ' "$work/$tag-sampled.check" || true
 		bad_n=$(grep -c '^not' "$work/$tag-sampled.check")
 		expect_eq "$tag sampled: stacks not whole to _start, or not deep40's chain" "$bad_n" 0
 		grep '^not' "$work/$tag-sampled.check" | head -3 | cut -c1-300 | sed 's/^/# /'

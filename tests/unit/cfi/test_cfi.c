@@ -1261,6 +1261,33 @@ static void test_corrupt(void **state)
 	ret = try_build(dir, "eh-len", copy, len, err, sizeof(err));
 	print_message("long CIE: %d %s\n", ret, err);
 	assert_int_equal(ret, -EBADMSG);
+	/*
+	 * The first FDE's first instruction (after the CIE: length, CIE
+	 * pointer, pcrel start, range, augmentation length 0 as gcc's 'zR'
+	 * CIE has it): a restore_state with nothing remembered, then an
+	 * instruction no DWARF version defines.  The interpreter names both.
+	 */
+	{
+		uint32_t cie_len, fde_len;
+		size_t fde;
+
+		memcpy(&cie_len, img + eh_off, 4);
+		fde = eh_off + 4 + cie_len;
+		memcpy(&fde_len, img + fde, 4);
+		assert_true(fde_len >= 14);
+		assert_int_equal(img[fde + 16], 0);
+		memcpy(copy, img, len);
+		copy[fde + 17] = 0x0b;
+		ret = try_build(dir, "eh-restore", copy, len, err, sizeof(err));
+		print_message("restore_state first: %d %s\n", ret, err);
+		assert_int_equal(ret, -EBADMSG);
+		assert_non_null(strstr(err, "DW_CFA_restore_state without a remembered state"));
+		copy[fde + 17] = 0x3f;
+		ret = try_build(dir, "eh-op", copy, len, err, sizeof(err));
+		print_message("instruction 0x3f: %d %s\n", ret, err);
+		assert_int_equal(ret, -EBADMSG);
+		assert_non_null(strstr(err, "unknown instruction 0x3f"));
+	}
 	/* Single bytes changed anywhere in .eh_frame: an error or a sane table. */
 	for (i = 0; i < 300; i++) {
 		memcpy(copy, img, len);
@@ -1421,6 +1448,56 @@ static void test_disk_cache(void **state)
 	ust_cfi_table_free(built);
 }
 
+/* --- the interpreter against libdw's --------------------------------------- */
+
+/*
+ * ust_cfi_opts.check: every file's table built by the one interpreter
+ * (cfi_exec.c) must equal libdw's, row for row: the test programs (PIE,
+ * not, static, the library, .debug_frame only and its stripped copy
+ * with the debug file), Debian's libc, ld.so, libstdc++, python3.11,
+ * cc1plus (518k rows) and busybox where installed, and the vDSO.  Then
+ * what each build took, for the log.
+ */
+static void test_libdw_check(void **state)
+{
+	const char *files[] = {
+		tu_env("UST_CFI_PROG"), tu_env("UST_CFI_PROG_NOPIE"), getenv("UST_CFI_PROG_STATIC"),
+		tu_env("UST_CFI_LIB"), tu_env("UST_CFI_LIB_DF"), tu_env("UST_CFI_LIB_DF_STRIPPED"),
+		"/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2",
+		"/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/usr/bin/python3.11",
+		"/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus", "/usr/bin/busybox",
+	};
+	struct ust_cfi_opts check = { .check = true };
+	const Elf64_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+	struct ust_cfi_table *t, *u;
+	char err[512] = "";
+	size_t i;
+	int n = 0;
+
+	(void)state;
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (!files[i] || !files[i][0] || access(files[i], R_OK))
+			continue;
+		err[0] = '\0';
+		if (ust_cfi_build_path(files[i], &check, &t, err, sizeof(err)))
+			fail_msg("%s: %s", files[i], err);
+		assert_int_equal(ust_cfi_build_path(files[i], NULL, &u, err, sizeof(err)), 0);
+		assert_int_equal(u->nr_rows, t->nr_rows);
+		print_message("%s: %u rows, the same as libdw's; built in %.1f ms\n", files[i],
+			      u->nr_rows, u->stats.build_ms);
+		ust_cfi_table_free(u);
+		ust_cfi_table_free(t);
+		n++;
+	}
+	assert_true(n >= 8);
+	if (eh) {
+		if (ust_cfi_build_mem(eh, vdso_size(eh), &check, &t, err, sizeof(err)))
+			fail_msg("vDSO: %s", err);
+		assert_true(t->nr_rows > 0);
+		ust_cfi_table_free(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1439,6 +1516,7 @@ int main(void)
 		cmocka_unit_test(test_ldso_resolve),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_disk_cache),
+		cmocka_unit_test(test_libdw_check),
 	};
 
 	/* The tests choose their cache directories themselves. */

@@ -2,8 +2,9 @@
 /*
  * ust-cfi-dump: the unwind table ust_cfi builds for a file, as text.
  *
- *   ust-cfi-dump [-s] [-e] FILE     rows of FILE (-s: stats only;
- *                                   -e: .eh_frame only)
+ *   ust-cfi-dump [-s] [-e] [-c] FILE rows of FILE (-s: stats only;
+ *                                   -e: .eh_frame only; -c: checked
+ *                                   against libdw's, ust_cfi_opts.check)
  *   ust-cfi-dump [-s] --vdso        rows of this process's vDSO
  *
  * One row a line: "OFFSET cfa=RULE [rbp=RULE [rbx=RULE]]", offsets in
@@ -65,6 +66,7 @@ int main(int argc, char **argv)
 		{ "vdso", no_argument, NULL, 'v' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "eh-frame-only", no_argument, NULL, 'e' },
+		{ "check", no_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ust_cfi_opts opts = { 0 };
@@ -74,7 +76,7 @@ int main(int argc, char **argv)
 	uint32_t i;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "se", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "sec", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'v':
 			vdso = true;
@@ -84,6 +86,9 @@ int main(int argc, char **argv)
 			break;
 		case 'e':
 			opts.no_debug_frame = true;
+			break;
+		case 'c':
+			opts.check = true;
 			break;
 		default:
 			goto usage;
@@ -120,6 +125,6 @@ int main(int argc, char **argv)
 	return 0;
 
 usage:
-	fprintf(stderr, "usage: ust-cfi-dump [-s] [-e] FILE | ust-cfi-dump [-s] --vdso\n");
+	fprintf(stderr, "usage: ust-cfi-dump [-s] [-e] [-c] FILE | ust-cfi-dump [-s] --vdso\n");
 	return 2;
 }
