@@ -74,6 +74,7 @@ volatile __u64 ust_bpfu_sc_exit[UST_BPFU_SC_WORDS];
 #include "addrfilter.bpf.h"
 
 /* The walk: CFI tables, frame pointers where a file has none. */
+#include "bpfu_code.bpf.h"
 #include "bpfu_walk.bpf.h"
 
 struct ust_bpfu_work {
@@ -649,6 +650,7 @@ __noinline int ust_bpfu_mmap_exec(__u64 id, __u64 addr)
 	} else {
 		UST_COUNT(drops);
 	}
+	ust_bpfu_code_add(id >> 32, &s.v);
 	ust_bpfu_walk_table(id >> 32, &s, UST_BPFU_NEED_MMAP);
 	return 0;
 }
@@ -679,13 +681,41 @@ __noinline int ust_bpfu_exec_code(struct ust_bpfu_rec_exec *r)
 		if (i && r->code[0].start == s.v.start)
 			break;		/* static: no loader */
 		ust_bpfu_rec_vma(&r->code[i], &s.v);
+		ust_bpfu_code_add(r->h.tgid, &s.v);
 	}
 	return 0;
 }
 #endif
 
 #define UST_NR_MMAP	9	/* x86-64 */
+#define UST_NR_MPROTECT	10
+#define UST_NR_MUNMAP	11
+#define UST_NR_MREMAP	25
 #define UST_PROT_EXEC	0x4
+
+#if UST_BPFU_CFI
+/*
+ * A system call that changed the mappings, at its exit: what it covered
+ * leaves the process's code table (bpfu_code.bpf.h), and an mmap() that
+ * mapped something executable tells its file (ust_bpfu_mmap_exec()).
+ * The arguments are still in the registers the call took them in (rdi,
+ * rsi, rdx: x86-64 system calls leave them); the result in rax.
+ */
+static __always_inline void ust_bpfu_sys_exit_mm(__u64 id, struct pt_regs *regs)
+{
+	__u64 nr = regs->orig_ax, ret = regs->ax;
+
+	if (nr == UST_NR_MMAP && !(ret & 4095)) {
+		ust_bpfu_code_forget(id >> 32, ret, regs->si);
+		if (regs->dx & UST_PROT_EXEC)
+			ust_bpfu_mmap_exec(id, ret);
+	} else if ((nr == UST_NR_MUNMAP || nr == UST_NR_MREMAP) && !(ret & 4095)) {
+		ust_bpfu_code_forget(id >> 32, regs->di, regs->si);
+	} else if (nr == UST_NR_MPROTECT && !ret && !(regs->dx & UST_PROT_EXEC)) {
+		ust_bpfu_code_forget(id >> 32, regs->di, regs->si);
+	}
+}
+#endif
 
 /*
  * Every system call's exit, attached after every event program (so it
@@ -710,9 +740,8 @@ static __always_inline void ust_bpfu_sys_exit_body(void)
 	 * mmap(addr, len, prot, ...) that mapped something executable: its
 	 * result a page (an error is -4095..-1), prot still in rdx.
 	 */
-	if (ust_cfi_on && regs->orig_ax == UST_NR_MMAP && (regs->dx & UST_PROT_EXEC) &&
-	    !(regs->ax & 4095) && !ust_bpfu_compat(task))
-		ust_bpfu_mmap_exec(id, regs->ax);
+	if (ust_cfi_on && !ust_bpfu_compat(task))
+		ust_bpfu_sys_exit_mm(id, regs);
 #endif
 	st = bpf_task_storage_get(&ust_bpfu_tasks, task, 0, 0);
 	/* syscall_get_nr(), as ftrace's own sys_exit probe takes it. */
@@ -774,6 +803,10 @@ SEC("raw_tp/sched_process_fork")
 int ust_bpfu_fork(struct bpf_raw_tracepoint_args *ctx)
 {
 	ust_bpfu_follow_child((struct task_struct *)ctx->args[1]);
+#if UST_BPFU_CFI
+	if (ust_cfi_on)
+		ust_bpfu_code_fork((struct task_struct *)ctx->args[1]);
+#endif
 	return 0;
 }
 
@@ -801,6 +834,12 @@ int ust_bpfu_exec(void *ctx __ust_unused)
 	ust_bpfu_rec_head(&r->h, UST_BPFU_REC_EXEC, id);
 	__builtin_memset(r->code, 0, sizeof(r->code));
 #if UST_BPFU_CFI
+	{
+		__u32 tgid = id >> 32;
+
+		/* A new program: none of the old code table stands. */
+		bpf_map_delete_elem(&ust_bpfu_code, &tgid);
+	}
 	ust_bpfu_exec_code(r);
 #endif
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
@@ -833,6 +872,13 @@ int ust_bpfu_exit(void *ctx __ust_unused)
 		ust_bpfu_emit_immediate(task, id, cookie, UST_BPFU_F_EXIT);
 	}
 	bpf_map_delete_elem(&ust_bpfu_works, &tid);
+#if UST_BPFU_CFI
+	if (task->signal->live.counter == 0) {
+		__u32 tgid = id >> 32;
+
+		bpf_map_delete_elem(&ust_bpfu_code, &tgid);
+	}
+#endif
 	ust_bpfu_unfollow_exiting(task);
 	return 1;
 }

@@ -364,6 +364,11 @@ __noinline int ust_bpfu_walk_vma(struct ust_bpfu_walk_task *t, __u64 addr)
 	s = &w->vmas[i];
 	err = bpf_find_vma(task, addr, ust_bpfu_vma_cb, &v, 0);
 	w->vma_refused = err && err != -2 /* -ENOENT: no VMA */;
+	/* Refused: the process's code as BPF keeps it (bpfu_code.bpf.h). */
+	if (w->vma_refused && UST_BPFU_CFI && ust_bpfu_code_find(w->tgid, addr, &v)) {
+		w->vma_refused = 0;
+		UST_COUNT(vma_code);
+	}
 	if (w->vma_refused) {
 		w->g.flags |= UST_BPFU_F_RAW;
 		UST_COUNT(vma_fail);
@@ -959,6 +964,19 @@ __noinline int ust_bpfu_walk_park(struct ust_bpfu_walk_task *t)
 	__builtin_memset(&v, 0, sizeof(v));
 	bpf_find_vma(task, sp, ust_bpfu_vma_cb, &v, 0);
 	want = v.found && v.end > sp ? v.end - sp : 0;
+	/*
+	 * The main thread's frames all lie below mm->start_stack, where
+	 * argc is (_start's own frame has no caller to read): the
+	 * arguments, environment and auxiliary vector above it are 2-4 KiB
+	 * of every park of a compiler's stack, and no walk reads them.
+	 */
+	if (want) {
+		struct mm_struct___walk *mm = (void *)task->mm;
+		__u64 top = (__u64)BPF_CORE_READ(mm, start_stack) + 16;
+
+		if (top > sp && top < v.end)
+			want = top - sp;
+	}
 	if (!want) {
 		/*
 		 * Refused: in a sample's interrupt the walk's own lookups took

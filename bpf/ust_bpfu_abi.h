@@ -308,6 +308,7 @@ struct ust_bpfu_counters {
 	__u64 park_bytes;	/* stack bytes those copied */
 	__u64 park_no_room;	/* parks refused: the ring had not the room (frame pointers instead) */
 	__u64 park_short;	/* parks whose copy stopped at an unreadable page or the cap */
+	__u64 vma_code;		/* lookups refused, answered by the process's code table */
 };
 
 #endif /* UST_BPFU_ABI_H */

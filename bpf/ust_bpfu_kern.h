@@ -36,6 +36,7 @@ typedef _Bool bool;
 #define BPF_MAP_TYPE_ARRAY		2
 #define BPF_MAP_TYPE_PROG_ARRAY		3
 #define BPF_MAP_TYPE_PERCPU_ARRAY	6
+#define BPF_MAP_TYPE_LRU_HASH		9
 #define BPF_MAP_TYPE_RINGBUF		27
 #define BPF_MAP_TYPE_TASK_STORAGE	29
 #define BPF_ANY				0
@@ -85,6 +86,8 @@ struct pt_regs {
 	unsigned long bp;
 	unsigned long bx;
 	unsigned long dx;		/* a system call's third argument (mmap's prot) */
+	unsigned long si;		/* its second (mmap's, munmap's length) */
+	unsigned long di;		/* its first (munmap's address) */
 	unsigned long ax;		/* -ENOSYS in a system call's body, then its return value */
 	unsigned long orig_ax;		/* the system call number of the entry */
 	unsigned long ip;

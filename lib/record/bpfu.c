@@ -1219,6 +1219,7 @@ int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
 		st->orphan += v[i].orphan;
 		st->truncated += v[i].truncated;
 		st->vma_fail += v[i].vma_fail;
+		st->vma_code += v[i].vma_code;
 		st->exit_stacks += v[i].exit_stacks;
 		st->children += v[i].children;
 		st->filter_full += v[i].filter_full;

@@ -145,6 +145,10 @@ void ust_rec_tables_summary(struct ust_bpfu *u, const struct ust_rec_stack_count
 			(unsigned long long)st.later, (unsigned long long)st.later_not_in_time,
 			(unsigned long long)st.park_beyond_copy, (unsigned long long)st.park_used_max,
 			(unsigned long long)st.park_lost);
+	if (st.vma_code || st.vma_fail)
+		fprintf(out, PFX "frames whose mapping lookup was refused (a sample's interrupt after "
+			"the process mapped something): %llu placed by the process's code table in BPF, "
+			"%llu not\n", (unsigned long long)st.vma_code, (unsigned long long)st.vma_fail);
 	if (st.exit_walks || st.exit_faults)
 		fprintf(out, PFX "user stacks taken at the system call's exit: %llu (%llu by task_work, "
 			"as a read would have faulted or the mmap lock was busy)\n",

@@ -173,6 +173,7 @@ struct ust_bpfu_stats {
 	uint64_t orphan;	/* task_work runs without a cookie */
 	uint64_t truncated;	/* stacks cut at UST_BPFU_MAX_STACK */
 	uint64_t vma_fail;	/* bpf_find_vma() errors (mmap lock busy) */
+	uint64_t vma_code;	/* refused lookups the process's code table in BPF answered (not in vma_fail) */
 	uint64_t exit_stacks;	/* immediate stacks at task exit */
 	uint64_t children;	/* child processes followed */
 	uint64_t filter_full;	/* child processes missed: tgid map full */
