@@ -343,6 +343,19 @@ static __always_inline void ust_bpfu_walk_table(__u32 tgid, struct ust_bpfu_walk
 }
 
 /*
+ * Whether this kernel lets a task's walks keep VMAs (mm->mm_lock_seq, 6.13+):
+ * there a refused lookup is the exception (a sample just after the process
+ * mapped something) and parks; before, refusals are routine at system-call
+ * exits and the walk records the address raw and goes on by frame pointers.
+ */
+static __always_inline bool ust_bpfu_walk_keeps_vmas(void)
+{
+	struct mm_struct___ust *mm = NULL;
+
+	return bpf_core_field_exists(mm->mm_lock_seq.sequence);
+}
+
+/*
  * The VMA holding @addr, into the next slot in turn; its slot, or -1 when
  * no VMA holds it.  A global function: bpf_find_vma() and the table
  * lookup, once per file a task's stacks meet, not once per frame.
@@ -364,8 +377,17 @@ __noinline int ust_bpfu_walk_vma(struct ust_bpfu_walk_task *t, __u64 addr)
 	s = &w->vmas[i];
 	err = bpf_find_vma(task, addr, ust_bpfu_vma_cb, &v, 0);
 	w->vma_refused = err && err != -2 /* -ENOENT: no VMA */;
-	/* Refused: the process's code as BPF keeps it (bpfu_code.bpf.h). */
-	if (w->vma_refused && UST_BPFU_CFI && ust_bpfu_code_find(w->tgid, addr, &v)) {
+	/*
+	 * Refused: the process's code as BPF keeps it (bpfu_code.bpf.h), on
+	 * kernels where a refusal is the exception.  Before 6.13 they are
+	 * routine at system-call exits, and the address stays raw for the
+	 * recorder to place from the process's maps: in the vm lane's guests
+	 * (9p root) the table's answer for the program named a file the
+	 * recorder could not find, and every deep40 stack of live-cfi-script
+	 * parked for a table that never came.
+	 */
+	if (w->vma_refused && UST_BPFU_CFI && ust_bpfu_walk_keeps_vmas() &&
+	    ust_bpfu_code_find(w->tgid, addr, &v)) {
 		w->vma_refused = 0;
 		UST_COUNT(vma_code);
 	}
@@ -573,19 +595,6 @@ static __always_inline int ust_bpfu_walk_ret(struct ust_bpfu_walk *w, int ret, _
 	else if (ret == UST_CFI_STEP_FAULT)
 		w->g.flags |= UST_BPFU_F_FAULT;
 	return UST_BPFU_WALK_END;
-}
-
-/*
- * Whether this kernel lets a task's walks keep VMAs (mm->mm_lock_seq, 6.13+):
- * there a refused lookup is the exception (a sample just after the process
- * mapped something) and parks; before, refusals are routine at system-call
- * exits and the walk records the address raw and goes on by frame pointers.
- */
-static __always_inline bool ust_bpfu_walk_keeps_vmas(void)
-{
-	struct mm_struct___ust *mm = NULL;
-
-	return bpf_core_field_exists(mm->mm_lock_seq.sequence);
 }
 
 /*

@@ -506,8 +506,15 @@ int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz)
 		return (int)r;
 	}
 	add_formats(c);
+	/*
+	 * Sources that write all of the file (ust_cap_take_kernel_addrs():
+	 * no ftrace event) need no printk format (a trace_printk()'s, an
+	 * ftrace event's) and name their own tasks (perf's COMM records):
+	 * the kernel's saved_cmdlines, every task it ever saw, was 52 kB of
+	 * a 80 kB sampling of /bin/true.
+	 */
 	snprintf(path, sizeof(path), "%s/printk_formats", tracefs_tracing_dir());
-	if ((text = read_file(path, &len))) {
+	if (!c->kaddrs && (text = read_file(path, &len))) {
 		ust_tdw_set_printk(c->w, text, len, NULL, 0);
 		free(text);
 	}
@@ -516,7 +523,8 @@ int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz)
 			len = ust_tdw_kallsyms_cut(text, len, c->kaddrs, c->nr_kaddrs);
 		ust_tdw_take_kallsyms(c->w, text, len, NULL, 0);
 	}
-	add_cmdlines(c);
+	if (!c->kaddrs)
+		add_cmdlines(c);
 	r = ust_tdw_close(c->w, msg, sizeof(msg));
 	if (r < 0)
 		snprintf(err, errsz, "writing the trace failed: %s", msg);

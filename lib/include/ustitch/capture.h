@@ -78,7 +78,9 @@ unsigned long ust_cap_events(const struct ust_cap *c, int buf);
 /*
  * The file's kernel addresses are @addrs (malloc'ed, taken: freed with @c)
  * and no others: its kallsyms keeps only the lines that name them
- * (ust_tdw_kallsyms_cut()).  Not called: kallsyms whole.
+ * (ust_tdw_kallsyms_cut()).  Its sources write all of it (no ftrace
+ * event): no printk formats, and task names are the sources' own, not the
+ * kernel's saved_cmdlines.  Not called: kallsyms whole, both written.
  */
 void ust_cap_take_kernel_addrs(struct ust_cap *c, uint64_t *addrs, size_t nr);
 /* Stop, flush, write the trace.dat, remove the instances, free @c (also on

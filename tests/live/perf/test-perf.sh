@@ -115,6 +115,16 @@ deferred() {
 		expect_eq "deferred: kernel frames named otherwise than by /proc/kallsyms" "${misnamed:-none}" none
 		at_least "deferred: kernel frames in the report" "$(grep -c '^=> .*ffff' "$work/deferred.report")" 50
 	fi
+	# Nor the kernel's printk formats and saved_cmdlines: perf names the
+	# tasks, and every sample still has its program's name.
+	local sum
+	sum=$(trace-cmd dump --summary -i "$work/deferred.dat" 2>/dev/null)
+	expect_eq "deferred: printk format bytes in the file" \
+		"$(echo "$sum" | sed -n 's/.*\[Trace printk, \([0-9]*\) bytes\].*/\1/p')" 0
+	at_most "deferred: saved command line bytes in the file" \
+		"$(echo "$sum" | sed -n 's/.*\[Saved command lines, \([0-9]*\) bytes\].*/\1/p')" 1000
+	expect_eq "deferred: samples of perf-prog named otherwise" \
+		"$(grep ' sample: ' "$work/deferred.report" | grep -vc '^ustitch: *perf-prog-[0-9]')" 0
 	# Without plugins the samples still print natively.
 	report "$work/deferred.dat" -N | grep -q "sample: .*cpu-clock ip=.* period=[0-9]* user user_stack=deferred" &&
 		ok "deferred: samples print without the plugin" || bad "deferred: no native sample line"
