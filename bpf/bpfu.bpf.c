@@ -681,7 +681,6 @@ __noinline int ust_bpfu_exec_code(struct ust_bpfu_rec_exec *r)
 		if (i && r->code[0].start == s.v.start)
 			break;		/* static: no loader */
 		ust_bpfu_rec_vma(&r->code[i], &s.v);
-		ust_bpfu_code_add(r->h.tgid, &s.v);
 	}
 	return 0;
 }

@@ -10,15 +10,19 @@
  * first is refused.  Such a walk parked, copying the stack for the
  * recorder to finish (python3 warm, every table cached: 258 parks, 1 MB
  * copied in a 0.7 s run).  Here the walk finds the mapping instead, with
- * no lock: a table of at most UST_BPFU_CODE_VMAS mappings, filled at
- * exec (the program's and the loader's code, ust_bpfu_exec_code()) and
- * at each mmap(PROT_EXEC) of a file (ust_bpfu_mmap_exec()), emptied of
+ * no lock: a table of at most UST_BPFU_CODE_VMAS mappings, filled by
+ * each lookup a walk made (ust_bpfu_walk_vma()) and at each
+ * mmap(PROT_EXEC) of a file (ust_bpfu_mmap_exec()), emptied of
  * whatever any mmap, munmap, mremap or mprotect without PROT_EXEC covers
  * (their exits, in ust_bpfu_sys_exit_body()), copied to a child at fork,
- * dropped with the last thread.  An entry is what bpf_find_vma() said at
- * the time, vm_area_struct included: a walk's slot filled from it is
- * rechecked as any other (ust_bpfu_walk_recheck_vma()).  Only a lookup
- * that was refused uses it: bpf_find_vma()'s answer stays the truth.
+ * dropped with the last thread, reset at exec.  An entry is what
+ * bpf_find_vma() said at the time, vm_area_struct included: a walk's slot
+ * filled from it is rechecked as any other (ust_bpfu_walk_recheck_vma()).
+ * Only a lookup that was refused uses it: bpf_find_vma()'s answer stays
+ * the truth.  Not filled at exec from the exec's own lookups: in the vm
+ * lane's guests (9p root) the program's file read at sched_process_exec
+ * is not the one later lookups and the recorder see (every deep40 stack
+ * of live-cfi-script parked for a table keyed by the other).
  */
 #ifndef UST_BPFU_CODE_BPF_H
 #define UST_BPFU_CODE_BPF_H

@@ -398,6 +398,9 @@ __noinline int ust_bpfu_walk_vma(struct ust_bpfu_walk_task *t, __u64 addr)
 	__builtin_memcpy(&s->v, &v, sizeof(v));
 	if (!v.found)
 		return -1;
+	/* A file's code found: kept for a lookup refused later (6.13+). */
+	if (UST_BPFU_CFI && !w->vma_refused && v.exec && v.ino && ust_bpfu_walk_keeps_vmas())
+		ust_bpfu_code_add(w->tgid, &v);
 	s->vdso = !s->v.ino && ust_bpfu_walk_is_vdso(task, s->v.start);
 	ust_bpfu_walk_table(w->tgid, s, UST_BPFU_NEED_WALK);
 	return i;
