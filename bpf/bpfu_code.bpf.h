@@ -85,20 +85,27 @@ struct ust_bpfu_code_loop {
 	__u32 hit;			/* the slot holding lo (UST_BPFU_CODE_VMAS: none) */
 };
 
+/* Slot @k of the loop's table, or NULL past the end. */
+static __always_inline struct ust_bpfu_vma *ust_bpfu_code_slot(struct ust_bpfu_code_loop *l, __u32 k)
+{
+	if (k >= UST_BPFU_CODE_VMAS || !l->c)
+		return NULL;
+	/* The mask bounds k for the verifier, which the compare above does
+	 * not when the compiler indexes by a fresh copy of it. */
+	barrier_var(k);
+	k &= UST_BPFU_CODE_VMAS - 1;
+	return &l->c->v[k];
+}
+
 /* Slot @i: emptied if it overlaps [lo, hi); the first free one noted. */
 static long ust_bpfu_code_forget_cb(__u32 i, void *data)
 {
 	struct ust_bpfu_code_loop *l = data;
-	struct ust_bpfu_vma *v;
+	struct ust_bpfu_vma *v = ust_bpfu_code_slot(l, i);
 	__u32 k = i;
 
-	if (k >= UST_BPFU_CODE_VMAS || !l->c)
+	if (!v)
 		return 1;
-	/* The mask bounds k for the verifier, which the compare above does
-	 * not when the compiler indexes by a fresh copy of i. */
-	barrier_var(k);
-	k &= UST_BPFU_CODE_VMAS - 1;
-	v = &l->c->v[k];
 	if (v->found && v->start < l->hi && l->lo < v->end)
 		v->found = 0;
 	if (!v->found && l->free == UST_BPFU_CODE_VMAS)
@@ -110,16 +117,11 @@ static long ust_bpfu_code_forget_cb(__u32 i, void *data)
 static long ust_bpfu_code_find_cb(__u32 i, void *data)
 {
 	struct ust_bpfu_code_loop *l = data;
-	struct ust_bpfu_vma *v;
+	struct ust_bpfu_vma *v = ust_bpfu_code_slot(l, i);
 	__u32 k = i;
 
-	if (k >= UST_BPFU_CODE_VMAS || !l->c)
+	if (!v)
 		return 1;
-	/* The mask bounds k for the verifier, which the compare above does
-	 * not when the compiler indexes by a fresh copy of i. */
-	barrier_var(k);
-	k &= UST_BPFU_CODE_VMAS - 1;
-	v = &l->c->v[k];
 	if (v->found && l->lo >= v->start && l->lo < v->end) {
 		l->hit = k;
 		return 1;

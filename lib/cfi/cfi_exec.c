@@ -248,17 +248,8 @@ static void rule_of(const struct exec *x, struct ust_cfi_rule *r)
 	if (ra->kind != R_OFFSET || ra->off != -8)
 		return;
 	cfa_rule(&x->cur, r);
-	if (r->cfa_type == UST_CFI_CFA_UNSUPPORTED) {
-		r->cfa_off = 0;
-		r->rbp_off = 0;
+	if (ust_cfi_rule_cfa_only(r))
 		return;
-	}
-	if (r->cfa_type == UST_CFI_CFA_PLT) {
-		/* rbp_off holds K; the PLT touches neither rbp nor rbx. */
-		r->rbp_type = UST_CFI_RBP_SAME;
-		r->rbx_type = UST_CFI_RBP_SAME;
-		return;
-	}
 	saved_rule(&x->cur.r[S_RBP], r, &r->rbp_type, &r->rbp_off);
 	saved_rule(&x->cur.r[S_RBX], r, &r->rbx_type, &r->rbx_off);
 }

@@ -108,6 +108,27 @@ struct ust_cfi_rule {
 /* The rule of one frame state (@signal: the FDE's CIE has 'S'). */
 void ust_cfi_rule_of(Dwarf_Frame *frame, bool signal, struct ust_cfi_rule *r);
 
+/*
+ * After the CFA's rule: true when the row is complete without the rbp
+ * and rbx rules (a CFA the walkers cannot follow: offsets cleared; the
+ * PLT, which touches neither register).  Both rule mappings end so.
+ */
+static inline bool ust_cfi_rule_cfa_only(struct ust_cfi_rule *r)
+{
+	if (r->cfa_type == UST_CFI_CFA_UNSUPPORTED) {
+		r->cfa_off = 0;
+		r->rbp_off = 0;
+		return true;
+	}
+	if (r->cfa_type == UST_CFI_CFA_PLT) {
+		/* rbp_off holds K. */
+		r->rbp_type = UST_CFI_RBP_SAME;
+		r->rbx_type = UST_CFI_RBP_SAME;
+		return true;
+	}
+	return false;
+}
+
 static inline bool ust_cfi_rule_eq(const struct ust_cfi_rule *a, const struct ust_cfi_rule *b)
 {
 	return a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off &&

@@ -195,17 +195,8 @@ void ust_cfi_rule_of(Dwarf_Frame *frame, bool signal, struct ust_cfi_rule *r)
 	if (!at_cfa(ops, nops, &off) || off != -8)
 		return;
 	cfa_rule(frame, r);
-	if (r->cfa_type == UST_CFI_CFA_UNSUPPORTED) {
-		r->cfa_off = 0;
-		r->rbp_off = 0;
+	if (ust_cfi_rule_cfa_only(r))
 		return;
-	}
-	if (r->cfa_type == UST_CFI_CFA_PLT) {
-		/* rbp_off holds K; the PLT touches neither rbp nor rbx. */
-		r->rbp_type = UST_CFI_RBP_SAME;
-		r->rbx_type = UST_CFI_RBP_SAME;
-		return;
-	}
 	saved_rule(frame, REG_RBP, r, &r->rbp_type, &r->rbp_off);
 	saved_rule(frame, REG_RBX, r, &r->rbx_type, &r->rbx_off);
 }
