@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * A followed process's code, as BPF itself keeps it: the executable file
- * mappings its walks found and its mmap()s made, per tgid (6.13+).
+ * mappings its exec() and its mmap()s made, per tgid.
  *
  * Why: a walk in a perf sample's interrupt gets one bpf_find_vma() (the
  * mmap lock's release then waits in an irq_work); a process that maps
@@ -22,11 +22,7 @@
  * the truth.  Not filled at exec from the exec's own lookups: in the vm
  * lane's guests (9p root) the program's file read at sched_process_exec
  * is not the one later lookups and the recorder see (every deep40 stack
- * of live-cfi-script parked for a table keyed by the other).  Only kept
- * where walks keep VMAs (ust_bpfu_keeps_vmas()): before 6.13 refusals are
- * routine at system-call exits, and their addresses stay raw for the
- * recorder to place from the process's maps, as they did (6.1's guest
- * failed the same test when the table answered them).
+ * of live-cfi-script parked for a table keyed by the other).
  */
 #ifndef UST_BPFU_CODE_BPF_H
 #define UST_BPFU_CODE_BPF_H
@@ -152,10 +148,7 @@ __noinline int ust_bpfu_code_add(__u32 tgid, const struct ust_bpfu_vma *v)
 	struct ust_bpfu_code_loop l = { .free = UST_BPFU_CODE_VMAS };
 	__u32 k;
 
-	struct ust_bpfu_vma *dst;
-
-	if (!ust_bpfu_keeps_vmas() || !v || !v->found || !v->exec || !v->ino ||
-	    v->end <= v->start)
+	if (!v || !v->found || !v->exec || !v->ino || v->end <= v->start)
 		return 0;
 	l.c = ust_bpfu_code_of(tgid, true);
 	if (!l.c)
@@ -163,10 +156,10 @@ __noinline int ust_bpfu_code_add(__u32 tgid, const struct ust_bpfu_vma *v)
 	l.lo = v->start;
 	l.hi = v->end;
 	bpf_loop(UST_BPFU_CODE_VMAS, ust_bpfu_code_forget_cb, &l, 0);
-	k = l.free < UST_BPFU_CODE_VMAS ? l.free : l.c->next++ % UST_BPFU_CODE_VMAS;
-	dst = ust_bpfu_code_slot(&l, k);
-	if (dst)
-		__builtin_memcpy(dst, v, sizeof(*v));
+	k = l.free < UST_BPFU_CODE_VMAS ? l.free : l.c->next++;
+	/* The mask, not a compare: what the verifier bounds k by (a power of two). */
+	k &= UST_BPFU_CODE_VMAS - 1;
+	__builtin_memcpy(&l.c->v[k], v, sizeof(*v));
 	return 0;
 }
 
@@ -177,15 +170,16 @@ __noinline int ust_bpfu_code_find(__u32 tgid, __u64 addr, struct ust_bpfu_vma *o
 		.c = bpf_map_lookup_elem(&ust_bpfu_code, &tgid), .lo = addr,
 		.hit = UST_BPFU_CODE_VMAS,
 	};
-	struct ust_bpfu_vma *hit;
+	__u32 k;
 
 	if (!l.c || !out)
 		return 0;
 	bpf_loop(UST_BPFU_CODE_VMAS, ust_bpfu_code_find_cb, &l, 0);
-	hit = ust_bpfu_code_slot(&l, l.hit);
-	if (!hit)
+	k = l.hit;
+	if (k >= UST_BPFU_CODE_VMAS)
 		return 0;
-	__builtin_memcpy(out, hit, sizeof(*out));
+	k &= UST_BPFU_CODE_VMAS - 1;
+	__builtin_memcpy(out, &l.c->v[k], sizeof(*out));
 	return 1;
 }
 

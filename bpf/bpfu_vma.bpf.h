@@ -59,24 +59,11 @@ struct mm_struct___ust {
 	struct seqcount___ust mm_lock_seq;
 } __attribute__((preserve_access_index));
 
-/*
- * Whether this kernel has that sequence, so a task's walks keep VMAs: there
- * a refused lookup is the exception (a sample just after the process mapped
- * something) and parks; before, refusals are routine at system-call exits
- * and the walk records the address raw and goes on by frame pointers.
- */
-static __always_inline bool ust_bpfu_keeps_vmas(void)
-{
-	struct mm_struct___ust *mm = NULL;
-
-	return bpf_core_field_exists(mm->mm_lock_seq.sequence);
-}
-
 static __always_inline bool ust_bpfu_mm_seq(struct task_struct *task, __u64 *mmp, __u32 *seq)
 {
 	struct mm_struct___ust *mm = (struct mm_struct___ust *)task->mm;
 
-	if (!mm || !ust_bpfu_keeps_vmas())
+	if (!mm || !bpf_core_field_exists(mm->mm_lock_seq.sequence))
 		return false;
 	/* A plain load (of a BTF pointer): not a bpf_probe_read_kernel() call. */
 	*seq = mm->mm_lock_seq.sequence;

@@ -343,6 +343,19 @@ static __always_inline void ust_bpfu_walk_table(__u32 tgid, struct ust_bpfu_walk
 }
 
 /*
+ * Whether this kernel lets a task's walks keep VMAs (mm->mm_lock_seq, 6.13+):
+ * there a refused lookup is the exception (a sample just after the process
+ * mapped something) and parks; before, refusals are routine at system-call
+ * exits and the walk records the address raw and goes on by frame pointers.
+ */
+static __always_inline bool ust_bpfu_walk_keeps_vmas(void)
+{
+	struct mm_struct___ust *mm = NULL;
+
+	return bpf_core_field_exists(mm->mm_lock_seq.sequence);
+}
+
+/*
  * The VMA holding @addr, into the next slot in turn; its slot, or -1 when
  * no VMA holds it.  A global function: bpf_find_vma() and the table
  * lookup, once per file a task's stacks meet, not once per frame.
@@ -364,8 +377,17 @@ __noinline int ust_bpfu_walk_vma(struct ust_bpfu_walk_task *t, __u64 addr)
 	s = &w->vmas[i];
 	err = bpf_find_vma(task, addr, ust_bpfu_vma_cb, &v, 0);
 	w->vma_refused = err && err != -2 /* -ENOENT: no VMA */;
-	/* Refused: the process's code as BPF keeps it (bpfu_code.bpf.h; 6.13+). */
-	if (w->vma_refused && UST_BPFU_CFI && ust_bpfu_code_find(w->tgid, addr, &v)) {
+	/*
+	 * Refused: the process's code as BPF keeps it (bpfu_code.bpf.h), on
+	 * kernels where a refusal is the exception.  Before 6.13 they are
+	 * routine at system-call exits, and the address stays raw for the
+	 * recorder to place from the process's maps: in the vm lane's guests
+	 * (9p root) the table's answer for the program named a file the
+	 * recorder could not find, and every deep40 stack of live-cfi-script
+	 * parked for a table that never came.
+	 */
+	if (w->vma_refused && UST_BPFU_CFI && ust_bpfu_walk_keeps_vmas() &&
+	    ust_bpfu_code_find(w->tgid, addr, &v)) {
 		w->vma_refused = 0;
 		UST_COUNT(vma_code);
 	}
@@ -376,8 +398,8 @@ __noinline int ust_bpfu_walk_vma(struct ust_bpfu_walk_task *t, __u64 addr)
 	__builtin_memcpy(&s->v, &v, sizeof(v));
 	if (!v.found)
 		return -1;
-	/* A file's code found: kept for a lookup refused later. */
-	if (UST_BPFU_CFI && !w->vma_refused)
+	/* A file's code found: kept for a lookup refused later (6.13+). */
+	if (UST_BPFU_CFI && !w->vma_refused && v.exec && v.ino && ust_bpfu_walk_keeps_vmas())
 		ust_bpfu_code_add(w->tgid, &v);
 	s->vdso = !s->v.ino && ust_bpfu_walk_is_vdso(task, s->v.start);
 	ust_bpfu_walk_table(w->tgid, s, UST_BPFU_NEED_WALK);
@@ -649,7 +671,7 @@ __noinline int ust_bpfu_walk_frame(struct ust_bpfu_walk_task *t)
 	 * stack).
 	 */
 	if (ust_park_on && !w->park_refused &&
-	    (s ? s->tstate == UST_BPFU_CFI_PENDING : w->vma_refused && ust_bpfu_keeps_vmas()))
+	    (s ? s->tstate == UST_BPFU_CFI_PENDING : w->vma_refused && ust_bpfu_walk_keeps_vmas()))
 		return UST_BPFU_WALK_PARK;
 #endif
 	f = &t->r.frames[nr & (UST_BPFU_SLOTS - 1)];

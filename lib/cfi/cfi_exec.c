@@ -29,6 +29,11 @@
 
 #include "cfi_internal.h"
 
+#define REG_RBX	3
+#define REG_RBP	6
+#define REG_RSP	7
+#define REG_RA	16
+
 /* remember_state nesting; gcc nests one or two deep. */
 #define STATE_DEPTH	32
 
@@ -70,15 +75,20 @@ struct exec {
 static int slot(uint64_t reg)
 {
 	switch (reg) {
-	case UST_CFI_REG_RBX:
+	case REG_RBX:
 		return S_RBX;
-	case UST_CFI_REG_RBP:
+	case REG_RBP:
 		return S_RBP;
-	case UST_CFI_REG_RA:
+	case REG_RA:
 		return S_RA;
 	default:
 		return -1;
 	}
+}
+
+static bool fits_s32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
 }
 
 /* --- a row's rule (as cfi_rule.c maps libdw's frame state) -------------- */
@@ -143,14 +153,14 @@ static void cfa_rule(const struct state *s, struct ust_cfi_rule *r)
 
 	r->cfa_type = UST_CFI_CFA_UNSUPPORTED;
 	if (s->cfa == CFA_REG) {
-		if (s->cfa_reg != UST_CFI_REG_RSP && s->cfa_reg != UST_CFI_REG_RBP && s->cfa_reg != UST_CFI_REG_RBX)
+		if (s->cfa_reg != REG_RSP && s->cfa_reg != REG_RBP && s->cfa_reg != REG_RBX)
 			return;
-		if (!ust_cfi_fits_s32(s->cfa_off)) {
+		if (!fits_s32(s->cfa_off)) {
 			r->overflow = true;
 			return;
 		}
-		r->cfa_type = s->cfa_reg == UST_CFI_REG_RSP ? UST_CFI_CFA_RSP :
-			      s->cfa_reg == UST_CFI_REG_RBP ? UST_CFI_CFA_RBP : UST_CFI_CFA_RBX;
+		r->cfa_type = s->cfa_reg == REG_RSP ? UST_CFI_CFA_RSP :
+			      s->cfa_reg == REG_RBP ? UST_CFI_CFA_RBP : UST_CFI_CFA_RBX;
 		r->cfa_off = (int32_t)s->cfa_off;
 		return;
 	}
@@ -158,8 +168,8 @@ static void cfa_rule(const struct state *s, struct ust_cfi_rule *r)
 		return;
 	n = ops_of(s->cfa_e, s->cfa_len, ops, 10);
 	/* Stack realignment: CFA = *(rbp + N). */
-	if (n == 2 && ops[0].atom == OP_BREG && ops[0].reg == UST_CFI_REG_RBP && ops[1].atom == OP_DEREF) {
-		if (!ust_cfi_fits_s32(ops[0].num)) {
+	if (n == 2 && ops[0].atom == OP_BREG && ops[0].reg == REG_RBP && ops[1].atom == OP_DEREF) {
+		if (!fits_s32(ops[0].num)) {
 			r->overflow = true;
 			return;
 		}
@@ -168,12 +178,12 @@ static void cfa_rule(const struct state *s, struct ust_cfi_rule *r)
 		return;
 	}
 	/* binutils' lazy PLT: breg7 N; breg16 0; lit15; and; litK; ge; lit3; shl; plus. */
-	if (n == 9 && ops[0].atom == OP_BREG && ops[0].reg == UST_CFI_REG_RSP &&
-	    ops[1].atom == OP_BREG && ops[1].reg == UST_CFI_REG_RA && ops[1].num == 0 &&
+	if (n == 9 && ops[0].atom == OP_BREG && ops[0].reg == REG_RSP &&
+	    ops[1].atom == OP_BREG && ops[1].reg == REG_RA && ops[1].num == 0 &&
 	    is_lit(&ops[2], 15) && ops[3].atom == OP_AND && is_lit(&ops[4], -1) &&
 	    ops[5].atom == OP_GE && is_lit(&ops[6], 3) && ops[7].atom == OP_SHL &&
 	    ops[8].atom == OP_PLUS) {
-		if (!ust_cfi_fits_s32(ops[0].num)) {
+		if (!fits_s32(ops[0].num)) {
 			r->overflow = true;
 			return;
 		}
@@ -207,7 +217,7 @@ static void saved_rule(const struct reg_rule *g, struct ust_cfi_rule *r, uint8_t
 	case R_EXPR:
 		/* "Saved at rbp + N". */
 		if (ops_of(g->e, g->len, ops, 2) == 1 && ops[0].atom == OP_BREG &&
-		    ops[0].reg == UST_CFI_REG_RBP) {
+		    ops[0].reg == REG_RBP) {
 			if (ops[0].num < INT16_MIN || ops[0].num > INT16_MAX) {
 				r->overflow = true;
 				return;

@@ -92,19 +92,7 @@ typedef int (*ust_cfi_row_fn)(void *ctx, uint64_t lo, uint64_t hi, const struct 
 int ust_cfi_exec(const struct ust_cfi_fdes *l, const struct ust_cfi_fde *f, uint64_t lo,
 		 uint64_t hi, ust_cfi_row_fn fn, void *ctx, char *err, size_t errsz);
 
-/* --- rules (cfi_rule.c for libdw's frame states, cfi_exec.c for its own) - */
-
-/* The DWARF registers a row describes (x86-64). */
-#define UST_CFI_REG_RBX	3
-#define UST_CFI_REG_RBP	6
-#define UST_CFI_REG_RSP	7
-#define UST_CFI_REG_RA	16
-
-/* An offset a row's 32-bit CFA field holds. */
-static inline bool ust_cfi_fits_s32(int64_t v)
-{
-	return v >= INT32_MIN && v <= INT32_MAX;
-}
+/* --- cfi_rule.c --------------------------------------------------------- */
 
 /* A row without its offset. */
 struct ust_cfi_rule {

@@ -19,6 +19,11 @@
 
 #include "cfi_internal.h"
 
+#define REG_RBX	3
+#define REG_RBP	6
+#define REG_RSP	7
+#define REG_RA	16
+
 /* "reg + off" as one operation: DW_OP_bregx or DW_OP_bregN. */
 static bool breg(const Dwarf_Op *op, unsigned int *reg, int64_t *off)
 {
@@ -58,6 +63,11 @@ static bool at_cfa(const Dwarf_Op *ops, size_t nops, int64_t *off)
 	return false;
 }
 
+static bool fits_s32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
 static void cfa_rule(Dwarf_Frame *frame, struct ust_cfi_rule *r)
 {
 	unsigned int reg;
@@ -71,20 +81,20 @@ static void cfa_rule(Dwarf_Frame *frame, struct ust_cfi_rule *r)
 		return;
 
 	if (nops == 1 && breg(&ops[0], &reg, &off) &&
-	    (reg == UST_CFI_REG_RSP || reg == UST_CFI_REG_RBP || reg == UST_CFI_REG_RBX)) {
-		if (!ust_cfi_fits_s32(off)) {
+	    (reg == REG_RSP || reg == REG_RBP || reg == REG_RBX)) {
+		if (!fits_s32(off)) {
 			r->overflow = true;
 			return;
 		}
-		r->cfa_type = reg == UST_CFI_REG_RSP ? UST_CFI_CFA_RSP :
-			      reg == UST_CFI_REG_RBP ? UST_CFI_CFA_RBP : UST_CFI_CFA_RBX;
+		r->cfa_type = reg == REG_RSP ? UST_CFI_CFA_RSP :
+			      reg == REG_RBP ? UST_CFI_CFA_RBP : UST_CFI_CFA_RBX;
 		r->cfa_off = (int32_t)off;
 		return;
 	}
 	/* Stack realignment: CFA = *(rbp + N). */
-	if (nops == 2 && breg(&ops[0], &reg, &off) && reg == UST_CFI_REG_RBP &&
+	if (nops == 2 && breg(&ops[0], &reg, &off) && reg == REG_RBP &&
 	    ops[1].atom == DW_OP_deref) {
-		if (!ust_cfi_fits_s32(off)) {
+		if (!fits_s32(off)) {
 			r->overflow = true;
 			return;
 		}
@@ -93,16 +103,16 @@ static void cfa_rule(Dwarf_Frame *frame, struct ust_cfi_rule *r)
 		return;
 	}
 	/* binutils' lazy PLT: breg7 N; breg16 0; lit15; and; litK; ge; lit3; shl; plus. */
-	if (nops == 9 && breg(&ops[0], &reg, &off) && reg == UST_CFI_REG_RSP) {
+	if (nops == 9 && breg(&ops[0], &reg, &off) && reg == REG_RSP) {
 		unsigned int reg2;
 		int64_t off2;
 
-		if (breg(&ops[1], &reg2, &off2) && reg2 == UST_CFI_REG_RA && off2 == 0 &&
+		if (breg(&ops[1], &reg2, &off2) && reg2 == REG_RA && off2 == 0 &&
 		    lit(&ops[2]) == 15 && ops[3].atom == DW_OP_and &&
 		    (k = lit(&ops[4])) >= 0 && ops[5].atom == DW_OP_ge &&
 		    lit(&ops[6]) == 3 && ops[7].atom == DW_OP_shl &&
 		    ops[8].atom == DW_OP_plus) {
-			if (!ust_cfi_fits_s32(off)) {
+			if (!fits_s32(off)) {
 				r->overflow = true;
 				return;
 			}
@@ -154,7 +164,7 @@ static void saved_rule(Dwarf_Frame *frame, int regno, struct ust_cfi_rule *r,
 		ops++;
 		nops--;
 	}
-	if (nops == 1 && breg(&ops[0], &reg, &off) && reg == UST_CFI_REG_RBP) {
+	if (nops == 1 && breg(&ops[0], &reg, &off) && reg == REG_RBP) {
 		if (off < INT16_MIN || off > INT16_MAX) {
 			r->overflow = true;
 			return;
@@ -176,7 +186,7 @@ void ust_cfi_rule_of(Dwarf_Frame *frame, bool signal, struct ust_cfi_rule *r)
 		r->cfa_type = UST_CFI_CFA_SIGNAL;
 		return;
 	}
-	if (dwarf_frame_register(frame, UST_CFI_REG_RA, mem, &ops, &nops) != 0)
+	if (dwarf_frame_register(frame, REG_RA, mem, &ops, &nops) != 0)
 		return;
 	if (nops == 0 && ops == mem) {
 		r->cfa_type = UST_CFI_CFA_END;
@@ -187,6 +197,6 @@ void ust_cfi_rule_of(Dwarf_Frame *frame, bool signal, struct ust_cfi_rule *r)
 	cfa_rule(frame, r);
 	if (ust_cfi_rule_cfa_only(r))
 		return;
-	saved_rule(frame, UST_CFI_REG_RBP, r, &r->rbp_type, &r->rbp_off);
-	saved_rule(frame, UST_CFI_REG_RBX, r, &r->rbx_type, &r->rbx_off);
+	saved_rule(frame, REG_RBP, r, &r->rbp_type, &r->rbp_off);
+	saved_rule(frame, REG_RBX, r, &r->rbx_type, &r->rbx_off);
 }
