@@ -10,20 +10,27 @@
 # filtered count must equal the reference count of the events for which
 # the predicate is true, and be 0 where it is false.
 #
-# usage: test-lockheld.sh mmap|rcu|fields|address|stacks|refusals|track
+# usage: test-lockheld.sh mmap|rcu|fields|address|stacks|refusals|track|track-spin
 set -u
-. "$(dirname "$0")/../lib.sh" lh "${1:-}" mmap rcu fields stacks refusals track
+. "$(dirname "$0")/../lib.sh" lh "${1:-}" mmap rcu fields stacks refusals track track-spin
 
 PAGES=64
 ROUNDS=8
 
 # rec OUT EVENT FILTER [extra args]: reference and filtered copies of EVENT.
 # LH_PROG_ARGS: more arguments for the workload (track: its extra phases).
+# Each recording is bounded (UST_LH_REC_TIMEOUT, 240 s): one that hangs
+# fails by name, not the whole test by its timeout, and each says how
+# long it took (the vm lane's guests are slow: the test's time is theirs).
 rec() {
-	local out=$1 ev=$2 filter=$3; shift 3
-	"$UST_USTITCH" record -q -o "$work/$out.dat" -e syscalls:sys_enter_getppid "$@" \
-		-e "$ev" -B lh -e "$ev" -f "$filter" -- "$UST_LH_PROG" $PAGES ${LH_PROG_ARGS:-} \
-		2>"$work/$out.log" || { bad "record -f '$filter': $(cat "$work/$out.log")"; return 1; }
+	local out=$1 ev=$2 filter=$3 t0=$SECONDS rc; shift 3
+	timeout -k 5 "${UST_LH_REC_TIMEOUT:-240}" "$UST_USTITCH" record -q -o "$work/$out.dat" \
+		-e syscalls:sys_enter_getppid "$@" -e "$ev" -B lh -e "$ev" -f "$filter" -- \
+		"$UST_LH_PROG" $PAGES ${LH_PROG_ARGS:-} 2>"$work/$out.log"
+	rc=$?
+	echo "# record -f '$filter': $((SECONDS - t0)) s"
+	[ $rc -eq 124 ] && { bad "record -f '$filter': still running after ${UST_LH_REC_TIMEOUT:-240} s: $(tail -3 "$work/$out.log")"; return 1; }
+	[ $rc -eq 0 ] || { bad "record -f '$filter': $(cat "$work/$out.log")"; return 1; }
 	trace-cmd report -N "$work/$out.dat" >"$work/$out.txt" 2>/dev/null
 }
 
@@ -193,12 +200,19 @@ stacks() {
 #   F  inotify: each event allocated under fsnotify_mark_srcu
 # Phase E and F events that are not pipe or inotify allocations would
 # make the comparisons inexact: the workload touches its buffers first.
-track() {
-	local why pa=kmem:mm_page_alloc e=mm_page_alloc km=kmem:kmalloc site=call_site=inotify_handle_inode_event
+# need_tracking: skip where tracing programs are refused; the workload's
+# extra phases on.
+need_tracking() {
 	if "$UST_USTITCH" probe | grep -q '^bpf-tracing-progs: no'; then
 		skip_all "this kernel refuses tracing programs (fentry/fexit): held-lock tracking cannot run here"
 	fi
 	LH_PROG_ARGS=track
+}
+
+# Sleeping locks: mutexes, rw_semaphores, SRCU.
+track() {
+	local pa=kmem:mm_page_alloc e=mm_page_alloc km=kmem:kmalloc site=call_site=inotify_handle_inode_event
+	need_tracking
 	rec mutex "$pa" 'lock_held(mutex)' || return
 	at_least "reference: page allocations in phase A" "$(count mutex $e ft 1)" $PAGES
 	at_least "reference: pipe buffer pages in phase E" "$(count mutex $e ft 5)" 1
@@ -222,6 +236,14 @@ track() {
 	rec notsrcu "$km" '!lock_held(srcu:R)' || return
 	expect_eq "!lock_held(srcu:R), phase F (inotify)" "$(count notsrcu kmalloc lh 6 $site)" 0
 	expect_eq "!lock_held(srcu:R), phase E" "$(count notsrcu kmalloc lh 5)" "$(count notsrcu kmalloc ft 5)"
+}
+
+# Spinlocks, and locks by the slab cache of the object they are in (a
+# test of its own: each recording loads the tracking hooks, which takes a
+# guest the better part of a minute).
+track-spin() {
+	local why pa=kmem:mm_page_alloc e=mm_page_alloc
+	need_tracking
 	# Spinlocks (tracked per CPU, bpf/lockheld_abi.h): each signal of
 	# phase D (kill() to itself, and a fault's SIGSEGV) is generated under
 	# current's siglock; the page allocations of phases A and E may sleep,

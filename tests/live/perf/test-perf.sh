@@ -241,8 +241,17 @@ attached() {
 	report "$work/$name.dat" >"$work/$name.report"
 	s="$work/$name.samples"
 	awk -f "$here/samples.awk" "$work/$name.report" | awk '$10 ~ /^perf-prog/' >"$s"
+	local f0=$fails
 	at_least "$name: main thread samples with $MAIN" "$(grep -c " $MAIN;" "$s")" 100
 	at_least "$name: thread samples with $THR" "$(grep -c " $THR" "$s")" 100
+	if [ $fails -ne $f0 ]; then
+		# Whose samples these were, and what they showed.
+		echo "# samples by task:"
+		awk -f "$here/samples.awk" "$work/$name.report" | awk '{ print $10 }' | sort | uniq -c |
+			sort -rn | head -8 | sed 's/^/#   /'
+		echo "# perf-prog samples:"
+		head -8 "$s" | cut -c1-300 | sed 's/^/#   /'
+	fi
 	others "$name"
 	expect_eq "$name: samples in perf_c with another stack" "$other_n" 0 ||
 		head -5 "$work/$name.other"
