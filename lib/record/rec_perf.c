@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -546,6 +547,24 @@ static int perf_poll(struct ust_rec_source *s, struct ust_rec_ctx *c)
 		p->bpf_drops = bs.drops;
 	}
 	return 0;
+}
+
+/*
+ * The BPF unwinder's ring wakes the main loop: its exec, NEED_CFI and
+ * mmap records ask for tables (a wakeup each), the others once enough
+ * bytes wait.  Without it the loop read them on its 50 ms round only, and
+ * every table of a program a recording starts (make's first two cc1s)
+ * was asked for some 50 ms after the exec, each sample meanwhile parked.
+ * The perf rings themselves are read on the rounds: they hold seconds.
+ */
+static int perf_wait_fds(struct ust_rec_source *s, int epfd)
+{
+	struct perf_src *p = s->priv;
+	struct epoll_event e = { .events = EPOLLIN };
+
+	if (!p->bpfu)
+		return 0;
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, ust_bpfu_fd(p->bpfu), &e) ? -1 : 0;
 }
 
 /* ---- starting ------------------------------------------------------------ */
@@ -1131,6 +1150,7 @@ static const struct ust_rec_source_ops perf_ops = {
 	.kaddrs_all = true,
 	.start = perf_start,
 	.poll = perf_poll,
+	.wait_fds = perf_wait_fds,
 	.stop = perf_stop,
 	.summary = perf_summary,
 	.counts = perf_counts,
