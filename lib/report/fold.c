@@ -33,14 +33,18 @@ struct ust_fold {
 	size_t nr, cap;
 	struct ust_hmap by_hash;
 	unsigned long total;
+	struct ust_hmap kinds;		/* a user frame name's key -> enum ust_fold_kind */
+	bool per_thread;
 };
 
 struct ust_fold *ust_fold_new(void)
 {
 	struct ust_fold *f = calloc(1, sizeof(*f));
 
-	if (f)
+	if (f) {
 		ust_hmap_init(&f->by_hash);
+		ust_hmap_init(&f->kinds);
+	}
 	return f;
 }
 
@@ -54,6 +58,7 @@ void ust_fold_free(struct ust_fold *f)
 		free(f->e[i].stack);
 	free(f->e);
 	ust_hmap_fini(&f->by_hash);
+	ust_hmap_fini(&f->kinds);
 	free(f);
 }
 
@@ -124,6 +129,37 @@ unsigned long ust_fold_total(const struct ust_fold *f)
 	return f->total;
 }
 
+size_t ust_fold_nr(const struct ust_fold *f)
+{
+	return f->nr;
+}
+
+const char *ust_fold_stack(const struct ust_fold *f, size_t i, unsigned long *count)
+{
+	if (i >= f->nr)
+		return NULL;
+	if (count)
+		*count = f->e[i].count;
+	return f->e[i].stack;
+}
+
+enum ust_fold_kind ust_fold_kind(const struct ust_fold *f, const char *frame)
+{
+	size_t n = strlen(frame);
+	uint64_t k;
+
+	if (n > 4 && !strcmp(frame + n - 4, "_[k]"))
+		return UST_FOLD_KERNEL;
+	if (ust_hmap_get(&f->kinds, ust_hmap_str(frame), &k))
+		return (enum ust_fold_kind)k;
+	return UST_FOLD_OTHER;
+}
+
+void ust_fold_per_thread(struct ust_fold *f, bool on)
+{
+	f->per_thread = on;
+}
+
 /* ---- frames ------------------------------------------------------------ */
 
 /*
@@ -142,12 +178,23 @@ static void put_name(struct ust_sb *sb, const char *name)
 	}
 }
 
-static void put_user_frame(struct ust_sb *sb, const struct ust_fold_names *n,
+/* @name, as put_name() wrote it, is code of @obj: a library's or a program's. */
+static void note_kind(struct ust_fold *f, const struct ust_sb *sb, size_t at, const char *obj)
+{
+	const char *base = strrchr(obj, '/') ? strrchr(obj, '/') + 1 : obj;
+	uint64_t key = ust_hmap_str(ust_sb_str(sb) + at), old;
+
+	if (!ust_hmap_get(&f->kinds, key, &old))
+		ust_hmap_put(&f->kinds, key, strstr(base, ".so") ? UST_FOLD_LIBRARY : UST_FOLD_PROGRAM);
+}
+
+static void put_user_frame(struct ust_fold *f, struct ust_sb *sb, const struct ust_fold_names *n,
 			   const struct ust_dec_frame *fr, bool is_return, bool has_files)
 {
 	struct ust_sym_frame sf[16];
 	const char *obj = NULL;
 	char buf[300];
+	size_t at;
 	int k;
 
 	k = has_files && fr->ino ? ust_render_name(n->res, n->sym, fr, is_return, false, sf, 16, &obj)
@@ -156,12 +203,14 @@ static void put_user_frame(struct ust_sb *sb, const struct ust_fold_names *n,
 		put_name(sb, "[unknown]");
 		return;
 	}
+	at = sb->len + 1;	/* after the ';' */
 	if (k > 0 && sf[k - 1].func) {
 		put_name(sb, sf[k - 1].func);
-		return;
+	} else {
+		snprintf(buf, sizeof(buf), "[%s]", obj);
+		put_name(sb, buf);
 	}
-	snprintf(buf, sizeof(buf), "[%s]", obj);
-	put_name(sb, buf);
+	note_kind(f, sb, at, obj);
 }
 
 /* ---- the samples --------------------------------------------------------- */
@@ -175,6 +224,8 @@ static void fold_sample(struct ust_fold *f, struct ust_sb *sb, const struct ust_
 
 	ust_sb_reset(sb);
 	ust_sb_puts(sb, comm && strcmp(comm, "<...>") ? comm : "[unknown]");
+	if (f->per_thread)
+		ust_sb_printf(sb, "-%d", s->pid);
 	if (sb->len && sb->buf)	/* the comm is the root frame: no ';' before it */
 		for (i = 0; i < sb->len; i++)
 			if (sb->buf[i] == ';' || sb->buf[i] == ' ')
@@ -194,7 +245,7 @@ static void fold_sample(struct ust_fold *f, struct ust_sb *sb, const struct ust_
 		st = NULL;	/* another task's: never shown as this one's */
 	if (st && !st->bad) {
 		for (i = st->nr; i > 0; i--)
-			put_user_frame(sb, names, &st->frames[i - 1], i - 1 > 0, st->has_files);
+			put_user_frame(f, sb, names, &st->frames[i - 1], i - 1 > 0, st->has_files);
 	} else if (s->has_cookie || s->ustack == UST_PERF_ENC_USTACK_LOST) {
 		put_name(sb, "[user stack lost]");
 	}

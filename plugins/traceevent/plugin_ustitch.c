@@ -34,6 +34,7 @@
 #include "ustitch/grow.h"
 #include "ustitch/abi.h"
 #include "ustitch/decode.h"
+#include "ustitch/flame.h"
 #include "ustitch/fold.h"
 #include "ustitch/render.h"
 #include "ustitch/report.h"
@@ -130,6 +131,12 @@ struct tep_plugin_option TEP_PLUGIN_OPTIONS[] = {
 	  .description = "the trace.dat being reported, when it cannot be found on the command line" },
 	{ .name = "folded", .plugin_alias = "ustitch", .value = "0",
 	  .description = "at the end, the samples' stacks folded for flame graphs: 1 prints them, a path writes them there" },
+	{ .name = "flamegraph", .plugin_alias = "ustitch", .value = "",
+	  .description = "at the end, write the samples' flame graph (an interactive SVG) to this path" },
+	{ .name = "flamegraph_icicle", .plugin_alias = "ustitch", .value = "0",
+	  .description = "the flame graph upside down: callers at the top" },
+	{ .name = "flamegraph_threads", .plugin_alias = "ustitch", .value = "0",
+	  .description = "the flame graph's roots per thread (comm-TID), not per command name" },
 	{ .name = "addr_filter", .plugin_alias = "ustitch", .value = "",
 	  .description = "mark frames in these ranges with =>* (filter|start|stop file:OFF[/SIZE]@PATH, file:SYMBOL@PATH, ...)" },
 	{ .name = "archive", .plugin_alias = "ustitch", .value = "",
@@ -146,7 +153,8 @@ struct tep_plugin_option TEP_PLUGIN_OPTIONS[] = {
 const char *TEP_PLUGIN_ALIAS = "ustitch";
 
 enum { OPT_STITCH, OPT_SYMBOLS, OPT_LINES, OPT_RAW, OPT_MAX_FRAMES, OPT_DEBUG_DIRS,
-       OPT_SEARCH_DIRS, OPT_FILE, OPT_FOLDED, OPT_ADDR_FILTER, OPT_ARCHIVE, OPT_BY_HANDLE,
+       OPT_SEARCH_DIRS, OPT_FILE, OPT_FOLDED, OPT_FLAMEGRAPH, OPT_FLAMEGRAPH_ICICLE,
+       OPT_FLAMEGRAPH_THREADS, OPT_ADDR_FILTER, OPT_ARCHIVE, OPT_BY_HANDLE,
        OPT_DEBUGINFOD, OPT_DEMANGLE };
 
 #define NR_OPTIONS	(sizeof(TEP_PLUGIN_OPTIONS) / sizeof(TEP_PLUGIN_OPTIONS[0]) - 1)
@@ -159,6 +167,7 @@ enum { OPT_STITCH, OPT_SYMBOLS, OPT_LINES, OPT_RAW, OPT_MAX_FRAMES, OPT_DEBUG_DI
 static const struct ust_ropt opt_kinds[] = {
 	{ .name = "max_frames", .kind = UST_ROPT_COUNT, .takes = "a count, 0 for all" },
 	{ .name = "folded", .kind = UST_ROPT_BOOL_OR_TEXT, .takes = "1, 0 or a path" },
+	{ .name = "flamegraph", .kind = UST_ROPT_TEXT, .takes = "a path (PATH.svg)" },
 	{ .name = "debuginfod", .kind = UST_ROPT_BOOL, .takes = "1 or 0" },
 };
 
@@ -456,9 +465,9 @@ static void use_trace(struct pstate *p, const struct ust_scan *sc, const char *p
 /* -O ustitch:folded=1|PATH asked for: the first pass collects the samples. */
 static bool folded_wanted(void)
 {
-	const char *dest = opt_str(OPT_FOLDED);
+	const char *dest = opt_str(OPT_FOLDED), *svg = opt_str(OPT_FLAMEGRAPH);
 
-	return dest[0] && strcmp(dest, "0");
+	return (dest[0] && strcmp(dest, "0")) || svg[0];
 }
 
 static bool scan_matches(const struct ust_scan *sc, const struct ust_dec_layout *lay,
@@ -924,22 +933,34 @@ int TEP_PLUGIN_LOADER(struct tep_handle *tep)
  * plugin when it closes the file, after the report). */
 static void fold_at_end(struct pstate *p)
 {
-	const char *dest = opt_str(OPT_FOLDED);
+	const char *dest = opt_str(OPT_FOLDED), *svg = opt_str(OPT_FLAMEGRAPH);
 	struct ust_fold_names names = { p->res, p->sym };
 	char cand[MAX_CANDIDATES][UST_REPORT_PATH_MAX], err[256];
 
 	if (!folded_wanted())
 		return;
 	if (!p->scan && candidates(p, cand, MAX_CANDIDATES) < 1) {
-		fprintf(stderr, "ustitch: folded stacks: no trace.dat on the command line (use -O ustitch:file=PATH)\n");
+		fprintf(stderr, "ustitch: %s: no trace.dat on the command line (use -O ustitch:file=PATH)\n",
+			svg[0] ? "flame graph" : "folded stacks");
 		return;
 	}
 	if (nr_inputs > 1 && p->has_input) {	/* one block per input: say whose */
 		fflush(stdout);
 		printf("# ustitch: %s\n", p->in.path);
 	}
-	if (ust_fold_report(dest, p->scan ? p->scan->path : cand[0], p->scan, &names, err, sizeof(err)))
+	if (dest[0] && strcmp(dest, "0") &&
+	    ust_fold_report(dest, p->scan ? p->scan->path : cand[0], p->scan, &names, err, sizeof(err)))
 		fprintf(stderr, "ustitch: folded stacks: %s\n", err);
+	if (svg[0]) {
+		struct ust_flame_opts fo = {
+			.icicle = opt_bool(OPT_FLAMEGRAPH_ICICLE),
+			.per_thread = opt_bool(OPT_FLAMEGRAPH_THREADS),
+			.subtitle = p->scan ? p->scan->path : cand[0],
+		};
+
+		if (ust_flame_report(svg, fo.subtitle, p->scan, &names, &fo, err, sizeof(err)))
+			fprintf(stderr, "ustitch: flame graph: %s\n", err);
+	}
 }
 
 /* Does any other input have user stack records?  Then this one's lack is news. */

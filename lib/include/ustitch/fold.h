@@ -15,6 +15,7 @@
 #ifndef USTITCH_FOLD_H
 #define USTITCH_FOLD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -30,6 +31,21 @@ int ust_fold_add(struct ust_fold *f, const char *stack, unsigned long count);
 /* "stack count" lines, sorted by stack.  Returns the number of lines, -EIO on a write error. */
 long ust_fold_print(const struct ust_fold *f, FILE *out);
 unsigned long ust_fold_total(const struct ust_fold *f);
+/* The distinct stacks, in the order first seen: @i < ust_fold_nr(). */
+size_t ust_fold_nr(const struct ust_fold *f);
+const char *ust_fold_stack(const struct ust_fold *f, size_t i, unsigned long *count);
+
+/* What a frame's name is the code of, for flame-graph colours. */
+enum ust_fold_kind {
+	UST_FOLD_OTHER,		/* the root (the task), unknown or lost frames */
+	UST_FOLD_PROGRAM,	/* a program's own code */
+	UST_FOLD_LIBRARY,	/* a shared object's (a name ".so" is in) */
+	UST_FOLD_KERNEL,	/* "name_[k]" */
+};
+/* Of a frame name in the stacks: what ust_fold_file saw it in. */
+enum ust_fold_kind ust_fold_kind(const struct ust_fold *f, const char *frame);
+/* Roots "comm-TID" instead of "comm" (a flame graph per thread); before ust_fold_file. */
+void ust_fold_per_thread(struct ust_fold *f, bool on);
 
 /* Frame names, as plugin_ustitch already holds them; NULL: built here. */
 struct ust_fold_names {

@@ -1,0 +1,135 @@
+#!/bin/bash
+# -O ustitch:flamegraph=PATH: the samples' flame graph as one SVG, from a
+# trace ust-mktrace makes: ust-testprog sampled 4 times in getppid (libc)
+# under ust_c, 2 times in ust_b, and ust-testprog-lib 3 times in
+# libusttest.so.  Each frame of the SVG is checked: its name, samples,
+# position (data-x, samples before it), depth, title and colour (the
+# program's red to orange, a library's yellow, the rest grey); the file is
+# well-formed XML (xmllint); the icicle and per-thread variants.
+set -u
+. "$(dirname "$0")/report-lib.sh"
+work=$(mktemp -d /tmp/ustitch-flame.XXXXXX)
+trap '[ -n "${UST_KEEP:-}" ] || rm -rf "$work"' EXIT
+fails=0
+ok() { echo "ok - $*"; }
+bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
+# same WHAT FILE: FILE is $work/expected, or the difference is shown.
+same() {
+	if cmp -s "$work/expected" "$2"; then ok "$1"; else bad "$1"; diff -u "$work/expected" "$2" | sed 's/^/    /'; fi
+}
+
+libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
+tp=$UST_TESTPROG lib=$UST_LIBUSTTEST tpl=$UST_TESTPROG_LIB
+ip=$(ret_after "$libc" getppid 'syscall')
+r_c=$(ret_after "$tp" ust_c 'call') r_b=$(ret_after "$tp" ust_b 'call')
+r_a=$(ret_after "$tp" ust_a 'call') r_main=$(ret_after "$tp" main 'call.*ust_a')
+r_inner=$(ret_after "$lib" ust_lib_inner 'call') r_entry=$(ret_after "$lib" ust_lib_entry 'call')
+r_lmain=$(ret_after "$tpl" main 'call.*ust_lib_entry')
+
+{
+	echo "cpus 1"
+	echo "cmdline 100 ust-testprog"
+	echo "cmdline 101 ust-testprog-li"
+	echo "mapping cpu=0 ts=900000 pid=100 path=$tp"
+	echo "mapping cpu=0 ts=900001 pid=101 path=$tpl"
+	echo "mapping cpu=0 ts=900002 pid=101 path=$lib"
+	ts=1000000 c=1
+	sample() {	# sample PID FRAMES
+		echo "event cpu=0 ts=$ts pid=$1 sys=ustitch name=sample ip=0x1000 period=1000000 event=cpu-clock mode=2 user_stack=1 kernel_frames=0"
+		printf 'cookie cpu=0 ts=%d pid=%d cookie=0x%x\n' $ts "$1" $((c * 2 + 1))
+		printf 'stack cpu=0 ts=%d pid=%d cookie=0x%x frames=%s\n' $((ts + 100)) "$1" $((c * 2 + 1)) "$2"
+		ts=$((ts + 1000)) c=$((c + 1))
+	}
+	for i in 1 2 3 4; do sample 100 "$libc:$ip,$tp:$r_c,$tp:$r_b,$tp:$r_a,$tp:$r_main"; done
+	for i in 1 2; do sample 100 "$tp:$r_b,$tp:$r_a,$tp:$r_main"; done
+	for i in 1 2 3; do sample 101 "$lib:$r_inner,$lib:$r_entry,$tpl:$r_lmain"; done
+} >"$work/spec"
+if ! "$UST_MKTRACE" "$work/spec" "$work/trace.dat" 2>"$work/mk.err"; then
+	echo "ust-mktrace failed:"; cat "$work/mk.err"; exit 1
+fi
+
+# frames SVG: "name samples x depth" per frame, by depth, then x.
+frames() {
+	sed -n 's/.*<g class="f" data-x="\([0-9]*\)" data-n="\([0-9]*\)" data-d="\([0-9]*\)" [^>]*data-name="\([^"]*\)".*/\4 \2 \1 \3/p' "$1" |
+		sort -s -k4,4n -k3,3n
+}
+# kind SVG NAME: the frame's colour class, by its fill.
+kind() {
+	sed -n "s/.*data-name=\"$2\".*fill=\"rgb(\([0-9]*\),\([0-9]*\),\([0-9]*\))\".*/\1 \2 \3/p" "$1" | head -1 |
+		awk '{ if ($1 >= 205 && $2 <= 150 && $3 <= 55) print "program";
+		       else if ($1 == $2 && $1 >= 175 && $1 <= 230 && $3 >= 50 && $3 <= 70) print "library";
+		       else if ($1 == $2 && $2 == $3) print "grey"; else print "other(" $0 ")" }'
+}
+# y SVG NAME: the frame's rect y.
+y_of() { sed -n "s/.*data-name=\"$2\".*<rect x=\"[0-9.]*\" y=\"\([0-9]*\)\".*/\1/p" "$1" | head -1; }
+
+if ! ust_report "$work" "$work/out" "$work/err" -O ustitch:flamegraph="$work/f.svg" trace.dat; then
+	cat "$work/err"; exit 1
+fi
+grep -qx "# ustitch flame graph: 9 samples, 3 distinct stacks, written to $work/f.svg" "$work/out" &&
+	ok "the report says where the flame graph went" || bad "no line saying where: $(grep flame "$work/out")"
+grep -q 'ustitch' "$work/err" && bad "the plugin said: $(cat "$work/err")" || ok "nothing said on stderr"
+if xmllint --noout "$work/f.svg" 2>"$work/xml.err"; then
+	ok "the SVG is well-formed"
+else
+	bad "the SVG is not well-formed: $(head -3 "$work/xml.err")"
+fi
+# Siblings in name order; a frame's x is where its parent's starts plus
+# its elder siblings' samples.
+cat >"$work/expected" <<'EOF'
+all 9 0 0
+ust-testprog 6 0 1
+ust-testprog-li 3 6 1
+main 6 0 2
+main 3 6 2
+ust_a 6 0 3
+ust_lib_entry 3 6 3
+ust_b 6 0 4
+ust_lib_inner 3 6 4
+ust_c 4 0 5
+getppid 4 0 6
+EOF
+frames "$work/f.svg" >"$work/got"
+same "every frame: name, samples, position, depth" "$work/got"
+grep -q '<title>ust_c (4 samples, 44.44%)</title>' "$work/f.svg" && ok "a frame's title: its samples and share" ||
+	bad "no title 'ust_c (4 samples, 44.44%)'"
+grep -q '<title>all (9 samples, 100.00%)</title>' "$work/f.svg" && ok "the root's title" || bad "no root title"
+for f in main:program ust_a:program ust_c:program getppid:library ust_lib_inner:library \
+	ust-testprog:grey all:grey; do
+	[ "$(kind "$work/f.svg" "${f%%:*}")" = "${f#*:}" ] && ok "${f%%:*}: coloured as ${f#*:}" ||
+		bad "${f%%:*}: coloured as $(kind "$work/f.svg" "${f%%:*}"), expected ${f#*:}"
+done
+# A flame: the root at the bottom, callees above their callers.
+ya=$(y_of "$work/f.svg" all) yg=$(y_of "$work/f.svg" getppid)
+[ -n "$ya" ] && [ -n "$yg" ] && [ "$ya" -gt "$yg" ] && ok "flame: the root below its callees ($ya > $yg)" ||
+	bad "flame: root at y=$ya, getppid at y=$yg"
+# The names are in the file (for viewers without scripts) where they fit.
+grep -q '>ust_lib_inner</text>' "$work/f.svg" && ok "names written where they fit" || bad "no ust_lib_inner label"
+
+# An icicle: the root on top.
+ust_report "$work" "$work/out2" "$work/err2" -O ustitch:flamegraph="$work/i.svg" \
+	-O ustitch:flamegraph_icicle=1 trace.dat || { cat "$work/err2"; exit 1; }
+ya=$(y_of "$work/i.svg" all) yg=$(y_of "$work/i.svg" getppid)
+[ -n "$ya" ] && [ -n "$yg" ] && [ "$ya" -lt "$yg" ] && ok "icicle: the root above its callees ($ya < $yg)" ||
+	bad "icicle: root at y=$ya, getppid at y=$yg"
+grep -q '<text id="title" x="600" y="24">Icicle Graph</text>' "$work/i.svg" && ok "icicle: its title" ||
+	bad "icicle: no title"
+frames "$work/i.svg" >"$work/got"
+same "icicle: the same frames" "$work/got"
+
+# Per thread: the roots are comm-TID.
+ust_report "$work" "$work/out3" "$work/err3" -O ustitch:flamegraph="$work/t.svg" \
+	-O ustitch:flamegraph_threads=1 trace.dat || { cat "$work/err3"; exit 1; }
+frames "$work/t.svg" | awk '$4 == 1 { print $1, $2 }' >"$work/got"
+printf '%s\n' "ust-testprog-100 6" "ust-testprog-li-101 3" >"$work/expected"
+same "per thread: one root per thread" "$work/got"
+
+# A path that cannot be written: said, the report still printed.
+ust_report "$work" "$work/out4" "$work/err4" -O ustitch:flamegraph=/nonexistent/dir/f.svg trace.dat ||
+	{ cat "$work/err4"; exit 1; }
+grep -q "ustitch: flame graph: cannot write /nonexistent/dir/f.svg: No such file or directory" "$work/err4" &&
+	ok "an unwritable path is said" || bad "unwritable path: $(cat "$work/err4")"
+grep -q 'sample:' "$work/out4" && ok "the report still printed" || bad "no report"
+
+[ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
+echo "all passed"
