@@ -34,6 +34,10 @@ struct ust_fold {
 	struct ust_hmap by_hash;
 	unsigned long total;
 	struct ust_hmap kinds;		/* a user frame name's key -> enum ust_fold_kind */
+	struct ust_hmap objs;		/* a user frame name's key -> objs_v[] + 1 (0: several) */
+	char **objs_v;			/* object names (basenames), each once */
+	size_t nr_objs, cap_objs;
+	struct ust_hmap obj_idx;	/* an object name's key -> objs_v[] */
 	bool per_thread;
 };
 
@@ -44,6 +48,8 @@ struct ust_fold *ust_fold_new(void)
 	if (f) {
 		ust_hmap_init(&f->by_hash);
 		ust_hmap_init(&f->kinds);
+		ust_hmap_init(&f->objs);
+		ust_hmap_init(&f->obj_idx);
 	}
 	return f;
 }
@@ -59,6 +65,11 @@ void ust_fold_free(struct ust_fold *f)
 	free(f->e);
 	ust_hmap_fini(&f->by_hash);
 	ust_hmap_fini(&f->kinds);
+	ust_hmap_fini(&f->objs);
+	ust_hmap_fini(&f->obj_idx);
+	for (i = 0; i < f->nr_objs; i++)
+		free(f->objs_v[i]);
+	free(f->objs_v);
 	free(f);
 }
 
@@ -155,6 +166,18 @@ enum ust_fold_kind ust_fold_kind(const struct ust_fold *f, const char *frame)
 	return UST_FOLD_OTHER;
 }
 
+const char *ust_fold_object(const struct ust_fold *f, const char *frame)
+{
+	size_t n = strlen(frame);
+	uint64_t v;
+
+	if (n > 4 && !strcmp(frame + n - 4, "_[k]"))
+		return "[kernel.kallsyms]";
+	if (!ust_hmap_get(&f->objs, ust_hmap_str(frame), &v))
+		return NULL;
+	return v ? f->objs_v[v - 1] : "[several]";
+}
+
 void ust_fold_per_thread(struct ust_fold *f, bool on)
 {
 	f->per_thread = on;
@@ -184,8 +207,30 @@ static void note_kind(struct ust_fold *f, const struct ust_sb *sb, size_t at, co
 	const char *base = strrchr(obj, '/') ? strrchr(obj, '/') + 1 : obj;
 	uint64_t key = ust_hmap_str(ust_sb_str(sb) + at), old;
 
+	uint64_t okey = ust_hmap_str(base), oi;
+
 	if (!ust_hmap_get(&f->kinds, key, &old))
 		ust_hmap_put(&f->kinds, key, strstr(base, ".so") ? UST_FOLD_LIBRARY : UST_FOLD_PROGRAM);
+	/* The object: the one this name was seen in, or "several". */
+	if (!ust_hmap_get(&f->obj_idx, okey, &oi)) {
+		char **v = ust_grow(f->objs_v, &f->cap_objs, f->nr_objs + 1, sizeof(*v), 16);
+		char *copy = strdup(base);
+
+		if (!v || !copy) {
+			free(copy);
+			if (v)
+				f->objs_v = v;
+			return;
+		}
+		f->objs_v = v;
+		oi = f->nr_objs;
+		f->objs_v[f->nr_objs++] = copy;
+		ust_hmap_put(&f->obj_idx, okey, oi);
+	}
+	if (!ust_hmap_get(&f->objs, key, &old))
+		ust_hmap_put(&f->objs, key, oi + 1);
+	else if (old && old != oi + 1)
+		ust_hmap_put(&f->objs, key, 0);
 }
 
 static void put_user_frame(struct ust_fold *f, struct ust_sb *sb, const struct ust_fold_names *n,

@@ -5,7 +5,8 @@
 # libusttest.so.  Each frame of the SVG is checked: its name, samples,
 # position (data-x, samples before it), depth, title and colour (the
 # program's red to orange, a library's yellow, the rest grey); the file is
-# well-formed XML (xmllint); the icicle and per-thread variants.
+# well-formed XML (xmllint); the icicle and per-thread variants.  Then
+# -O ustitch:top=N's two tables, share for share.
 set -u
 . "$(dirname "$0")/report-lib.sh"
 work=$(mktemp -d /tmp/ustitch-flame.XXXXXX)
@@ -130,6 +131,31 @@ ust_report "$work" "$work/out4" "$work/err4" -O ustitch:flamegraph=/nonexistent/
 grep -q "ustitch: flame graph: cannot write /nonexistent/dir/f.svg: No such file or directory" "$work/err4" &&
 	ok "an unwritable path is said" || bad "unwritable path: $(cat "$work/err4")"
 grep -q 'sample:' "$work/out4" && ok "the report still printed" || bad "no report"
+
+# -O ustitch:top=N: the functions by self share, then by total
+# ("children", as perf report --children), each with its object; main is
+# in two programs.
+ust_report "$work" "$work/out5" "$work/err5" -O ustitch:top=3 trace.dat || { cat "$work/err5"; exit 1; }
+lib_base=$(basename "$lib")
+cat >"$work/expected" <<EOF
+# ustitch top 3 by self, of 9 samples:
+#
+#     Self  Children  Object                Function
+    44.44%    44.44%  libc.so.6             getppid
+    33.33%    33.33%  $(printf '%-20s' "$lib_base")  ust_lib_inner
+    22.22%    66.67%  ust-testprog          ust_b
+#
+# ustitch top 3 by children (self and callees), of 9 samples:
+#
+# Children      Self  Object                Function
+   100.00%     0.00%  [several]             main
+    66.67%    22.22%  ust-testprog          ust_b
+    66.67%     0.00%  ust-testprog          ust_a
+#
+EOF
+sed -n '/^# ustitch top/,$p' "$work/out5" >"$work/got"
+same "top=3: both tables" "$work/got"
+grep -q 'ustitch' "$work/err5" && bad "top=3: the plugin said: $(cat "$work/err5")" || ok "top=3: nothing said on stderr"
 
 [ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
 echo "all passed"

@@ -44,6 +44,12 @@ enum ust_fold_kind {
 };
 /* Of a frame name in the stacks: what ust_fold_file saw it in. */
 enum ust_fold_kind ust_fold_kind(const struct ust_fold *f, const char *frame);
+/*
+ * The object (file basename) a frame name was seen in; "[several]" for a
+ * name seen in more than one (each program's main), "[kernel.kallsyms]"
+ * for "name_[k]", NULL for the root and frames without a name.
+ */
+const char *ust_fold_object(const struct ust_fold *f, const char *frame);
 /* Roots "comm-TID" instead of "comm" (a flame graph per thread); before ust_fold_file. */
 void ust_fold_per_thread(struct ust_fold *f, bool on);
 

@@ -10,7 +10,7 @@
 #   debian: the default -g on Debian's own binaries (no frame pointers):
 #     complete stacks where -g uses the BPF CFI walk, else skipped.
 set -u
-. "$(dirname "$0")/../lib.sh" perf "${1:-}" deferred fp lost badcmd kernel kernel-lost debian
+. "$(dirname "$0")/../lib.sh" perf "${1:-}" deferred fp lost badcmd kernel kernel-lost debian top
 
 MAIN="perf_c;perf_b;perf_a;main"
 THR="perf_c;thr_a;thr_main;start_thread"
@@ -257,6 +257,38 @@ attached() {
 		head -5 "$work/$name.other"
 }
 
+# -O ustitch:top=N against `perf report --stdio --no-children` of the same
+# program recorded by perf: the same function has the largest self share
+# (perf_c, about two thirds: 400 ms in it, 200 in read()), and the shares
+# agree within 8 points (two runs); main's total share is nearly all.
+top() {
+	command -v perf >/dev/null || skip_all "no perf (Debian: linux-perf)"
+	record top -e cpu-clock -F 999 -g -- "$UST_PERF_PROG" 400 200 || return
+	report "$work/top.dat" -O ustitch:top=5 >"$work/top.report"
+	sed -n '/^# ustitch top 5 by self/,$p' "$work/top.report" | sed 's/^/# /'
+	local uf us pf ps main
+	read -r us uf < <(awk '/^# ustitch top 5 by self/ { on = 1; next } on && /^ +[0-9.]+%/ { sub(/%/, "", $1); print $1, $NF; exit }' \
+		"$work/top.report")
+	main=$(awk '/^# ustitch top 5 by children/ { on = 1; next } on && $NF == "main" { sub(/%/, "", $1); print $1; exit }' \
+		"$work/top.report")
+	if ! perf record -q -e cpu-clock -F 999 -g -o "$work/top.perf" -- "$UST_PERF_PROG" 400 200 \
+		>/dev/null 2>"$work/perf.err"; then
+		bad "perf record failed: $(cat "$work/perf.err")"
+		return
+	fi
+	read -r ps pf < <(perf report -i "$work/top.perf" --stdio --no-children --sort sym -q 2>/dev/null |
+		awk '/%/ { sub(/%/, "", $1); print $1, $NF; exit }')
+	echo "# perf report --no-children: ${pf:-?} ${ps:-?} %; ustitch top: ${uf:-?} ${us:-?} %"
+	expect_eq "top: the function with the largest self share" "${uf:-none}" "perf_c"
+	expect_eq "top: perf report's too" "${pf:-none}" "perf_c"
+	[ -n "${us:-}" ] && [ -n "${ps:-}" ] &&
+		awk -v a="$us" -v b="$ps" 'BEGIN { d = a - b; exit !(d < 8 && d > -8) }' &&
+		ok "top: perf_c's self share agrees with perf report's ($us % and $ps %)" ||
+		bad "top: perf_c's self share $us %, perf report's $ps %"
+	[ -n "${main:-}" ] && awk -v m="$main" 'BEGIN { exit !(m >= 95) }' &&
+		ok "top: main's total share: $main %" || bad "top: main's total share '${main:-}', expected >= 95 %"
+}
+
 # A one-page ring at 10 kHz: deferred callchains are lost with the rest;
 # their samples say so, and none borrows another entry's stack.
 kernel-lost() {
@@ -316,7 +348,7 @@ badcmd() {
 }
 
 case $1 in
-deferred | fp | lost | badcmd | kernel | kernel-lost | debian) "$1" ;;
+deferred | fp | lost | badcmd | kernel | kernel-lost | debian | top) "$1" ;;
 *) bad "unknown test '$1'" ;;
 esac
 finish

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * ust_top: a profile's summary, as `perf report --stdio --children` gives
+ * it: the functions with the largest self share (samples in the function
+ * itself) and with the largest total share (samples in it or in what it
+ * called: perf's "Children"), each with its object, out of folded stacks
+ * (ust_fold).  A function recursing counts once per stack in its total.
+ */
+#ifndef USTITCH_TOP_H
+#define USTITCH_TOP_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct ust_fold;
+struct ust_fold_names;
+struct ust_scan;
+
+/* The @n largest of each, as two tables on @out.  0, -ENOMEM or -EIO. */
+int ust_top_print(const struct ust_fold *f, unsigned int n, FILE *out);
+
+/*
+ * What `-O ustitch:top=N` does at the end of a report: fold the samples
+ * of @path (@scan: its first pass, or NULL) and print the tables on
+ * stdout.  0, or a negative errno with @err.
+ */
+int ust_top_report(unsigned int n, const char *path, const struct ust_scan *scan,
+		   const struct ust_fold_names *names, char *err, size_t errsz);
+
+#endif
