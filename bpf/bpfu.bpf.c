@@ -854,7 +854,7 @@ int ust_bpfu_fork(struct bpf_raw_tracepoint_args *ctx)
  * (perf record, another recording's lock_held() filter), not just ours.
  */
 SEC("tracepoint/sched/sched_process_exec")
-int ust_bpfu_exec(void *ctx __ust_unused)
+int ust_bpfu_exec(void *ctx)
 {
 	struct ust_bpfu_rec_exec *r;
 	__u64 id;
@@ -868,6 +868,19 @@ int ust_bpfu_exec(void *ctx __ust_unused)
 	}
 	ust_bpfu_rec_head(&r->h, UST_BPFU_REC_EXEC, id);
 	__builtin_memset(r->code, 0, sizeof(r->code));
+	/*
+	 * The event's filename: a __data_loc at offset 8 of the record (after
+	 * the common fields; the same from 2.6 to 7.x), its low 16 bits the
+	 * string's offset in the record.
+	 */
+	{
+		__u64 rec = (__u64)ctx;	/* an address to read from, not a context access */
+		__u32 loc = 0;
+
+		r->path[0] = '\0';
+		if (!bpf_probe_read_kernel(&loc, sizeof(loc), (void *)(rec + 8)) && (loc & 0xffff))
+			bpf_probe_read_kernel_str(r->path, sizeof(r->path), (void *)(rec + (loc & 0xffff)));
+	}
 #if UST_BPFU_CFI
 	{
 		__u32 tgid = id >> 32;

@@ -229,10 +229,19 @@ struct ust_bpfu_rec_park {
  * need them to place their return addresses (lib/record/bpfu_raw.c).
  */
 #define UST_BPFU_EXEC_VMAS	2
+/*
+ * And the file name exec() was given (the sched_process_exec event's
+ * filename, as execve() got it: maybe relative, a script's rather than
+ * its interpreter's), so that a recorder that reads the record after the
+ * process is gone still finds the program by path: the recorder trusts it
+ * only where the file there is code[0]'s (dev, inode).
+ */
+#define UST_BPFU_EXEC_PATH	256
 
 struct ust_bpfu_rec_exec {
 	struct ust_bpfu_rec_hdr h;
 	struct ust_bpfu_park_vma code[UST_BPFU_EXEC_VMAS];
+	char path[UST_BPFU_EXEC_PATH];	/* NUL-terminated; "" when unread */
 };
 
 /* A followed process's mmap() with PROT_EXEC of a file (a library the

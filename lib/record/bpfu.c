@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ustitch/abi.h"
 #include "ustitch/addrfilter.h"
@@ -27,6 +29,7 @@
 #include "ustitch/encode.h"
 #include "ustitch/hmap.h"
 #include "ustitch/kbits.h"
+#include "ustitch/resolve.h"
 
 #ifdef UST_HAVE_BPF
 
@@ -132,6 +135,8 @@ struct ust_bpfu {
 	uint64_t bad_records;
 	struct ust_hmap last;	/* tid -> struct ust_bpfu_last * */
 	struct ust_bpfu_raw *raw;	/* frames left as addresses, named from /proc */
+	ust_bpfu_exec_fn exec_fn;	/* ust_bpfu_on_exec() */
+	void *exec_ctx;
 	struct ust_bpfu_park *park;	/* parked walks finished here (NULL: no CFI) */
 	uint64_t repeats;	/* stacks sent again as their task's last */
 	uint64_t repeats_lost;	/* ... whose last stack never arrived */
@@ -298,6 +303,32 @@ static uint64_t ust_bpfu_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * The program an EXEC record is of, into @buf: /proc/TGID/exe while the
+ * process lives, else the record's file name where the file there is the
+ * one the kernel mapped (code[0]'s dev and inode; a relative name or a
+ * script's is not).  false: neither.
+ */
+static bool exec_path(const struct ust_bpfu_rec_exec *x, char *buf, size_t len)
+{
+	char link[64];
+	struct stat st;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%u/exe", x->h.tgid);
+	n = readlink(link, buf, len - 1);
+	if (n > 0) {
+		buf[n] = '\0';
+		return true;
+	}
+	if (x->path[0] != '/' || memchr(x->path, '\0', sizeof(x->path)) == NULL ||
+	    stat(x->path, &st) || st.st_ino != x->code[0].ino ||
+	    ust_res_dev_to_kdev(st.st_dev) != x->code[0].dev)
+		return false;
+	snprintf(buf, len, "%s", x->path);
+	return true;
+}
+
 static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 {
 	struct ust_bpfu *u = ctx;
@@ -354,6 +385,7 @@ static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 		return 0;
 	} else if (h->kind == UST_BPFU_REC_EXEC && size >= sizeof(struct ust_bpfu_rec_exec)) {
 		const struct ust_bpfu_rec_exec *x = data;
+		char prog[4096];
 
 		ust_bpfu_raw_exec(u->raw, (pid_t)h->tgid);
 		/* The code the kernel mapped, which no MAP record tells of. */
@@ -366,9 +398,14 @@ static int ust_bpfu_sample(void *ctx, void *data, size_t size)
 		 * through the program's own frames, which the walk need not
 		 * have looked up (a short-lived process is gone by then).
 		 */
-		if (u->cfi) {
+		if (u->cfi)
 			ust_bpfu_raw_note(u->raw, (pid_t)h->tgid);
-			ust_bpfu_cfi_exec(u->cfi, (pid_t)h->tgid);
+		if (exec_path(x, prog, sizeof(prog))) {
+			if (u->cfi)
+				ust_bpfu_cfi_exec(u->cfi, prog);
+			if (u->exec_fn)
+				u->exec_fn((pid_t)h->tgid, prog, x->code[0].dev, x->code[0].ino,
+					   u->exec_ctx);
 		}
 		return 0;
 	} else if (h->kind == UST_BPFU_REC_STACK && ust_bpfu_stack_fits(data, size)) {
@@ -966,6 +1003,12 @@ int ust_bpfu_fd(const struct ust_bpfu *u)
 	return ring_buffer__epoll_fd(u->rb);
 }
 
+void ust_bpfu_on_exec(struct ust_bpfu *u, ust_bpfu_exec_fn fn, void *ctx)
+{
+	u->exec_fn = fn;
+	u->exec_ctx = ctx;
+}
+
 int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name)
 {
 	return bpf_object__find_map_fd_by_name(u->skel->obj, name);
@@ -1334,6 +1377,11 @@ int ust_bpfu_fd(const struct ust_bpfu *u)
 {
 	(void)u;
 	return -EOPNOTSUPP;
+}
+
+void ust_bpfu_on_exec(struct ust_bpfu *u, ust_bpfu_exec_fn fn, void *ctx)
+{
+	(void)u, (void)fn, (void)ctx;
 }
 
 int ust_bpfu_map_fd(const struct ust_bpfu *u, const char *name)

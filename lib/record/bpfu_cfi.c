@@ -127,9 +127,11 @@ struct ust_bpfu_cfi *ust_bpfu_cfi_new(int rows_fd, int files_fd, uint32_t cap,
 		return NULL;
 	}
 	c->st.threads = ust_bpfu_pool_threads(c->pool);
-	/* By handle or a live process's maps: no directory walks while recording. */
+	/* By handle or a live process's maps: no directory walks while recording.
+	 * (USTITCH_TEST_NO_HANDLE: as on 9p, which has no file handles.) */
 	c->res = ust_res_new(&(struct ust_res_opts){ .no_index = true, .no_local_dirs = true,
-						     .no_archive = true });
+						     .no_archive = true,
+						     .no_handle = getenv("USTITCH_TEST_NO_HANDLE") != NULL });
 	return c;
 }
 
@@ -533,16 +535,8 @@ static int add_one_now(const char *path, void *ctx)
 	return add_path(ctx, path, true);
 }
 
-void ust_bpfu_cfi_exec(struct ust_bpfu_cfi *c, pid_t pid)
+void ust_bpfu_cfi_exec(struct ust_bpfu_cfi *c, const char *path)
 {
-	char link[64], path[4096];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-	n = readlink(link, path, sizeof(path) - 1);
-	if (n <= 0)
-		return;		/* gone already: the walk asks for what it meets */
-	path[n] = '\0';
 	ust_ldso_deps(path, add_one_now, c);
 }
 

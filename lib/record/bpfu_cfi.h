@@ -31,8 +31,8 @@ void ust_bpfu_cfi_free(struct ust_bpfu_cfi *c);
  */
 /* A file the walk met without a table (or mapped executable): load it, or mark it NONE. */
 void ust_bpfu_cfi_need(struct ust_bpfu_cfi *c, const struct ust_bpfu_rec_need *n);
-/* A followed process exec()ed: its program and the libraries ld.so will map. */
-void ust_bpfu_cfi_exec(struct ust_bpfu_cfi *c, pid_t pid);
+/* A followed process exec()ed @path: it and the libraries ld.so will map. */
+void ust_bpfu_cfi_exec(struct ust_bpfu_cfi *c, const char *path);
 /* The table of the file at @path, keyed by its (dev, inode).  0 or -errno. */
 int ust_bpfu_cfi_add_path(struct ust_bpfu_cfi *c, const char *path);
 /* Every executable file mapping of a live process (/proc/PID/maps). */

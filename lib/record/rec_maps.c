@@ -90,6 +90,8 @@ struct ust_rec_maps *ust_rec_maps_new(uint16_t mapping_type, const char *cmd_pat
 	ro.no_default_dirs = true;
 	ro.flat = true;
 	ro.no_local_dirs = true;	/* the directories above, not a walk of the cwd */
+	/* Test aid: as on 9p (the vm lane's guests), which has no file handles. */
+	ro.no_handle = getenv("USTITCH_TEST_NO_HANDLE") != NULL;
 	m->res = ust_res_new(&ro);
 	m->type = mapping_type;
 	ust_hmap_init(&m->by_key);
@@ -202,6 +204,15 @@ void ust_rec_maps_note_file(struct ust_rec_maps *m, struct ust_rec_spool *s, pid
 	}
 	if (k && !k->emitted)
 		emit(m, s, k, tgid, cpu, ts);
+}
+
+void ust_rec_maps_note_exec(struct ust_rec_maps *m, pid_t tgid, const char *path, uint32_t kdev,
+			    uint64_t ino)
+{
+	(void)tgid;
+	/* bpfu.c checked that the file at @path is (@kdev, @ino). */
+	if (m && ino && !find(m, kdev, ino))
+		add_known(m, kdev, ino, path, path);
 }
 
 unsigned long ust_rec_maps_count(const struct ust_rec_maps *m)

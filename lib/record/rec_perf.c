@@ -495,6 +495,14 @@ static int on_perf_record(const void *rec, size_t size, void *ctx)
 	return 0;
 }
 
+/* A followed process's new program, by path (rec_run.c's on_exec()). */
+static void on_exec(pid_t tgid, const char *path, uint32_t kdev, uint64_t ino, void *ctx)
+{
+	struct perf_src *p = ctx;
+
+	ust_rec_maps_note_exec(p->c->maps, tgid, path, kdev, ino);
+}
+
 static int on_bpf_record(const struct ust_bpfu_rec *r, void *ctx)
 {
 	struct perf_src *p = ctx;
@@ -790,6 +798,7 @@ static int open_bpf(struct perf_src *p, struct ust_rec_ctx *c, char *err, size_t
 		p->bpfu = NULL;
 		return p->af ? open_bpf(p, c, err, errlen) : 0;
 	}
+	ust_bpfu_on_exec(p->bpfu, on_exec, p);
 	if (c->child > 0 && ust_bpfu_follow(p->bpfu, c->child))
 		goto fail;
 	for (i = 0; i < c->o->nr_pids; i++)

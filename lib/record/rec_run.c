@@ -239,6 +239,15 @@ static void pick_ids(struct run *r)
 	r->ctx.next_id = max + 5;
 }
 
+/* A followed process's new program, by path: its mapping record can name
+ * it though the process is gone when its stacks come. */
+static void on_exec(pid_t tgid, const char *path, uint32_t kdev, uint64_t ino, void *ctx)
+{
+	struct run *r = ctx;
+
+	ust_rec_maps_note_exec(r->maps, tgid, path, kdev, ino);
+}
+
 static int on_bpf_record(const struct ust_bpfu_rec *rec, void *ctx)
 {
 	struct run *r = ctx;
@@ -556,6 +565,7 @@ static int open_bpf(struct run *r)
 		bo.ignore_tgid = (uint32_t)getpid();
 	r->bpfu = ust_bpfu_open(&bo, err, sizeof(err));
 	if (r->bpfu) {
+		ust_bpfu_on_exec(r->bpfu, on_exec, r);
 		say_notes(r);
 		return 0;
 	}
@@ -942,11 +952,27 @@ static int drain(struct run *r, bool *busy)
 }
 
 /* Until a signal, or the command's exit.  0, or -1 to abort. */
+/*
+ * Test aid: USTITCH_TEST_READ_DELAY=MS: the first round waits MS ms before
+ * reading anything, as a recorder behind a burst of records (a slow guest)
+ * reads a short command's records after it is gone (tests/live/cfi's
+ * script test: its stacks must still be whole and named).
+ */
+static void test_read_delay(void)
+{
+	const char *v = getenv("USTITCH_TEST_READ_DELAY");
+	long ms = v ? strtol(v, NULL, 10) : 0;
+
+	if (ms > 0 && ms <= 10000)
+		usleep((useconds_t)ms * 1000);
+}
+
 static int poll_loop(struct run *r)
 {
 	bool busy = false, tty = isatty(fileno(ust_rec_out(r->o))) && !r->o->quiet;
 	double last = 0;
 
+	test_read_delay();
 	while (!stop_sig) {
 		/* Short rounds: the kernel's per-CPU buffers fill fast; shorter
 		 * still while a source says its buffers are filling up. */

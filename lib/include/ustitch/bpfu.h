@@ -271,6 +271,15 @@ int ust_bpfu_flush(struct ust_bpfu *u, ust_bpfu_rec_fn fn, void *ctx);
 /* An epoll fd that becomes readable when records wait. */
 int ust_bpfu_fd(const struct ust_bpfu *u);
 /*
+ * Told of each followed process's exec(), from the consume/flush that
+ * reads it: the program's path, checked to be the file the kernel mapped
+ * (@kdev, @ino), found even when the process is gone by then (a command a
+ * script runs lives a millisecond): the recorder's mapping records name it.
+ */
+typedef void (*ust_bpfu_exec_fn)(pid_t tgid, const char *path, uint32_t kdev, uint64_t ino,
+				 void *ctx);
+void ust_bpfu_on_exec(struct ust_bpfu *u, ust_bpfu_exec_fn fn, void *ctx);
+/*
  * The fd of the unwinder's map @name ("ust_bpfu_tasks", ...), for another
  * BPF object that gives cookies from the same sequence (lock_held()
  * filters, lib/record/lh_bpf.c); negative if none.

@@ -179,6 +179,13 @@ void ust_rec_maps_note_file(struct ust_rec_maps *m, struct ust_rec_spool *s, pid
  * lives (its stacks may be handled after it exited).  Once per process.
  */
 void ust_rec_maps_note_task(struct ust_rec_maps *m, pid_t tgid);
+/*
+ * A process exec()ed the program at @path, the file (@kdev, @ino) (BPF's
+ * EXEC record, ust_bpfu_on_exec()): its path and build-id known from now,
+ * whether or not the process lives when its stacks are handled.
+ */
+void ust_rec_maps_note_exec(struct ust_rec_maps *m, pid_t tgid, const char *path, uint32_t kdev,
+			    uint64_t ino);
 /* Snapshot a live process's file mappings. */
 void ust_rec_maps_snapshot(struct ust_rec_maps *m, pid_t tgid);
 unsigned long ust_rec_maps_count(const struct ust_rec_maps *m);

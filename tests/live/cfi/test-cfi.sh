@@ -273,6 +273,8 @@ script() {
 			awk '/sys_enter_sched_getscheduler:/ { want = 1; next }
 				want && /user_unwind_cookie:/ { if ($0 !~ /complete/) { print; n = 3 } want = 0; next }
 				n && /^=>/ { print; n-- }' "$work/$name.report" | head -8 | cut -c1-400 | sed 's/^/# /'
+			# What the recorder said of its tables and parks.
+			grep -E 'unwind tables|parked|could not|without' "$work/$name.err" | cut -c1-400 | sed 's/^/# /'
 		fi
 		at_least "$name: deep40's stacks finished by the recorder (the first run's)" "$(awk '
 			/sys_enter_sched_getscheduler:/ { want = 1; next }
@@ -284,6 +286,30 @@ script() {
 			want && /user_unwind_cookie:/ { if ($0 !~ /complete|cut short|truncated/) n++; want = 0 }
 			END { print n + 0 }' "$work/$name.report")" 0
 	done
+	late_reader
+}
+
+# A recorder that reads a short command's records after it is gone (a
+# slow guest behind a burst of sort's reads did, now and then) on a file
+# system without file handles (9p: USTITCH_TEST_NO_HANDLE, by_handle=0):
+# the exec record's file name finds the program, for its table and its
+# mapping record.  Before, every stack ended at frame 0, "no longer exists".
+late_reader() {
+	local n whole
+	mkdir -p "$work/cache-late"
+	if ! USTITCH_CACHE_DIR=$work/cache-late USTITCH_TEST_NO_HANDLE=1 USTITCH_TEST_READ_DELAY=1500 \
+		"$UST_USTITCH" record -q -e syscalls:sys_enter_sched_getscheduler -O userstacktrace_delay \
+		-o "$work/late.dat" -- sh -c "$prog deep40 5" >/dev/null 2>"$work/late.err"; then
+		bad "late reader: ustitch record failed: $(tail -3 "$work/late.err")"
+		return
+	fi
+	report "$work/late.dat" -O ustitch:by_handle=0 >"$work/late.report"
+	n=$(grep -c 'user_unwind_cookie:' "$work/late.report")
+	whole=$(grep -c 'user_unwind_cookie:.*45 frames; complete' "$work/late.report")
+	expect_eq "late reader: deep40's stacks" "$n" 5
+	expect_eq "late reader: whole (45 frames, complete)" "$whole" 5
+	expect_eq "late reader: frames of cfi_deep40 named" "$(grep -c '=> cfi_deep40+.* (cfi-prog)' "$work/late.report")" 5
+	expect_eq "late reader: files not found" "$(grep -c 'no longer exists' "$work/late.report")" 0
 }
 
 # Hexadecimal in awk (Debian's awk is mawk: no strtonum).
