@@ -7,7 +7,7 @@ USTITCH_PACKAGES=(
 	libtraceevent-dev libtracecmd-dev libtracefs-dev libelf-dev zlib1g-dev libdw-dev libdebuginfod-dev debuginfod
 	libcmocka-dev trace-cmd elfutils binutils llvm-14 libclang-rt-14-dev libc6-dbg bc time libbpf-dev bpftool
 	qemu-system-x86 busybox-static jq liblttng-ust-dev lttng-tools babeltrace2 libbabeltrace2-dev
-	iproute2 linux-perf sqlite3 g++ xz-utils python3 libiberty-dev libxml2-utils
+	iproute2 linux-perf sqlite3 g++ xz-utils python3 libiberty-dev libxml2-utils golang-go
 )
 missing=()
 for p in "${USTITCH_PACKAGES[@]}"; do

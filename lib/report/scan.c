@@ -228,7 +228,7 @@ static void add_pending(struct ust_scan *sc, struct xcpu *x, const struct ust_st
 /* The event ids and fields of one buffer's samples and kernel stacks. */
 struct sample_ids {
 	int sample, kstack;		/* -1: none */
-	struct tep_format_field *ustack, *ks_size, *ks_caller;
+	struct tep_format_field *ustack, *ks_size, *ks_caller, *period, *event;
 };
 
 /* The sample whose records a CPU is reading: they share its task and time. */
@@ -245,6 +245,8 @@ static void sample_ids_init(struct sample_ids *ids, struct tep_handle *tep)
 	memset(ids, 0, sizeof(*ids));
 	ids->sample = ev ? ev->id : -1;
 	ids->ustack = ev ? tep_find_field(ev, "user_stack") : NULL;
+	ids->period = ev ? tep_find_field(ev, "period") : NULL;
+	ids->event = ev ? tep_find_field(ev, "event") : NULL;
 	ev = tep_find_event_by_name(tep, "ftrace", "kernel_stack");
 	ids->kstack = ev ? ev->id : -1;
 	if (ev) {
@@ -376,6 +378,27 @@ static void scan_sample(struct ust_scan *sc, const struct sample_ids *ids,
 	s->comm = comm ? intern(sc, comm) : UINT32_MAX;
 	if (ids->ustack && field_in(ids->ustack, size) && !tep_read_number_field(ids->ustack, rec->data, &v))
 		s->ustack = (unsigned int)v;
+	s->ts = rec->ts;
+	if (ids->period && field_in(ids->period, size) && !tep_read_number_field(ids->period, rec->data, &v))
+		s->period = v;
+	s->event = UINT32_MAX;
+	if (ids->event && field_in(ids->event, size)) {
+		/* A __data_loc string: offset in the low 16 bits, length above. */
+		uint32_t loc = 0;
+		unsigned int off, len;
+		char name[64];
+
+		if (ids->event->size == 4)
+			memcpy(&loc, (const char *)rec->data + ids->event->offset, sizeof(loc));
+		off = loc & 0xffff;
+		len = loc >> 16;
+
+		if (len && off + len <= (unsigned int)size && len < sizeof(name)) {
+			memcpy(name, (const char *)rec->data + off, len);
+			name[len] = '\0';
+			s->event = intern(sc, name);
+		}
+	}
 	cur->on = true;
 	cur->ts = rec->ts;
 }

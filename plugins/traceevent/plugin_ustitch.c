@@ -36,6 +36,7 @@
 #include "ustitch/decode.h"
 #include "ustitch/flame.h"
 #include "ustitch/fold.h"
+#include "ustitch/pprof.h"
 #include "ustitch/top.h"
 #include "ustitch/render.h"
 #include "ustitch/report.h"
@@ -138,6 +139,8 @@ struct tep_plugin_option TEP_PLUGIN_OPTIONS[] = {
 	  .description = "the flame graph upside down: callers at the top" },
 	{ .name = "flamegraph_threads", .plugin_alias = "ustitch", .value = "0",
 	  .description = "the flame graph's roots per thread (comm-TID), not per command name" },
+	{ .name = "pprof", .plugin_alias = "ustitch", .value = "",
+	  .description = "at the end, write the samples as a gzipped pprof profile (go tool pprof, Pyroscope, Parca) to this path" },
 	{ .name = "top", .plugin_alias = "ustitch", .value = "0",
 	  .description = "at the end, the N functions with the largest self and total share of the samples, as perf report" },
 	{ .name = "addr_filter", .plugin_alias = "ustitch", .value = "",
@@ -157,7 +160,7 @@ const char *TEP_PLUGIN_ALIAS = "ustitch";
 
 enum { OPT_STITCH, OPT_SYMBOLS, OPT_LINES, OPT_RAW, OPT_MAX_FRAMES, OPT_DEBUG_DIRS,
        OPT_SEARCH_DIRS, OPT_FILE, OPT_FOLDED, OPT_FLAMEGRAPH, OPT_FLAMEGRAPH_ICICLE,
-       OPT_FLAMEGRAPH_THREADS, OPT_TOP, OPT_ADDR_FILTER, OPT_ARCHIVE, OPT_BY_HANDLE,
+       OPT_FLAMEGRAPH_THREADS, OPT_PPROF, OPT_TOP, OPT_ADDR_FILTER, OPT_ARCHIVE, OPT_BY_HANDLE,
        OPT_DEBUGINFOD, OPT_DEMANGLE };
 
 #define NR_OPTIONS	(sizeof(TEP_PLUGIN_OPTIONS) / sizeof(TEP_PLUGIN_OPTIONS[0]) - 1)
@@ -172,6 +175,7 @@ static const struct ust_ropt opt_kinds[] = {
 	{ .name = "folded", .kind = UST_ROPT_BOOL_OR_TEXT, .takes = "1, 0 or a path" },
 	{ .name = "flamegraph", .kind = UST_ROPT_TEXT, .takes = "a path (PATH.svg)" },
 	{ .name = "top", .kind = UST_ROPT_COUNT, .takes = "a count of functions" },
+	{ .name = "pprof", .kind = UST_ROPT_TEXT, .takes = "a path (PATH.pb.gz)" },
 	{ .name = "debuginfod", .kind = UST_ROPT_BOOL, .takes = "1 or 0" },
 };
 
@@ -477,7 +481,7 @@ static bool folded_wanted(void)
 {
 	const char *dest = opt_str(OPT_FOLDED), *svg = opt_str(OPT_FLAMEGRAPH);
 
-	return (dest[0] && strcmp(dest, "0")) || svg[0] || top_wanted() > 0;
+	return (dest[0] && strcmp(dest, "0")) || svg[0] || top_wanted() > 0 || opt_str(OPT_PPROF)[0];
 }
 
 static bool scan_matches(const struct ust_scan *sc, const struct ust_dec_layout *lay,
@@ -971,6 +975,10 @@ static void fold_at_end(struct pstate *p)
 		if (ust_flame_report(svg, fo.subtitle, p->scan, &names, &fo, err, sizeof(err)))
 			fprintf(stderr, "ustitch: flame graph: %s\n", err);
 	}
+	if (opt_str(OPT_PPROF)[0] &&
+	    ust_pprof_report(opt_str(OPT_PPROF), p->scan ? p->scan->path : cand[0], p->scan, &names,
+			     err, sizeof(err)))
+		fprintf(stderr, "ustitch: pprof: %s\n", err);
 	if (top_wanted() > 0 &&
 	    ust_top_report((unsigned int)(top_wanted() > 100000 ? 100000 : top_wanted()),
 			   p->scan ? p->scan->path : cand[0], p->scan, &names, err, sizeof(err)))

@@ -45,6 +45,9 @@ struct ust_scan_sample {
 	bool has_cookie;
 	uint32_t comm;		/* ust_scan.names index of the task's comm, UINT32_MAX: none */
 	uint32_t kfirst, nr_k;	/* its kernel frames: ust_scan.kframes[kfirst..] (innermost first) */
+	uint64_t ts;		/* the record's time */
+	uint64_t period;	/* its period field (cpu-clock: nanoseconds), 0: none */
+	uint32_t event;		/* ust_scan.names index of its event field, UINT32_MAX: none */
 };
 
 struct ust_scan {

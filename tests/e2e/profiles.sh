@@ -1,12 +1,14 @@
 #!/bin/bash
-# -O ustitch:flamegraph=PATH: the samples' flame graph as one SVG, from a
+# The profile outputs of a report.  -O ustitch:flamegraph=PATH: the
+# samples' flame graph as one SVG, from a
 # trace ust-mktrace makes: ust-testprog sampled 4 times in getppid (libc)
 # under ust_c, 2 times in ust_b, and ust-testprog-lib 3 times in
 # libusttest.so.  Each frame of the SVG is checked: its name, samples,
 # position (data-x, samples before it), depth, title and colour (the
 # program's red to orange, a library's yellow, the rest grey); the file is
 # well-formed XML (xmllint); the icicle and per-thread variants.  Then
-# -O ustitch:top=N's two tables, share for share.
+# -O ustitch:top=N's two tables, share for share; -O ustitch:pprof=PATH
+# as go tool pprof reads it.
 set -u
 . "$(dirname "$0")/report-lib.sh"
 work=$(mktemp -d /tmp/ustitch-flame.XXXXXX)
@@ -156,6 +158,41 @@ EOF
 sed -n '/^# ustitch top/,$p' "$work/out5" >"$work/got"
 same "top=3: both tables" "$work/got"
 grep -q 'ustitch' "$work/err5" && bad "top=3: the plugin said: $(cat "$work/err5")" || ok "top=3: nothing said on stderr"
+
+# -O ustitch:pprof=PATH, read by the real client (go tool pprof, Debian's
+# golang-go): every sample counted, each function's flat and cumulative
+# samples, the cpu/nanoseconds type from the periods, the labels, and the
+# mappings with their paths and build-ids.
+if ! command -v go >/dev/null; then
+	echo "skip: pprof: no go tool (Debian: golang-go)"
+else
+	ust_report "$work" "$work/out6" "$work/err6" -O ustitch:pprof="$work/p.pb.gz" trace.dat ||
+		{ cat "$work/err6"; exit 1; }
+	grep -qx "# ustitch pprof profile: 9 samples, 8 locations, 7 functions, written to $work/p.pb.gz" \
+		"$work/out6" && ok "pprof: the report says where" || bad "pprof: $(grep pprof "$work/out6")"
+	gop() { HOME=$work GOCACHE=$work/gocache go tool pprof "$@" "$work/p.pb.gz" 2>"$work/go.err"; }
+	gop -top -sample_index=samples | awk '$NF ~ /^[a-z_]+$/ && $1 ~ /^[0-9]+$/ { print $NF, $1, $4 }' |
+		sort >"$work/got"
+	printf '%s\n' "getppid 4 4" "main 0 9" "ust_a 0 6" "ust_b 2 6" "ust_c 0 4" "ust_lib_entry 0 3" \
+		"ust_lib_inner 3 3" >"$work/expected"
+	same "pprof -top (samples): each function's flat and cumulative samples" "$work/got"
+	gop -top -sample_index=samples | grep -q 'Total samples = 9 *$' && ok "pprof: every sample counted" ||
+		bad "pprof: $(gop -top -sample_index=samples | grep Total)"
+	gop -top -sample_index=cpu | grep -q '^ *4ms 44.44% .* getppid$' &&
+		ok "pprof -top (cpu/nanoseconds): getppid 4 ms from the periods" || bad "pprof cpu: $(gop -top -sample_index=cpu | head -12)"
+	gop -tags >"$work/tags"
+	for t in 'ust-testprog$' 'ust-testprog-li$' 'cpu-clock$'; do
+		grep -q "$t" "$work/tags" && ok "pprof -tags: ${t%$}" || bad "pprof -tags: no ${t%$}"
+	done
+	grep -A2 '^ cpu:' "$work/tags" | grep -q '9.0ms (  100%): 0' && ok "pprof -tags: cpu 0 for all" ||
+		bad "pprof -tags: cpu: $(grep -A2 '^ cpu:' "$work/tags")"
+	gop -raw | sed -n '/^Mappings/,$p' >"$work/maps"
+	for b in "$tp" "$lib"; do
+		bid=$(readelf -n "$b" | awk '/Build ID/ { print $3 }')
+		grep -q " $b $bid " "$work/maps" && ok "pprof: mapping $(basename "$b") with its build-id" ||
+			bad "pprof: no mapping '$b $bid' in: $(cat "$work/maps")"
+	done
+fi
 
 [ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
 echo "all passed"
