@@ -148,7 +148,8 @@ static void lay_out(struct tree *t)
 		struct node *p = &t->v[i];
 		uint64_t x = p->x;
 
-		qsort(p->kids, p->nr_kids, sizeof(*p->kids), cmp_kid);
+		if (p->nr_kids > 1)
+			qsort(p->kids, p->nr_kids, sizeof(*p->kids), cmp_kid);
 		for (k = 0; k < p->nr_kids; k++) {
 			t->v[p->kids[k]].x = x;
 			x += t->v[p->kids[k]].n;

@@ -120,7 +120,8 @@ static void table(const struct ust_fold *f, struct fns *t, unsigned int n, bool 
 	unsigned long all = ust_fold_total(f);
 	size_t i;
 
-	qsort(t->v, t->nr, sizeof(*t->v), self_first ? by_self : by_total);
+	if (t->nr > 1)
+		qsort(t->v, t->nr, sizeof(*t->v), self_first ? by_self : by_total);
 	fprintf(out, "# ustitch top %u by %s, of %lu samples:\n#\n", n,
 		self_first ? "self" : "children (self and callees)", all);
 	fprintf(out, "# %8s  %8s  %-20s  %s\n", self_first ? "Self" : "Children",
