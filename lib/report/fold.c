@@ -305,44 +305,64 @@ static void fold_sample(struct ust_fold *f, struct ust_sb *sb, const struct ust_
 	ust_fold_add(f, ust_sb_str(sb), 1);
 }
 
+int ust_fold_input_init(struct ust_fold_input *in, const char *path, const struct ust_scan *scan,
+			const struct ust_fold_names *names, char *err, size_t errsz)
+{
+	int ret;
+
+	memset(in, 0, sizeof(*in));
+	/* A first pass made without the samples: one with them. */
+	if (!scan || !scan->has_samples) {
+		in->own_scan = calloc(1, sizeof(*in->own_scan));
+		if (!in->own_scan)
+			return -ENOMEM;
+		ret = ust_scan_file(in->own_scan, path, UST_SCAN_SAMPLES, err, errsz);
+		if (ret < 0) {
+			free(in->own_scan);
+			in->own_scan = NULL;
+			return ret;
+		}
+		scan = in->own_scan;
+	}
+	in->scan = scan;
+	in->names = names;
+	if (!names || (!names->res && !names->sym)) {
+		in->own.res = ust_res_new(NULL);
+		in->own.sym = ust_sym_cache_new(NULL);
+		in->names = &in->own;
+		/* The mapping records of the trace name the files of user frames. */
+		ust_report_add_mappings(in->own.res, scan);
+	}
+	return 0;
+}
+
+void ust_fold_input_fini(struct ust_fold_input *in)
+{
+	ust_res_free(in->own.res);
+	ust_sym_cache_free(in->own.sym);
+	if (in->own_scan) {
+		ust_scan_fini(in->own_scan);
+		free(in->own_scan);
+	}
+	memset(in, 0, sizeof(*in));
+}
+
 int ust_fold_file(struct ust_fold *f, const char *path, const struct ust_scan *scan,
 		  const struct ust_fold_names *names, char *err, size_t errsz)
 {
-	struct ust_fold_names own = { 0 };
-	struct ust_scan *sc = NULL;
+	struct ust_fold_input in;
 	struct ust_sb sb;
 	unsigned long i;
 	int ret;
 
-	/* A first pass made without the samples: one with them. */
-	if (!scan || !scan->has_samples) {
-		sc = calloc(1, sizeof(*sc));
-		if (!sc)
-			return -ENOMEM;
-		ret = ust_scan_file(sc, path, UST_SCAN_SAMPLES, err, errsz);
-		if (ret < 0) {
-			free(sc);
-			return ret;
-		}
-		scan = sc;
-	}
-	if (!names || (!names->res && !names->sym)) {
-		own.res = ust_res_new(NULL);
-		own.sym = ust_sym_cache_new(NULL);
-		names = &own;
-	}
-	/* The mapping records of the trace name the files of user frames. */
-	ust_report_add_mappings(own.res, scan);
+	ret = ust_fold_input_init(&in, path, scan, names, err, errsz);
+	if (ret < 0)
+		return ret;
 	ust_sb_init(&sb);
-	for (i = 0; i < scan->nr_samples; i++)
-		fold_sample(f, &sb, scan, names, &scan->samples[i]);
+	for (i = 0; i < in.scan->nr_samples; i++)
+		fold_sample(f, &sb, in.scan, in.names, &in.scan->samples[i]);
 	ust_sb_fini(&sb);
-	ust_res_free(own.res);
-	ust_sym_cache_free(own.sym);
-	if (sc) {
-		ust_scan_fini(sc);
-		free(sc);
-	}
+	ust_fold_input_fini(&in);
 	return 0;
 }
 

@@ -416,34 +416,19 @@ static void prof_free(struct prof *p)
 int ust_pprof_report(const char *dest, const char *path, const struct ust_scan *scan,
 		     const struct ust_fold_names *names, char *err, size_t errsz)
 {
-	struct ust_fold_names own = { 0 };
-	struct ust_scan *sc = NULL;
+	struct ust_fold_input in;
 	struct prof p = { 0 };
 	gzFile gz;
-	int ret = 0;
+	int ret;
 
-	if (!scan || !scan->has_samples) {
-		sc = calloc(1, sizeof(*sc));
-		if (!sc)
-			return -ENOMEM;
-		ret = ust_scan_file(sc, path, UST_SCAN_SAMPLES, err, errsz);
-		if (ret < 0) {
-			free(sc);
-			return ret;
-		}
-		scan = sc;
-	}
-	if (!names || (!names->res && !names->sym)) {
-		own.res = ust_res_new(NULL);
-		own.sym = ust_sym_cache_new(NULL);
-		names = &own;
-	}
-	ust_report_add_mappings(own.res, scan);
+	ret = ust_fold_input_init(&in, path, scan, names, err, errsz);
+	if (ret < 0)
+		return ret;
 	ust_hmap_init(&p.str_idx);
 	ust_hmap_init(&p.fn_idx);
 	ust_hmap_init(&p.map_idx);
 	ust_hmap_init(&p.loc_idx);
-	build(&p, scan, names);
+	build(&p, in.scan, in.names);
 	if (p.out.oom) {
 		ret = -ENOMEM;
 		snprintf(err, errsz, "out of memory");
@@ -468,15 +453,10 @@ int ust_pprof_report(const char *dest, const char *path, const struct ust_scan *
 	}
 	fflush(stdout);
 	printf("# ustitch pprof profile: %lu samples, %" PRIu64 " locations, %" PRIu64
-	       " functions, written to %s\n", scan->nr_samples, p.nr_locs, p.nr_fns, dest);
+	       " functions, written to %s\n", in.scan->nr_samples, p.nr_locs, p.nr_fns, dest);
 	fflush(stdout);
 out:
 	prof_free(&p);
-	ust_res_free(own.res);
-	ust_sym_cache_free(own.sym);
-	if (sc) {
-		ust_scan_fini(sc);
-		free(sc);
-	}
+	ust_fold_input_fini(&in);
 	return ret;
 }

@@ -11,13 +11,6 @@ set -u
 [ -n "${UST_TESTPROG_CXX:-}" ] || { echo "skip: no C++ compiler (Debian: g++)"; exit 77; }
 work=$(mktemp -d /tmp/ustitch-demangle.XXXXXX)
 trap '[ -n "${UST_KEEP:-}" ] || rm -rf "$work"' EXIT
-fails=0
-ok() { echo "ok - $*"; }
-bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
-# same WHAT FILE: FILE is $work/expected, or the difference is shown.
-same() {
-	if cmp -s "$work/expected" "$2"; then ok "$1"; else bad "$1"; diff -u "$work/expected" "$2" | sed 's/^/    /'; fi
-}
 
 cx=$UST_TESTPROG_CXX rs=$UST_TESTPROG_RUSTNAMES
 libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)

@@ -13,13 +13,6 @@ set -u
 . "$(dirname "$0")/report-lib.sh"
 work=$(mktemp -d /tmp/ustitch-flame.XXXXXX)
 trap '[ -n "${UST_KEEP:-}" ] || rm -rf "$work"' EXIT
-fails=0
-ok() { echo "ok - $*"; }
-bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
-# same WHAT FILE: FILE is $work/expected, or the difference is shown.
-same() {
-	if cmp -s "$work/expected" "$2"; then ok "$1"; else bad "$1"; diff -u "$work/expected" "$2" | sed 's/^/    /'; fi
-}
 
 libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
 tp=$UST_TESTPROG lib=$UST_LIBUSTTEST tpl=$UST_TESTPROG_LIB

@@ -43,3 +43,13 @@ ret_after() {
 	echo "ret_after: no '$3' in $2 of $1" >&2
 	echo "$2+0xdead"
 }
+
+# The checks of a script that makes its own traces: ok, bad (counted in
+# $fails), and same WHAT FILE (FILE is $work/expected, or the difference
+# is shown).
+fails=0
+ok() { echo "ok - $*"; }
+bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
+same() {
+	if cmp -s "$work/expected" "$2"; then ok "$1"; else bad "$1"; diff -u "$work/expected" "$2" | sed 's/^/    /'; fi
+}

@@ -60,6 +60,22 @@ struct ust_fold_names {
 };
 
 /*
+ * What a pass over a trace's samples reads (ust_fold_file, ust_pprof): the
+ * first pass if it has the samples, else one made here; the caller's frame
+ * names, else a resolver and symbol cache of its own fed the trace's
+ * mapping records.  0, or a negative errno with @err.
+ */
+struct ust_fold_input {
+	const struct ust_scan *scan;
+	const struct ust_fold_names *names;
+	struct ust_scan *own_scan;	/* made here: freed by _fini */
+	struct ust_fold_names own;
+};
+int ust_fold_input_init(struct ust_fold_input *in, const char *path, const struct ust_scan *scan,
+			const struct ust_fold_names *names, char *err, size_t errsz);
+void ust_fold_input_fini(struct ust_fold_input *in);
+
+/*
  * Fold the samples of the trace.dat @path.  @scan: its first pass (the
  * stitched user stacks); NULL: one is made here.  0, or a negative errno with @err.
  */
