@@ -48,8 +48,19 @@ mkdir -p "$work/srv" "$work/bin" "$work/t"
 cp "$UST_TESTPROG_STRIPPED" "$UST_TESTPROG_STRIPPED.debug" "$UST_TESTPROG_NOPIE" "$work/srv/"
 # The traced copies, deleted after the trace is made.
 # (ust-mktrace names the stripped one's functions through its debuglink.)
-cp "$UST_TESTPROG_STRIPPED" "$UST_TESTPROG_STRIPPED.debug" "$UST_TESTPROG_NOPIE" "$work/bin/"
-st=$work/bin/$(basename "$UST_TESTPROG_STRIPPED") tp=$work/bin/$(basename "$UST_TESTPROG_NOPIE")
+# On another file system than the work directory where it can be (tmpfs):
+# on ext4 the client's cached copy of the same binary, written later, took
+# the freed inode number now and then, and the report found the "gone"
+# file again by (device, inode), its build-id right (the asan lane once).
+bin=$work/bin
+if [ -d /dev/shm ] && [ "$(stat -c %d /dev/shm)" != "$(stat -c %d "$work")" ] &&
+	bin=$(mktemp -d /dev/shm/ustitch-dbgd-bin.XXXXXX 2>/dev/null); then
+	trap 'cleanup; rm -rf "$bin"' EXIT
+else
+	bin=$work/bin
+fi
+cp "$UST_TESTPROG_STRIPPED" "$UST_TESTPROG_STRIPPED.debug" "$UST_TESTPROG_NOPIE" "$bin/"
+st=$bin/$(basename "$UST_TESTPROG_STRIPPED") tp=$bin/$(basename "$UST_TESTPROG_NOPIE")
 cat >"$work/spec" <<EOF
 cpus 1
 cmdline 100 ust-testprog-st
