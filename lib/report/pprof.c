@@ -101,6 +101,7 @@ struct prof {
 	uint64_t nr_locs;
 	uint64_t *locs;			/* one sample's location ids */
 	size_t nr_l, cap_l;
+	bool lines;			/* source lines and inlined frames (ust_pprof_report) */
 };
 
 static int64_t str_of(struct prof *p, const char *s)
@@ -202,28 +203,39 @@ static uint64_t kernel_map(struct prof *p)
 
 /*
  * Location (1 id, 2 mapping_id, 3 address, 4 line: Line (1 function_id,
- * 2 line)), keyed by @key; new ones take @addr and the function @fn.
+ * 2 line)), keyed by @key; new ones take @addr and @n lines: the functions
+ * @fns at @lines, those inlined first, the one they were inlined into last
+ * (profile.proto's order).
  */
-static uint64_t loc_of(struct prof *p, uint64_t key, uint64_t map, uint64_t addr, uint64_t fn,
-		       unsigned int line)
+static uint64_t loc_lines(struct prof *p, uint64_t key, uint64_t map, uint64_t addr,
+			  const uint64_t *fns, const unsigned int *lines, int n)
 {
 	uint64_t id;
 	struct pb l = { 0 };
+	int i;
 
 	if (ust_hmap_get(&p->loc_idx, key, &id))
 		return id;
 	id = ++p->nr_locs;
 	if (ust_hmap_put(&p->loc_idx, key, id))
 		p->out.oom = true;
-	pb_u(&l, 1, fn);
-	pb_u(&l, 2, line);
 	pb_u(&p->m, 1, id);
 	pb_u(&p->m, 2, map);
 	pb_u(&p->m, 3, addr);
-	pb_msg(&p->m, 4, &l);
+	for (i = 0; i < n; i++) {
+		pb_u(&l, 1, fns[i]);
+		pb_u(&l, 2, lines[i]);
+		pb_msg(&p->m, 4, &l);
+	}
 	free(l.b);
 	pb_msg(&p->out, 4, &p->m);
 	return id;
+}
+
+static uint64_t loc_of(struct prof *p, uint64_t key, uint64_t map, uint64_t addr, uint64_t fn,
+		       unsigned int line)
+{
+	return loc_lines(p, key, map, addr, &fn, &line, 1);
 }
 
 static void push_loc(struct prof *p, uint64_t id)
@@ -251,11 +263,12 @@ static void user_frame(struct prof *p, const struct ust_scan *sc, const struct u
 {
 	struct ust_sym_frame sf[16];
 	const char *obj = NULL;
+	unsigned int lines[16];
+	uint64_t map, key, fns[16];
 	char buf[300];
-	uint64_t map, key;
-	int k;
+	int k, i;
 
-	k = has_files && fr->ino ? ust_render_name(n->res, n->sym, fr, is_return, false, sf, 16, &obj)
+	k = has_files && fr->ino ? ust_render_name(n->res, n->sym, fr, is_return, p->lines, sf, 16, &obj)
 				 : 0;
 	if (!obj) {
 		push_loc(p, named_loc(p, 0, "[unknown]"));
@@ -264,8 +277,12 @@ static void user_frame(struct prof *p, const struct ust_scan *sc, const struct u
 	map = map_of(p, sc, fr->kdev, fr->ino, obj);
 	key = ust_hmap_mix(fr->off ^ map << 44);
 	if (k > 0 && sf[k - 1].func) {
-		push_loc(p, loc_of(p, key, map, fr->off, fn_of(p, sf[k - 1].func, sf[k - 1].src_file),
-				   sf[k - 1].line));
+		/* With lines, the functions inlined at this address too. */
+		for (i = 0; i < k; i++) {
+			fns[i] = fn_of(p, sf[i].func ? sf[i].func : "[unknown]", sf[i].src_file);
+			lines[i] = sf[i].line;
+		}
+		push_loc(p, loc_lines(p, key, map, fr->off, fns, lines, k));
 		return;
 	}
 	snprintf(buf, sizeof(buf), "[%s]", obj);
@@ -414,10 +431,10 @@ static void prof_free(struct prof *p)
 }
 
 int ust_pprof_report(const char *dest, const char *path, const struct ust_scan *scan,
-		     const struct ust_fold_names *names, char *err, size_t errsz)
+		     const struct ust_fold_names *names, bool lines, char *err, size_t errsz)
 {
 	struct ust_fold_input in;
-	struct prof p = { 0 };
+	struct prof p = { .lines = lines };
 	gzFile gz;
 	int ret;
 

@@ -977,7 +977,7 @@ static void fold_at_end(struct pstate *p)
 	}
 	if (opt_str(OPT_PPROF)[0] &&
 	    ust_pprof_report(opt_str(OPT_PPROF), p->scan ? p->scan->path : cand[0], p->scan, &names,
-			     err, sizeof(err)))
+			     opt_bool(OPT_LINES), err, sizeof(err)))
 		fprintf(stderr, "ustitch: pprof: %s\n", err);
 	if (top_wanted() > 0 &&
 	    ust_top_report((unsigned int)(top_wanted() > 100000 ? 100000 : top_wanted()),

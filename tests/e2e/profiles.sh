@@ -179,6 +179,26 @@ else
 	done
 	grep -A2 '^ cpu:' "$work/tags" | grep -q '9.0ms (  100%): 0' && ok "pprof -tags: cpu 0 for all" ||
 		bad "pprof -tags: cpu: $(grep -A2 '^ cpu:' "$work/tags")"
+	# With -O ustitch:lines=1 a location has its source line and the
+	# functions inlined there as lines of it (innermost first), as pprof
+	# shows inlined frames: ust-testprog-inline's ust_inl_deep.
+	inl=$UST_TESTPROG_INLINE
+	r_deep=$(ret_after "$inl" ust_inl_deep 'call.*getppid')
+	mkdir -p "$work/inl"
+	printf '%s\n' "cpus 1" "cmdline 102 ust-testprog-in" \
+		"mapping cpu=0 ts=900000 pid=102 path=$inl" \
+		"event cpu=0 ts=1000000 pid=102 sys=ustitch name=sample ip=0x1000 period=1000000 event=cpu-clock mode=2 user_stack=1 kernel_frames=0" \
+		"cookie cpu=0 ts=1000000 pid=102 cookie=0x3" \
+		"stack cpu=0 ts=1000100 pid=102 cookie=0x3 frames=$libc:$ip,$inl:$r_deep" >"$work/inl/spec"
+	"$UST_MKTRACE" "$work/inl/spec" "$work/inl/trace.dat" 2>"$work/mk.err" || { cat "$work/mk.err"; exit 1; }
+	ust_report "$work/inl" "$work/out7" "$work/err7" -O ustitch:lines=1 -O ustitch:pprof="$work/inl.pb.gz" \
+		trace.dat || { cat "$work/err7"; exit 1; }
+	HOME=$work GOCACHE=$work/gocache go tool pprof -traces -lines "$work/inl.pb.gz" 2>/dev/null |
+		awk '/^ *1ms / { on = 1; sub(/^ *1ms +/, "") } on && /^-/ { on = 0 } on { sub(/^ +/, ""); sub(/ [^ ]*\//, " "); print }' \
+		>"$work/got"
+	printf '%s\n' "getppid syscall-template.S:93" "ust_inl_leaf testprog-inline.c:22 (inline)" \
+		"ust_inl_leaf2 testprog-inline.c:29 (inline)" "ust_inl_deep testprog-inline.c:45" >"$work/expected"
+	same "pprof with lines=1: inlined frames as lines of one location, with their source lines" "$work/got"
 	gop -raw | sed -n '/^Mappings/,$p' >"$work/maps"
 	for b in "$tp" "$lib"; do
 		bid=$(readelf -n "$b" | awk '/Build ID/ { print $3 }')

@@ -11,6 +11,7 @@
 #ifndef USTITCH_PPROF_H
 #define USTITCH_PPROF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct ust_fold_names;
@@ -19,9 +20,11 @@ struct ust_scan;
 /*
  * What `-O ustitch:pprof=PATH` does at the end of a report: the samples of
  * @path (@scan: its first pass, or NULL) into PATH, a line on stdout
- * saying where.  0, or a negative errno with @err.
+ * saying where; @lines (-O ustitch:lines=1): each location with its source
+ * line and the functions inlined there as lines of it.  0, or a negative
+ * errno with @err.
  */
 int ust_pprof_report(const char *dest, const char *path, const struct ust_scan *scan,
-		     const struct ust_fold_names *names, char *err, size_t errsz);
+		     const struct ust_fold_names *names, bool lines, char *err, size_t errsz);
 
 #endif
