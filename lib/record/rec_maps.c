@@ -206,10 +206,8 @@ void ust_rec_maps_note_file(struct ust_rec_maps *m, struct ust_rec_spool *s, pid
 		emit(m, s, k, tgid, cpu, ts);
 }
 
-void ust_rec_maps_note_exec(struct ust_rec_maps *m, pid_t tgid, const char *path, uint32_t kdev,
-			    uint64_t ino)
+void ust_rec_maps_note_exec(struct ust_rec_maps *m, const char *path, uint32_t kdev, uint64_t ino)
 {
-	(void)tgid;
 	/* bpfu.c checked that the file at @path is (@kdev, @ino). */
 	if (m && ino && !find(m, kdev, ino))
 		add_known(m, kdev, ino, path, path);

@@ -500,7 +500,8 @@ static void on_exec(pid_t tgid, const char *path, uint32_t kdev, uint64_t ino, v
 {
 	struct perf_src *p = ctx;
 
-	ust_rec_maps_note_exec(p->c->maps, tgid, path, kdev, ino);
+	(void)tgid;
+	ust_rec_maps_note_exec(p->c->maps, path, kdev, ino);
 }
 
 static int on_bpf_record(const struct ust_bpfu_rec *r, void *ctx)

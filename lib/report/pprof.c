@@ -154,6 +154,20 @@ static uint64_t fn_of(struct prof *p, const char *name, const char *file)
  * 6 build_id, 7 has_functions, 8 has_filenames, 9 has_line_numbers):
  * addresses are file offsets (memory_start 0, file_offset 0).
  */
+static uint64_t new_map(struct prof *p, const char *file, const char *build_id)
+{
+	uint64_t id = ++p->nr_maps;
+
+	pb_u(&p->m, 1, id);
+	pb_u(&p->m, 3, UINT64_MAX >> 1);
+	pb_u(&p->m, 5, (uint64_t)str_of(p, file));
+	pb_u(&p->m, 6, (uint64_t)str_of(p, build_id));
+	pb_u(&p->m, 7, 1);
+	pb_msg(&p->out, 3, &p->m);
+	return id;
+}
+
+/* The mapping of the file (@kdev, @ino), named by the trace's mapping record or @obj. */
 static uint64_t map_of(struct prof *p, const struct ust_scan *sc, uint32_t kdev, uint64_t ino,
 		       const char *obj)
 {
@@ -176,28 +190,16 @@ static uint64_t map_of(struct prof *p, const struct ust_scan *sc, uint32_t kdev,
 			snprintf(bid + 2 * k, 3, "%02x", m->build_id[k]);
 		break;
 	}
-	id = ++p->nr_maps;
+	id = new_map(p, path ? path : "[unknown]", bid);
 	if (ust_hmap_put(&p->map_idx, key, id))
 		p->out.oom = true;
-	pb_u(&p->m, 1, id);
-	pb_u(&p->m, 3, UINT64_MAX >> 1);
-	pb_u(&p->m, 5, (uint64_t)str_of(p, path ? path : "[unknown]"));
-	pb_u(&p->m, 6, (uint64_t)str_of(p, bid));
-	pb_u(&p->m, 7, 1);
-	pb_msg(&p->out, 3, &p->m);
 	return id;
 }
 
 static uint64_t kernel_map(struct prof *p)
 {
-	if (p->kernel_map)
-		return p->kernel_map;
-	p->kernel_map = ++p->nr_maps;
-	pb_u(&p->m, 1, p->kernel_map);
-	pb_u(&p->m, 3, UINT64_MAX >> 1);
-	pb_u(&p->m, 5, (uint64_t)str_of(p, "[kernel.kallsyms]"));
-	pb_u(&p->m, 7, 1);
-	pb_msg(&p->out, 3, &p->m);
+	if (!p->kernel_map)
+		p->kernel_map = new_map(p, "[kernel.kallsyms]", "");
 	return p->kernel_map;
 }
 

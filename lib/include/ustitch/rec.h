@@ -184,8 +184,7 @@ void ust_rec_maps_note_task(struct ust_rec_maps *m, pid_t tgid);
  * EXEC record, ust_bpfu_on_exec()): its path and build-id known from now,
  * whether or not the process lives when its stacks are handled.
  */
-void ust_rec_maps_note_exec(struct ust_rec_maps *m, pid_t tgid, const char *path, uint32_t kdev,
-			    uint64_t ino);
+void ust_rec_maps_note_exec(struct ust_rec_maps *m, const char *path, uint32_t kdev, uint64_t ino);
 /* Snapshot a live process's file mappings. */
 void ust_rec_maps_snapshot(struct ust_rec_maps *m, pid_t tgid);
 unsigned long ust_rec_maps_count(const struct ust_rec_maps *m);
