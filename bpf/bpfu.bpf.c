@@ -696,13 +696,6 @@ __noinline int ust_bpfu_exec_code(struct ust_bpfu_rec_exec *r)
 
 #if UST_BPFU_CFI
 /*
- * A system call that changed the mappings, at its exit: what it covered
- * leaves the process's code table (bpfu_code.bpf.h), and an mmap() that
- * mapped something executable tells its file (ust_bpfu_mmap_exec()).
- * The arguments are still in the registers the call took them in (rdi,
- * rsi, rdx: x86-64 system calls leave them); the result in rax.
- */
-/*
  * A new program's code, at its execve()'s exit, into the code table
  * (6.13+, where the table answers refused lookups): the kernel mapped it
  * and the loader, no mmap() told us, and the first samples of a short
@@ -730,6 +723,14 @@ static __always_inline void ust_bpfu_exec_fill(__u32 tgid)
 	}
 }
 
+/*
+ * A system call that changed the mappings, at its exit: an execve()'s new
+ * program goes into the process's code table (above); what any other
+ * covered leaves it (bpfu_code.bpf.h), and an mmap() that mapped
+ * something executable tells its file (ust_bpfu_mmap_exec()).
+ * The arguments are still in the registers the call took them in (rdi,
+ * rsi, rdx: x86-64 system calls leave them); the result in rax.
+ */
 static __always_inline void ust_bpfu_sys_exit_mm(__u64 id, struct pt_regs *regs)
 {
 	__u64 nr = regs->orig_ax, ret = regs->ax;

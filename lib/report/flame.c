@@ -130,11 +130,11 @@ static int add_stack(struct tree *t, const char *stack, unsigned long count)
 	return 0;
 }
 
-static const struct tree *sort_tree;
-
-static int cmp_kid(const void *a, const void *b)
+static int cmp_kid(const void *a, const void *b, void *ctx)
 {
-	return strcmp(sort_tree->v[*(const uint32_t *)a].name, sort_tree->v[*(const uint32_t *)b].name);
+	const struct tree *t = ctx;
+
+	return strcmp(t->v[*(const uint32_t *)a].name, t->v[*(const uint32_t *)b].name);
 }
 
 /* Siblings in name order (flamegraph.pl's), each after the one before it. */
@@ -142,20 +142,18 @@ static void lay_out(struct tree *t)
 {
 	size_t i, k;
 
-	sort_tree = t;
 	/* Parents come before their children in v[]: one pass places all. */
 	for (i = 0; i < t->nr; i++) {
 		struct node *p = &t->v[i];
 		uint64_t x = p->x;
 
 		if (p->nr_kids > 1)
-			qsort(p->kids, p->nr_kids, sizeof(*p->kids), cmp_kid);
+			qsort_r(p->kids, p->nr_kids, sizeof(*p->kids), cmp_kid, t);
 		for (k = 0; k < p->nr_kids; k++) {
 			t->v[p->kids[k]].x = x;
 			x += t->v[p->kids[k]].n;
 		}
 	}
-	sort_tree = NULL;
 }
 
 static void free_tree(struct tree *t)
