@@ -66,6 +66,35 @@ static __always_inline long ust_bpfu_walk_u64(struct ust_bpfu_walk *w, __u64 *va
 #define UST_BPFU_CFI 1
 #endif
 
+/*
+ * A park's working copy, one per CPU (the recorder sizes the map to the
+ * CPUs; 1 entry: parks copy whole): the stack read whole into out's
+ * bytes[], the words a walk may use moved down in place, the bitmaps after
+ * them (UST_BPFU_PARK_SPARSE, ust_bpfu_abi.h); the record then goes to the
+ * ring at its own size, not its size class's.  busy: a program that
+ * interrupts a park on this CPU (a sample's, in a system call's exit)
+ * copies whole instead; programs on one CPU nest, so a plain flag serves.
+ */
+#define UST_BPFU_PARK_WORDS	(UST_BPFU_PARK_CAP / 8)
+#define UST_BPFU_PARK_MAPS	UST_BPFU_PARK_MAP_BYTES(UST_BPFU_PARK_CAP)
+
+struct ust_bpfu_park_buf {
+	__u32 busy;
+	__u32 pad;
+	__u64 start_code, end_code, brk, task_size;	/* UST_BPFU_PARK_WORD_KEEP()'s */
+	__u8 kept_map[UST_BPFU_PARK_MAPS];
+	__u8 junk_map[UST_BPFU_PARK_MAPS];
+	/* struct ust_bpfu_rec_park and its bytes[]: the stack, then the bitmaps */
+	__u8 out[sizeof(struct ust_bpfu_rec_park) + UST_BPFU_PARK_CAP + 2 * UST_BPFU_PARK_MAPS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ust_bpfu_park_buf);
+} ust_bpfu_park_bufs SEC(".maps");
+
 /* Resized by user space (ust_bpfu_opts.cfi_rows), which writes it through mmap(). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -269,7 +298,10 @@ struct mm_context___ust {
 
 struct mm_struct___walk {
 	struct mm_context___ust context;
+	unsigned long task_size;
 	unsigned long start_code;	/* the program's code (an exec's record) */
+	unsigned long end_code;
+	unsigned long brk;
 	unsigned long start_stack;
 } __attribute__((preserve_access_index));
 
@@ -943,6 +975,195 @@ static __always_inline struct ust_bpfu_rec_park *ust_bpfu_park_reserve(__u64 wan
 	return bpf_ringbuf_reserve(&ust_bpfu_events, UST_BPFU_PARK_REC_SIZE(UST_BPFU_PARK_CAP), 0);
 }
 
+/* The PARK record but its copy: the parked frame, the VMAs the walk knew. */
+static __always_inline void ust_bpfu_park_head(struct ust_bpfu_rec_park *r, struct ust_bpfu_walk_task *t,
+					      struct ust_bpfu_walk *w, struct task_struct *task,
+					      __u64 stack_end)
+{
+	__u32 k;
+
+	r->h.kind = UST_BPFU_REC_PARK;
+	r->h.cpu = bpf_get_smp_processor_id();
+	r->h.ts = bpf_ktime_get_ns();
+	r->h.tid = (__u32)bpf_get_current_pid_tgid();
+	r->h.tgid = w->tgid;
+	r->h.cookie = 0;
+	r->seq = t->sent + 1;		/* ust_bpfu_walk_send()'s for the STACK record */
+	r->nr = w->g.nr;
+	r->regs = (w->g.r.bp_ok ? UST_BPFU_PARK_BP_OK : 0) | (w->g.r.bx_ok ? UST_BPFU_PARK_BX_OK : 0) |
+		  (w->g.r.ip_exact ? UST_BPFU_PARK_IP_EXACT : 0);
+	r->ip = w->g.r.ip;
+	r->sp = w->g.r.sp;
+	r->bp = w->g.r.bp;
+	r->bx = w->g.r.bx;
+	r->bp_at = w->g.r.bp_at;
+	r->bx_at = w->g.r.bx_at;
+	r->stack_end = stack_end;
+	for (k = 0; k < UST_BPFU_PARK_VMAS && k < UST_BPFU_WALK_VMAS; k++) {
+		struct ust_bpfu_walk_vma *s = &w->vmas[k];
+		struct ust_bpfu_park_vma *pv = &r->vmas[k];
+
+		pv->start = s->v.found ? s->v.start : 0;
+		pv->end = s->v.found ? s->v.end : 0;
+		pv->pgoff = s->v.pgoff;
+		pv->ino = s->v.ino;
+		pv->dev = s->v.dev;
+		pv->flags = (s->v.exec ? UST_BPFU_PARK_VMA_EXEC : 0) | (s->vdso ? UST_BPFU_PARK_VMA_VDSO : 0);
+	}
+	r->ptgid = (__u32)BPF_CORE_READ(task, real_parent, tgid);
+}
+
+/*
+ * Room in the ring for a park of @size, while the ring keeps half its
+ * room: a reader busy with a burst of records must still find room there
+ * for every other record.
+ */
+static __always_inline bool ust_bpfu_park_room(__u64 size)
+{
+	__u64 ring = bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_RING_SIZE);
+	__u64 avail = ring - bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_AVAIL_DATA);
+
+	if (avail < size || avail - size < ring / 2) {
+		UST_COUNT(park_no_room);
+		return false;
+	}
+	return true;
+}
+
+/* A park sent: @len bytes of it for @span bytes of stack; @whole: not sparse. */
+static __always_inline void ust_bpfu_park_sent(struct ust_bpfu_walk *w, __u64 len, __u64 span,
+					       bool whole)
+{
+	__u32 zero = 0;
+	struct ust_bpfu_counters *c = bpf_map_lookup_elem(&ust_bpfu_stats, &zero);
+
+	w->g.flags |= UST_BPFU_F_PARKED | UST_BPFU_F_NO_TABLE;
+	UST_COUNT(parks);
+	if (whole)
+		UST_COUNT(park_whole);
+	if (c) {
+		__sync_fetch_and_add(&c->park_bytes, len);
+		__sync_fetch_and_add(&c->park_span, span);
+	}
+}
+
+/*
+ * Read @want bytes of stack from @sp into @dst (@cap at most): all or
+ * nothing, as bpf_probe_read_user() copies (a page not present zeroes it
+ * all), so a copy that fails is tried at half the length, then a quarter,
+ * then to the end of rsp's page.  The length read, 0: none.
+ */
+static __always_inline __u64 ust_bpfu_park_read(void *dst, __u64 sp, __u64 want, __u64 cap)
+{
+	__u64 len = want;
+	__u32 i;
+
+	for (i = 0; i < 4; i++) {
+		if (i == 3)
+			len = 4096 - (sp & 4095);
+		barrier_var(len);
+		if (len > cap)
+			len = cap;
+		if (!bpf_probe_read_user(dst, len, (void *)sp))
+			break;
+		len >>= 1;
+	}
+	if (i == 4) {
+		UST_COUNT(park_short);
+		return 0;
+	}
+	if (len < want)
+		UST_COUNT(park_short);
+	return len;
+}
+
+struct ust_bpfu_park_sparse {
+	struct ust_bpfu_park_buf *b;
+	__u32 words;	/* the stack's */
+	__u32 kept;
+};
+
+/*
+ * Word @i of the stack copied whole into b->out's bytes[]: moved down to
+ * the kept ones if a walk may use it, its bits set.  The rounds run to a
+ * whole bitmap word, clearing what the last park left there.
+ */
+static long ust_bpfu_park_sparse_cb(__u32 i, void *data)
+{
+	struct ust_bpfu_park_sparse *x = data;
+	struct ust_bpfu_park_buf *b = x->b;
+	__u8 *bytes = b->out + sizeof(struct ust_bpfu_rec_park);
+	__u32 k = x->kept;
+	__u64 v;
+
+	if (i >= UST_BPFU_PARK_WORDS || k >= UST_BPFU_PARK_WORDS)
+		return 1;
+	/* Bounds the verifier keeps through the shifts (a power of two). */
+	barrier_var(i);
+	barrier_var(k);
+	i &= UST_BPFU_PARK_WORDS - 1;
+	k &= UST_BPFU_PARK_WORDS - 1;
+	if (!(i & 7)) {
+		b->kept_map[i >> 3] = 0;
+		b->junk_map[i >> 3] = 0;
+	}
+	if (i >= x->words)
+		return 0;
+	v = *(__u64 *)(bytes + i * 8);
+	if (UST_BPFU_PARK_WORD_KEEP(v, b->start_code, b->end_code, b->brk, b->task_size)) {
+		*(__u64 *)(bytes + k * 8) = v;
+		x->kept = k + 1;
+		b->kept_map[i >> 3] |= (__u8)(1U << (i & 7));
+	} else if (v) {
+		b->junk_map[i >> 3] |= (__u8)(1U << (i & 7));
+	}
+	return 0;
+}
+
+/*
+ * The park through this CPU's working copy, sent at its own size
+ * (UST_BPFU_PARK_SPARSE): 0 parked, -1 refused.
+ */
+static __always_inline int ust_bpfu_park_sparse(struct ust_bpfu_walk_task *t, struct ust_bpfu_walk *w,
+						struct task_struct *task, struct ust_bpfu_park_buf *b,
+						__u64 want, __u64 stack_end)
+{
+	struct ust_bpfu_rec_park *r = (void *)b->out;
+	struct mm_struct___walk *mm = (void *)task->mm;
+	struct ust_bpfu_park_sparse x = { .b = b };
+	__u64 len, nb, off, size;
+
+	len = ust_bpfu_park_read(r->bytes, w->g.r.sp, want, UST_BPFU_PARK_CAP);
+	if (!len)
+		return -1;
+	x.words = (__u32)(len / 8);
+	b->start_code = BPF_CORE_READ(mm, start_code);
+	b->end_code = BPF_CORE_READ(mm, end_code);
+	b->brk = BPF_CORE_READ(mm, brk);
+	b->task_size = BPF_CORE_READ(mm, task_size);
+	nb = UST_BPFU_PARK_MAP_BYTES(len);
+	bpf_loop((__u32)nb * 8, ust_bpfu_park_sparse_cb, &x, 0);
+	off = (__u64)x.kept * 8;
+	if (off > UST_BPFU_PARK_CAP || nb > UST_BPFU_PARK_MAPS)
+		return -1;
+	bpf_probe_read_kernel(r->bytes + off, nb, b->kept_map);
+	bpf_probe_read_kernel(r->bytes + off + nb, nb, b->junk_map);
+	size = sizeof(*r) + off + 2 * nb;
+	if (size > sizeof(b->out) || !ust_bpfu_park_room(size))
+		return -1;
+	ust_bpfu_park_head(r, t, w, task, stack_end);
+	r->regs |= UST_BPFU_PARK_SPARSE;
+	r->len = x.words * 8;
+	r->kept = x.kept;
+	r->pad = 0;
+	if (bpf_ringbuf_output(&ust_bpfu_events, r, size, ust_bpfu_rb_flags(size))) {
+		UST_COUNT(park_no_room);
+		return -1;
+	}
+	ust_bpfu_park_sent(w, off + 2 * nb, r->len, false);
+	return 0;
+}
+
 /*
  * Park the walk at frame g.nr (ust_bpfu_walk_frame() said
  * UST_BPFU_WALK_PARK): a PARK record with its registers, the task's VMA
@@ -952,22 +1173,21 @@ static __always_inline struct ust_bpfu_rec_park *ust_bpfu_park_reserve(__u64 wan
  * -1: refused, it goes on by frame pointers as it did before parks.
  *
  * How much stack: up to the end of the stack's VMA, at most
- * UST_BPFU_PARK_CAP (ust_bpfu_abi.h says why that much), in the ring's
- * size class above it (ust_bpfu_park_reserve()), and only while the ring
- * keeps half its room: a reader busy with a burst of records must still
- * find room there for every other record.  Parks are the first walks
- * through a file only.  bpf_probe_read_user() copies all or nothing (a
- * page not present zeroes it all): a copy that fails is tried at half the
- * length, then a quarter, then to the end of rsp's page.
+ * UST_BPFU_PARK_CAP (ust_bpfu_abi.h says why that much), only the words
+ * a walk may use (ust_bpfu_park_sparse()), and only while the ring keeps
+ * half its room.  Parks are the first walks through a file only.  Where
+ * this CPU's working copy is taken, the stack goes whole into a ring
+ * reservation of the size class above it (ust_bpfu_park_reserve()).
  */
 __noinline int ust_bpfu_walk_park(struct ust_bpfu_walk_task *t)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct ust_bpfu_park_buf *b;
 	struct ust_bpfu_rec_park *r;
 	struct ust_bpfu_vma v;	/* bpf_find_vma()'s context must be on the stack */
 	struct ust_bpfu_walk *w;
-	__u64 sp, want, len, avail, ring, cap = 0;
-	__u32 i, k;
+	__u64 sp, want, len, cap = 0;
+	__u32 cpu;
 
 	if (!t)
 		return -1;
@@ -1005,76 +1225,34 @@ __noinline int ust_bpfu_walk_park(struct ust_bpfu_walk_task *t)
 	}
 	if (want > UST_BPFU_PARK_CAP)
 		want = UST_BPFU_PARK_CAP;
-	ring = bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_RING_SIZE);
-	avail = ring - bpf_ringbuf_query(&ust_bpfu_events, BPF_RB_AVAIL_DATA);
-	if (avail < UST_BPFU_PARK_REC_SIZE(want) ||
-	    avail - UST_BPFU_PARK_REC_SIZE(want) < ring / 2) {
-		UST_COUNT(park_no_room);
-		return -1;
+	cpu = bpf_get_smp_processor_id();
+	b = bpf_map_lookup_elem(&ust_bpfu_park_bufs, &cpu);
+	if (b && !b->busy) {
+		int ret;
+
+		b->busy = 1;
+		ret = ust_bpfu_park_sparse(t, w, task, b, want, v.found ? v.end : 0);
+		b->busy = 0;
+		return ret;
 	}
+	if (!ust_bpfu_park_room(UST_BPFU_PARK_REC_SIZE(want)))
+		return -1;
 	r = ust_bpfu_park_reserve(want, &cap);
 	if (!r) {
 		UST_COUNT(park_no_room);
 		return -1;
 	}
-	len = want;
-	for (i = 0; i < 4; i++) {
-		if (i == 3)
-			len = 4096 - (sp & 4095);
-		barrier_var(len);
-		if (len > cap)
-			len = cap;
-		if (!bpf_probe_read_user(r->bytes, len, (void *)sp))
-			break;
-		len >>= 1;
-	}
-	if (i == 4) {
+	len = ust_bpfu_park_read(r->bytes, sp, want, cap);
+	if (!len) {
 		bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);
-		UST_COUNT(park_short);
 		return -1;
 	}
-	if (len < want)
-		UST_COUNT(park_short);
-	r->h.kind = UST_BPFU_REC_PARK;
-	r->h.cpu = bpf_get_smp_processor_id();
-	r->h.ts = bpf_ktime_get_ns();
-	r->h.tid = (__u32)bpf_get_current_pid_tgid();
-	r->h.tgid = w->tgid;
-	r->h.cookie = 0;
-	r->seq = t->sent + 1;		/* ust_bpfu_walk_send()'s for the STACK record */
-	r->nr = w->g.nr;
-	r->regs = (w->g.r.bp_ok ? UST_BPFU_PARK_BP_OK : 0) | (w->g.r.bx_ok ? UST_BPFU_PARK_BX_OK : 0) |
-		    (w->g.r.ip_exact ? UST_BPFU_PARK_IP_EXACT : 0);
-	r->ip = w->g.r.ip;
-	r->sp = sp;
-	r->bp = w->g.r.bp;
-	r->bx = w->g.r.bx;
-	r->bp_at = w->g.r.bp_at;
-	r->bx_at = w->g.r.bx_at;
-	r->stack_end = v.found ? v.end : 0;
-	for (k = 0; k < UST_BPFU_PARK_VMAS && k < UST_BPFU_WALK_VMAS; k++) {
-		struct ust_bpfu_walk_vma *s = &w->vmas[k];
-		struct ust_bpfu_park_vma *pv = &r->vmas[k];
-
-		pv->start = s->v.found ? s->v.start : 0;
-		pv->end = s->v.found ? s->v.end : 0;
-		pv->pgoff = s->v.pgoff;
-		pv->ino = s->v.ino;
-		pv->dev = s->v.dev;
-		pv->flags = (s->v.exec ? UST_BPFU_PARK_VMA_EXEC : 0) | (s->vdso ? UST_BPFU_PARK_VMA_VDSO : 0);
-	}
+	ust_bpfu_park_head(r, t, w, task, v.found ? v.end : 0);
 	r->len = (__u32)len;
-	r->ptgid = (__u32)BPF_CORE_READ(task, real_parent, tgid);
+	r->kept = 0;
+	r->pad = 0;
 	bpf_ringbuf_submit(r, ust_bpfu_rb_flags(UST_BPFU_PARK_REC_SIZE(cap)));
-	w->g.flags |= UST_BPFU_F_PARKED | UST_BPFU_F_NO_TABLE;
-	UST_COUNT(parks);
-	{
-		__u32 zero = 0;
-		struct ust_bpfu_counters *c = bpf_map_lookup_elem(&ust_bpfu_stats, &zero);
-
-		if (c)
-			__sync_fetch_and_add(&c->park_bytes, len);
-	}
+	ust_bpfu_park_sent(w, len, len, true);
 	return 0;
 }
 #endif

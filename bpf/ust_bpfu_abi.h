@@ -178,6 +178,7 @@ struct ust_bpfu_rec_need {
 #define UST_BPFU_PARK_BP_OK	(1U << 0)	/* bp is the frame's rbp */
 #define UST_BPFU_PARK_BX_OK	(1U << 1)	/* bx is the frame's rbx */
 #define UST_BPFU_PARK_IP_EXACT	(1U << 2)	/* ip is where the task was, not a return address */
+#define UST_BPFU_PARK_SPARSE	(1U << 3)	/* bytes[] holds the stack's words a walk may use (below) */
 
 #define UST_BPFU_PARK_VMAS	4
 #define UST_BPFU_PARK_VMA_EXEC	(1U << 0)	/* code may run from it (VM_EXEC) */
@@ -215,8 +216,37 @@ struct ust_bpfu_rec_park {
 	struct ust_bpfu_park_vma vmas[UST_BPFU_PARK_VMAS];
 	__u32 len;		/* bytes[] holds the stack's [sp, sp + len) */
 	__u32 ptgid;		/* the parent's tgid: a fork child's code before its exec is the parent's */
+	__u32 kept;		/* UST_BPFU_PARK_SPARSE: the words bytes[] holds */
+	__u32 pad;
 	__u8 bytes[];
 };
+
+/*
+ * UST_BPFU_PARK_SPARSE: a walk reads from the stack return addresses and
+ * saved registers, which are addresses of code or of the stack itself;
+ * a compiler's stack is mostly other words (zeros, small numbers, its heap
+ * and data), 60 % of them in make -j2's parks.  So the copy keeps only the
+ * words that may be an address of code or stack (UST_BPFU_PARK_WORD_KEEP),
+ * in order, then two bitmaps of the stack's len / 8 words, a bit per word
+ * (UST_BPFU_PARK_MAP_BYTES each): kept (the word is in bytes[]), and junk
+ * (a word not kept that was not 0).  The recorder puts the stack back with
+ * 0 for a word neither, and for junk an address no walk can use
+ * (UST_BPFU_PARK_JUNK): a walk that reads it stops there, as it would have
+ * at the word itself, and never takes it for the end of a stack.
+ */
+#define UST_BPFU_PARK_MAP_BYTES(len)	((((len) / 8 + 63) / 64) * 8)
+#define UST_BPFU_PARK_JUNK		0xdead0000deadbeefULL
+
+/*
+ * A word that may be an address a walk uses: in the program's code
+ * [start_code, end_code), or in user space (at least 64 KiB, below
+ * task_size) outside the program's data and heap [end_code, brk): code of
+ * libraries and the loader, the vDSO, the stack.  Any layout of the
+ * address space (top-down or legacy) keeps every code address this way.
+ */
+#define UST_BPFU_PARK_WORD_KEEP(v, start_code, end_code, brk, task_size)			\
+	(((v) >= (start_code) && (v) < (end_code)) ||						\
+	 ((v) >= (64ULL << 10) && (v) < (task_size) && !((v) >= (end_code) && (v) < (brk))))
 
 /*
  * A followed process exec()ed: its new program's code and the dynamic
@@ -314,7 +344,9 @@ struct ust_bpfu_counters {
 	__u64 sample_faults;	/* ... that would have faulted: task_work instead */
 	__u64 memo_walks;	/* stacks that were the task's last walk, its words unchanged */
 	__u64 parks;		/* walks parked for the recorder to finish (PARK records) */
-	__u64 park_bytes;	/* stack bytes those copied */
+	__u64 park_bytes;	/* bytes of stack those sent (a sparse one's kept words and bitmaps) */
+	__u64 park_span;	/* bytes of stack those covered */
+	__u64 park_whole;	/* parks copied whole: this CPU's working copy was taken */
 	__u64 park_no_room;	/* parks refused: the ring had not the room (frame pointers instead) */
 	__u64 park_short;	/* parks whose copy stopped at an unreadable page or the cap */
 	__u64 vma_code;		/* lookups refused, answered by the process's code table */

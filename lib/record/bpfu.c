@@ -559,6 +559,13 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool cfi, enum ust_bpfu_tw tw, bool i
 	skel->rodata->ust_cfi_on = cfi && ust_bpfu_want_cfi(o);
 	/* Walks park at a file without its table, for bpfu_park.c to finish (test aid: USTITCH_NO_PARK=1). */
 	skel->rodata->ust_park_on = skel->rodata->ust_cfi_on && !ust_bpfu_env_on("USTITCH_NO_PARK");
+	/*
+	 * A park's working copy per CPU (33 KiB each); without one, parks
+	 * copy the stack whole (test aid: USTITCH_PARK_WHOLE=1).
+	 */
+	if (skel->rodata->ust_park_on && !ust_bpfu_env_on("USTITCH_PARK_WHOLE") &&
+	    libbpf_num_possible_cpus() > 0)
+		bpf_map__set_max_entries(skel->maps.ust_bpfu_park_bufs, (__u32)libbpf_num_possible_cpus());
 	bpf_map__set_max_entries(skel->maps.ust_bpfu_cfi_rows, !skel->rodata->ust_cfi_on ? 1 :
 				 o->cfi_rows ? o->cfi_rows : UST_BPFU_CFI_ROWS);
 	/* Task_work slots only where a variant schedules them. */
@@ -1277,6 +1284,8 @@ int ust_bpfu_get_stats(const struct ust_bpfu *u, struct ust_bpfu_stats *st)
 		st->memo_walks += v[i].memo_walks;
 		st->parks += v[i].parks;
 		st->park_bytes += v[i].park_bytes;
+		st->park_span += v[i].park_span;
+		st->park_whole += v[i].park_whole;
 		st->park_no_room += v[i].park_no_room;
 		st->park_short += v[i].park_short;
 	}

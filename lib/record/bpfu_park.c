@@ -73,12 +73,62 @@ static inline int park_read(struct park_walk *c, __u64 addr, __u64 *val)
 	return 0;
 }
 
+/* The words a sparse park's kept bitmap @map of @nb bytes says bytes[] holds. */
+static size_t kept_words(const uint8_t *map, size_t nb)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < nb; i++)
+		n += (size_t)__builtin_popcount(map[i]);
+	return n;
+}
+
 bool ust_bpfu_park_fits(const void *data, size_t size)
 {
 	const struct ust_bpfu_rec_park *p = data;
+	size_t nb;
 
-	return size >= sizeof(*p) && p->h.kind == UST_BPFU_REC_PARK &&
-	       p->nr <= UST_BPFU_MAX_FRAMES && p->len <= size - sizeof(*p);
+	if (size < sizeof(*p) || p->h.kind != UST_BPFU_REC_PARK || p->nr > UST_BPFU_MAX_FRAMES)
+		return false;
+	if (!(p->regs & UST_BPFU_PARK_SPARSE))
+		return p->len <= size - sizeof(*p);
+	/* The kept words, then the two bitmaps, nothing else; len whole words. */
+	nb = UST_BPFU_PARK_MAP_BYTES((size_t)p->len);
+	return p->len % 8 == 0 && p->len <= UST_BPFU_PARK_CAP && p->kept <= p->len / 8 &&
+	       size - sizeof(*p) == (size_t)p->kept * 8 + 2 * nb &&
+	       kept_words(p->bytes + (size_t)p->kept * 8, nb) == p->kept;
+}
+
+/*
+ * A sparse park's stack is put back (UST_BPFU_PARK_SPARSE, ust_bpfu_abi.h):
+ * the kept words where they were, 0 where the word was 0, and where it was
+ * junk an address no walk can use, so that a walk reading it stops as it
+ * would have at the word itself.
+ */
+struct ust_bpfu_rec_park *ust_bpfu_park_copy(const struct ust_bpfu_rec_park *p)
+{
+	size_t nb = UST_BPFU_PARK_MAP_BYTES((size_t)p->len), i, k = 0;
+	const uint8_t *kept = p->bytes + (size_t)p->kept * 8, *junk = kept + nb;
+	struct ust_bpfu_rec_park *c = malloc(sizeof(*p) + p->len);
+	uint64_t v;
+
+	if (!c)
+		return NULL;
+	if (!(p->regs & UST_BPFU_PARK_SPARSE)) {
+		memcpy(c, p, sizeof(*p) + p->len);
+		return c;
+	}
+	memcpy(c, p, sizeof(*p));
+	for (i = 0; i < p->len / 8; i++) {
+		if (kept[i / 8] & (1U << (i % 8)))
+			memcpy(&v, p->bytes + 8 * k++, sizeof(v));
+		else
+			v = junk[i / 8] & (1U << (i % 8)) ? UST_BPFU_PARK_JUNK : 0;
+		memcpy(c->bytes + 8 * i, &v, sizeof(v));
+	}
+	c->regs &= ~UST_BPFU_PARK_SPARSE;
+	c->kept = 0;
+	return c;
 }
 
 /*
@@ -228,6 +278,9 @@ int ust_bpfu_park_walk(const struct ust_bpfu_rec_park *p, const struct ust_bpfu_
 	uint32_t n = *nr;
 	int ret;
 
+	if (p->regs & UST_BPFU_PARK_SPARSE)
+		return -EINVAL;
+
 	if (n > UST_BPFU_MAX_FRAMES)
 		n = UST_BPFU_MAX_FRAMES;
 	ust_cfi_regs_init(&r, p->ip, p->sp, p->bp, p->bx);
@@ -331,13 +384,11 @@ static struct ust_bpfu_rec_park *take(struct ust_bpfu_park *k, uint32_t tid)
 int ust_bpfu_park_keep(struct ust_bpfu_park *k, const struct ust_bpfu_rec_park *p, size_t size)
 {
 	struct ust_bpfu_rec_park *c, *old;
-	size_t n = sizeof(*p) + p->len;
 
 	(void)size;	/* ust_bpfu_park_fits() checked p->len against it */
-	c = malloc(n);
+	c = ust_bpfu_park_copy(p);
 	if (!c)
 		return -ENOMEM;
-	memcpy(c, p, n);
 	/* A park whose stack never came (its record lost): this one replaces it. */
 	old = take(k, p->h.tid);
 	free(old);

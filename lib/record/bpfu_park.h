@@ -48,7 +48,14 @@ struct ust_bpfu_park_env {
 bool ust_bpfu_park_fits(const void *data, size_t size);
 
 /*
- * Walk on from park @p (ust_bpfu_park_fits()) with the frames of its
+ * PARK record @p (ust_bpfu_park_fits()) copied with its whole stack, a
+ * sparse one's put back (UST_BPFU_PARK_SPARSE): what
+ * ust_bpfu_park_walk() reads.  free() it; NULL: no memory.
+ */
+struct ust_bpfu_rec_park *ust_bpfu_park_copy(const struct ust_bpfu_rec_park *p);
+
+/*
+ * Walk on from park @p (ust_bpfu_park_copy()'s) with the frames of its
  * STACK record, @frames[0..*@nr): frames[*@nr..] and the flags the BPF
  * walk would have made had the tables been there, by the same step
  * (bpf/ust_cfi_step.h), reading the copy.  *@flags: the STACK record's
@@ -56,7 +63,8 @@ bool ust_bpfu_park_fits(const void *data, size_t size);
  * a table still pending is walked through by frame pointers (the stack
  * keeps NO_TABLE) instead of waited for.  0, or UST_BPFU_PARK_WAIT with
  * nothing changed.  @frames holds UST_BPFU_MAX_FRAMES.  *@used (if not
- * NULL): the stack bytes the walk read above the parked rsp.
+ * NULL): the stack bytes the walk read above the parked rsp.  -EINVAL: @p
+ * is sparse.
  */
 int ust_bpfu_park_walk(const struct ust_bpfu_rec_park *p, const struct ust_bpfu_park_env *env,
 		       bool give_up, struct ust_bpfu_frame *frames, uint32_t *nr, uint32_t *flags,

@@ -136,11 +136,13 @@ void ust_rec_tables_summary(struct ust_bpfu *u, const struct ust_rec_stack_count
 	fputc('\n', out);
 	if (st.parks || st.later || st.park_lost || st.park_no_room)
 		fprintf(out, PFX "user stacks parked at a file without its unwind table: %llu "
-			"(%llu KiB of stack copied, %llu copies short of the stack's end: a page not present; "
+			"(%llu KiB of stack copied: the words a walk may use of %llu KiB, %llu parks whole; "
+			"%llu copies short of the stack's end: a page not present; "
 			"%llu not parked: no room in the ring), %llu completed "
 			"after recording (%llu not in time; %llu needed more stack than was copied, the "
 			"most any read: %llu bytes), %llu whose copy was lost\n",
 			(unsigned long long)st.parks, (unsigned long long)(st.park_bytes >> 10),
+			(unsigned long long)(st.park_span >> 10), (unsigned long long)st.park_whole,
 			(unsigned long long)st.park_short, (unsigned long long)st.park_no_room,
 			(unsigned long long)st.later, (unsigned long long)st.later_not_in_time,
 			(unsigned long long)st.park_beyond_copy, (unsigned long long)st.park_used_max,

@@ -8,7 +8,8 @@
  *
  * UST_FUZZ_PARK_MKSEEDS=DIR: write the seeds (walks of 1 to 5 frames
  * through functions with CFA = rsp + 8/16/24, one frame in a file whose
- * table is pending, one copy cut short) into DIR and exit.
+ * table is pending, one copy cut short, one sparse as BPF sends it:
+ * tests/unit/record/park_sparse.h) into DIR and exit.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "fuzz.h"
 #include "ustitch/cfi.h"
 #include "bpfu_park.h"
+#include "park_sparse.h"
 
 static struct ust_cfi_table table;
 
@@ -56,13 +58,16 @@ static int cmp_row(const void *a, const void *b)
 
 /* One seed: rows of three functions at 0x100/0x200/0x300 (CFA = rsp + 8,
  * 16, 24), a stack of @depth frames returning into them; @pending: the
- * last return address is in the pending file; @cut: bytes short. */
-static void make_seed(const char *dir, int depth, int pending, int cut)
+ * last return address is in the pending file; @cut: bytes short;
+ * @sparse: the copy as a sparse one. */
+static void make_seed(const char *dir, int depth, int pending, int cut, int sparse)
 {
 	struct ust_cfi_row rows[4] = { 0 };
-	uint8_t stack[256] = { 0 };
+	struct ust_bpfu_rec_park *whole = calloc(1, sizeof(*whole) + 256), *sp_rec = NULL;
+	uint8_t *stack = whole ? whole->bytes : NULL;
 	struct ust_bpfu_rec_park p = { 0 };
 	uint32_t sp = 0, len;
+	size_t sparse_size = 0;
 	char path[4096];
 	uint8_t n = 4;
 	FILE *f;
@@ -78,7 +83,9 @@ static void make_seed(const char *dir, int depth, int pending, int cut)
 	p.seq = 1;
 	p.ip = 0x1000100;
 	p.sp = 0x7000;
-	p.stack_end = p.sp + sizeof(stack);
+	if (!whole)
+		exit(1);
+	p.stack_end = p.sp + 256;
 	for (i = 0; i < depth; i++) {
 		int fn = i % 3;		/* the frame's function: its CFA is rsp + 8 * (fn + 1) */
 		uint64_t ra = 0x1000000 + 0x100u * (unsigned int)((i + 1) % 3 + 1) + 0x10;
@@ -86,21 +93,36 @@ static void make_seed(const char *dir, int depth, int pending, int cut)
 		if (pending && i == depth - 1)
 			ra |= 1ULL << 16;
 		sp += 8u * (unsigned int)(fn + 1);
-		if (sp > sizeof(stack))
+		if (sp > 256)
 			break;
 		memcpy(stack + sp - 8, &ra, 8);
 	}
-	len = sp + 16 > sizeof(stack) ? (uint32_t)sizeof(stack) : sp + 16;
+	len = sp + 16 > 256 ? 256 : sp + 16;
 	p.len = len > (uint32_t)cut ? len - (uint32_t)cut : 0;
-	snprintf(path, sizeof(path), "%s/d%d-p%d-c%d", dir, depth, pending, cut);
+	if (sparse) {
+		const struct park_layout l = { .start_code = 0x1000000, .end_code = 0x1020000,
+					       .brk = 0x2000000, .task_size = 1ULL << 47 };
+
+		memcpy(whole, &p, sizeof(p));
+		sp_rec = park_sparse(whole, &l, &sparse_size);
+		if (!sp_rec)
+			exit(1);
+	}
+	snprintf(path, sizeof(path), "%s/d%d-p%d-c%d%s", dir, depth, pending, cut, sparse ? "-s" : "");
 	f = fopen(path, "wb");
 	if (!f)
 		exit(1);
 	fwrite(&n, 1, 1, f);
 	fwrite(rows, sizeof(rows[0]), n, f);
-	fwrite(&p, sizeof(p), 1, f);
-	fwrite(stack, 1, p.len, f);
+	if (sp_rec) {
+		fwrite(sp_rec, 1, sparse_size, f);
+	} else {
+		fwrite(&p, sizeof(p), 1, f);
+		fwrite(stack, 1, p.len, f);
+	}
 	fclose(f);
+	free(sp_rec);
+	free(whole);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -112,10 +134,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	if (mk) {
 		for (int d = 1; d <= 5; d++) {
-			make_seed(mk, d, 0, 0);
-			make_seed(mk, d, 1, 0);
+			make_seed(mk, d, 0, 0, 0);
+			make_seed(mk, d, 1, 0, 0);
 		}
-		make_seed(mk, 5, 0, 12);
+		make_seed(mk, 5, 0, 12, 0);
+		make_seed(mk, 5, 0, 0, 1);
 		exit(0);
 	}
 	return 0;
@@ -147,14 +170,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	memcpy(p, data, size);
 	if (ust_bpfu_park_fits(p, size)) {
-		for (int give_up = 0; give_up < 2; give_up++) {
-			nr = p->nr % 4;
+		/* As the recorder keeps it: a sparse copy put back. */
+		struct ust_bpfu_rec_park *c = ust_bpfu_park_copy(p);
+
+		for (int give_up = 0; c && give_up < 2; give_up++) {
+			nr = c->nr % 4;
 			flags = UST_BPFU_F_PARKED;
 			memset(frames, 0, sizeof(frames));
-			if (ust_bpfu_park_walk(p, &env, give_up, frames, &nr, &flags, NULL) == 0 &&
+			if (ust_bpfu_park_walk(c, &env, give_up, frames, &nr, &flags, NULL) == 0 &&
 			    nr > UST_BPFU_MAX_FRAMES)
 				abort();
 		}
+		free(c);
 	}
 	free(p);
 	return 0;

@@ -188,11 +188,12 @@ struct ust_bpfu_stats {
 	uint64_t memo_walks;	/* stacks that were their task's last walk (words unchanged) */
 	/*
 	 * Walks that met a file without its table and parked: the stack copied
-	 * for the recorder to finish (UST_BPFU_STACK_LATER); the bytes copied;
-	 * parks refused for the ring's room (the walk then goes on by frame
+	 * for the recorder to finish (UST_BPFU_STACK_LATER); the bytes copied
+	 * (a sparse park's kept words and bitmaps) and the stack they cover;
+	 * parks copied whole (a CPU's working copy was taken); parks refused for the ring's room (the walk then goes on by frame
 	 * pointers); copies cut short of the stack's end.
 	 */
-	uint64_t parks, park_bytes, park_no_room, park_short;
+	uint64_t parks, park_bytes, park_span, park_whole, park_no_room, park_short;
 	/*
 	 * The recorder's side: stacks it finished, those of them whose table
 	 * did not come in time (by frame pointers over the copy), and parked

@@ -213,13 +213,17 @@ script() {
 	local name ev n addr f=$here/expected/deep40.txt rounds=40
 	local want_ev=syscalls:sys_enter_sched_getscheduler
 	need_deferred
+	# The system calls' parks copy the words a walk may use (sparse), as
+	# all do; the samples' the whole stack, as where a CPU's working copy
+	# is taken (USTITCH_PARK_WHOLE).
+	local whole
 	for name in sampled syscalls; do
 		case $name in
-		sampled) ev=(-e cpu-clock -F 999 -g) ;;
-		syscalls) ev=(-e syscalls:sys_enter_read -e "$want_ev" -O userstacktrace_delay) ;;
+		sampled) ev=(-e cpu-clock -F 999 -g) whole=1 ;;
+		syscalls) ev=(-e syscalls:sys_enter_read -e "$want_ev" -O userstacktrace_delay) whole= ;;
 		esac
 		mkdir -p "$work/cache-$name"
-		if ! USTITCH_CACHE_DIR=$work/cache-$name USTITCH_TEST_TABLE_DELAY=300:cfi-prog \
+		if ! USTITCH_CACHE_DIR=$work/cache-$name USTITCH_TEST_TABLE_DELAY=300:cfi-prog USTITCH_PARK_WHOLE=$whole \
 			"$UST_USTITCH" record -v -b 8192 "${ev[@]}" \
 			-o "$work/$name.dat" -- sh -c "$(script_cmd $rounds)" >/dev/null 2>"$work/$name.err"; then
 			bad "$name: ustitch record failed: $(tail -3 "$work/$name.err")"

@@ -14,7 +14,10 @@
  * says, and reach _start (BOTTOM).  A table not built yet makes it wait
  * without changing the stack, or (given up) walk on by frame pointers
  * with NO_TABLE; a short copy cuts the stack (FAULT); records of the wrong
- * size are refused.  Then the queue: a parked stack is paired with its
+ * size are refused.  A sparse copy (only the words a walk may use, as
+ * the BPF side sends it) is put back word for word and walks to the same
+ * frames; a return address it dropped stops the walk where the whole copy's
+ * stops.  Then the queue: a parked stack is paired with its
  * PARK record by task and seq, emitted at once when its tables are there,
  * queued while one is pending, emitted when it came or when it waited too
  * long, and emitted as the walk left it when its copy never came.  And
@@ -39,6 +42,7 @@
 #include "ustitch/render.h"
 #include "ustitch/sb.h"
 #include "bpfu_park.h"
+#include "park_sparse.h"
 #include "self_maps.h"
 
 /* --- this process's mappings and tables ---------------------------------- */
@@ -301,6 +305,152 @@ static void test_fits(void **state)
 	assert_false(ust_bpfu_park_fits(&p, sizeof(p)));
 }
 
+/* --- sparse copies ------------------------------------------------------------ */
+
+/* This process's layout, as the BPF side reads it from its mm. */
+static void self_layout(struct park_layout *l)
+{
+	char line[4096], *s, *tok;
+	unsigned long v;
+	int field = 2;
+	FILE *f = fopen("/proc/self/stat", "r");
+
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	s = strrchr(line, ')');
+	assert_non_null(s);
+	for (tok = strtok(s + 2, " "); tok; tok = strtok(NULL, " ")) {
+		v = strtoul(tok, NULL, 10);
+		if (++field == 26)
+			l->start_code = v;
+		else if (field == 27)
+			l->end_code = v;
+	}
+	l->brk = (uint64_t)(uintptr_t)sbrk(0);
+	l->task_size = (1ULL << 47) - 4096;
+}
+
+/* Walk @p (whole) to the end: its frames and flags. */
+static uint32_t walk_all(const struct ust_bpfu_rec_park *p, struct ust_bpfu_frame *fr, uint32_t *flags)
+{
+	uint32_t nr = 0;
+
+	*flags = UST_BPFU_F_PARKED | UST_BPFU_F_NO_TABLE;
+	assert_int_equal(ust_bpfu_park_walk(p, &env, false, fr, &nr, flags, NULL), 0);
+	return nr;
+}
+
+/* @whole made sparse, checked and put back: the copy, equal word for word. */
+static struct ust_bpfu_rec_park *sparse_round_trip(const struct ust_bpfu_rec_park *whole, size_t *sparse_size)
+{
+	struct park_layout l;
+	struct ust_bpfu_rec_park *sp, *back;
+	uint64_t a, b;
+	size_t i;
+
+	self_layout(&l);
+	sp = park_sparse(whole, &l, sparse_size);
+	assert_non_null(sp);
+	assert_true(ust_bpfu_park_fits(sp, *sparse_size));
+	assert_true(sp->kept > 0 && sp->kept < whole->len / 8);
+	/* Only a whole copy walks. */
+	{
+		struct ust_bpfu_frame fr[UST_BPFU_MAX_FRAMES];
+		uint32_t nr = 0, flags = 0;
+
+		assert_int_equal(ust_bpfu_park_walk(sp, &env, false, fr, &nr, &flags, NULL), -EINVAL);
+	}
+	back = ust_bpfu_park_copy(sp);
+	assert_non_null(back);
+	assert_false(back->regs & UST_BPFU_PARK_SPARSE);
+	assert_int_equal(back->len, whole->len & ~7u);
+	for (i = 0; i < back->len / 8; i++) {
+		memcpy(&a, whole->bytes + 8 * i, 8);
+		memcpy(&b, back->bytes + 8 * i, 8);
+		if (UST_BPFU_PARK_WORD_KEEP(a, l.start_code, l.end_code, l.brk, l.task_size))
+			assert_int_equal(b, a);
+		else
+			assert_int_equal(b, a ? UST_BPFU_PARK_JUNK : 0);
+	}
+	free(sp);
+	return back;
+}
+
+static void test_sparse(void **state)
+{
+	struct ust_bpfu_frame whole[UST_BPFU_MAX_FRAMES], fr[UST_BPFU_MAX_FRAMES];
+	struct ust_bpfu_rec_park *back;
+	uint32_t wflags, flags, nr, i;
+	size_t size;
+
+	(void)state;
+	ectx.pending_ino = 0;
+	back = sparse_round_trip(captured, &size);
+	printf("sparse copy: %zu bytes for %u of stack\n", size - sizeof(*back), captured->len);
+	nr = walk_all(back, fr, &flags);
+	assert_int_equal(walk_all(captured, whole, &wflags), nr);
+	assert_int_equal(nr, whole_nr);
+	assert_int_equal(flags, wflags);
+	for (i = 0; i < nr; i++) {
+		assert_int_equal(fr[i].off, whole[i].off);
+		assert_int_equal(fr[i].ino, whole[i].ino);
+	}
+	free(back);
+}
+
+/* A return address that is no address: both copies stop at it, neither at the bottom. */
+static void test_sparse_junk(void **state)
+{
+	struct ust_bpfu_frame whole[UST_BPFU_MAX_FRAMES], fr[UST_BPFU_MAX_FRAMES];
+	struct ust_bpfu_rec_park *bad = malloc(captured_size), *back;
+	uint32_t wflags, flags, nr, i;
+	uint64_t v, junk = 1234;
+	size_t size;
+
+	(void)state;
+	assert_non_null(bad);
+	memcpy(bad, captured, captured_size);
+	for (i = 0; i + 8 <= bad->len; i += 8) {
+		memcpy(&v, bad->bytes + i, 8);
+		if (v == chain_ra[1])
+			break;
+	}
+	assert_true(i + 8 <= bad->len);	/* link1's return address, in the copy */
+	memcpy(bad->bytes + i, &junk, 8);
+	back = sparse_round_trip(bad, &size);
+	nr = walk_all(back, fr, &flags);
+	assert_int_equal(walk_all(bad, whole, &wflags), nr);
+	assert_true(nr < whole_nr);
+	assert_false(flags & UST_BPFU_F_BOTTOM);
+	assert_false(wflags & UST_BPFU_F_BOTTOM);
+	free(back);
+	free(bad);
+}
+
+static void test_sparse_fits(void **state)
+{
+	struct ust_bpfu_rec_park *sp;
+	struct park_layout l;
+	size_t size;
+
+	(void)state;
+	self_layout(&l);
+	sp = park_sparse(captured, &l, &size);
+	assert_non_null(sp);
+	assert_true(ust_bpfu_park_fits(sp, size));
+	assert_false(ust_bpfu_park_fits(sp, size - 1));
+	assert_false(ust_bpfu_park_fits(sp, size + 8));
+	sp->kept++;		/* the bitmap counts one word fewer */
+	assert_false(ust_bpfu_park_fits(sp, size + 8));
+	sp->kept--;
+	sp->len += 4;		/* not whole words */
+	assert_false(ust_bpfu_park_fits(sp, size));
+	sp->len = UST_BPFU_PARK_CAP + 64;
+	assert_false(ust_bpfu_park_fits(sp, size));
+	free(sp);
+}
+
 /* --- the queue --------------------------------------------------------------- */
 
 struct emitted {
@@ -459,6 +609,9 @@ int main(void)
 		cmocka_unit_test(test_wait_then_give_up),
 		cmocka_unit_test(test_short_copy),
 		cmocka_unit_test(test_fits),
+		cmocka_unit_test(test_sparse),
+		cmocka_unit_test(test_sparse_junk),
+		cmocka_unit_test(test_sparse_fits),
 		cmocka_unit_test(test_queue),
 		cmocka_unit_test(test_header),
 	};
