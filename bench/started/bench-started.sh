@@ -1,6 +1,8 @@
 #!/bin/bash
 # What a recording starts (issue 36): short programs, their first samples
-# and the libraries they dlopen(), sampled by cpu-clock at 999 Hz:
+# and the libraries they dlopen(), sampled by cpu-clock at 999 Hz, then
+# (mode "events") their read and write system calls with deferred stacks
+# (-O userstacktrace_delay; perf: the same tracepoints, --call-graph dwarf):
 #   ustitch cold  ustitch record -g, USTITCH_CACHE_DIR= (no disk cache: every
 #                 unwind table is built while recording);
 #   ustitch warm  the same with a cache dir a first run filled;
@@ -48,7 +50,9 @@
 # N); about a minute.
 #   meson test -C build --benchmark started -v
 # UST_BENCH_STARTED chooses workloads (default "g++ make python3 shell
-# static busybox").
+# static busybox"), UST_BENCH_STARTED_EVENTS the events' (default "g++ make
+# python3 shell": the static programs make no such calls to speak of),
+# UST_BENCH_STARTED_MODES the modes (default "samples events").
 # shellcheck disable=SC2016  # the workloads' shell code is single-quoted on purpose
 set -u
 [ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
@@ -60,6 +64,9 @@ trap 'rm -rf "$work"' EXIT
 perf=/usr/bin/perf
 here=${BASH_SOURCE%/*}
 workloads=${UST_BENCH_STARTED:-g++ make python3 shell static busybox}
+# The events' workloads: those that read and write (the static programs do not).
+ev_workloads=${UST_BENCH_STARTED_EVENTS:-g++ make python3 shell}
+modes=${UST_BENCH_STARTED_MODES:-samples events}
 # debian_bottom: the bottom frames of a complete stack (one definition).
 # shellcheck source=tests/live/cfi/debian-progs.sh
 . "$UST_CFI_DEBIAN_PROGS"
@@ -209,20 +216,33 @@ run_rusage() {	# run_rusage FILE CMD...: CMD with rusage-at-exit.so writing to F
 	rm -f "$1"
 	env LD_PRELOAD="$UST_RUSAGE_AT_EXIT" UST_BENCH_RUSAGE="$1" "${@:2}"
 }
+# What each way records, by mode (set_mode): samples, or the system calls
+# read and write with their deferred stacks (perf: at the event, its
+# dwarf copy); ev: the report's event names (a regex).
+set_mode() {
+	case $1 in
+	samples)
+		ust_ev=(-e cpu-clock -F 999 -g) perf_ev=(-e cpu-clock -F 999 --call-graph dwarf) ev=sample ;;
+	events)
+		ust_ev=(-e syscalls:sys_enter_read -e syscalls:sys_enter_write -O userstacktrace_delay)
+		perf_ev=(-e syscalls:sys_enter_read -e syscalls:sys_enter_write --call-graph dwarf)
+		ev='sys_enter_(read|write)' ;;
+	esac
+}
 # ust_rec OUT CACHE CMD...: ustitch record -v into OUT (summary: OUT.err).
 ust_rec() {
 	prep
-	USTITCH_CACHE_DIR=$2 run_rusage "$1.rus" "$UST_USTITCH" record -v -o "$1" -e cpu-clock -F 999 -g \
+	USTITCH_CACHE_DIR=$2 run_rusage "$1.rus" "$UST_USTITCH" record -v -o "$1" "${ust_ev[@]}" \
 		-- "${@:3}" >/dev/null 2>"$1.err"
 }
 perf_rec() {	# perf_rec OUT CMD...
 	prep
-	run_rusage "$1.rus" "$perf" record -q -o "$1" -e cpu-clock -F 999 --call-graph dwarf \
+	run_rusage "$1.rus" "$perf" record -q -o "$1" "${perf_ev[@]}" \
 		-- "${@:2}" >/dev/null 2>"$1.err"
 }
 ust_samples() {	# ust_samples FILE.dat: ust-samples.awk's lines
 	env HOME="$work" TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" trace-cmd report "$1" 2>/dev/null |
-		awk -f "$here/ust-samples.awk"
+		awk -v ev="$ev" -f "$here/ust-samples.awk"
 }
 perf_samples() {	# perf_samples FILE: perf-samples.awk's lines
 	"$perf" script -i "$1" -F comm,tid,time,ip,sym --no-inline 2>/dev/null | awk -f "$here/perf-samples.awk"
@@ -236,15 +256,6 @@ park_bytes() {
 
 echo "kernel $(uname -r); $(nproc) CPUs; ustitch -g: $("$UST_USTITCH" probe --no-verify 2>/dev/null |
 	sed -n 's/^record -g: user stacks //p')"
-# Each way's fixed bytes: recording /bin/true (kallsyms, headers).
-USTITCH_CACHE_DIR='' "$UST_USTITCH" record -q -o "$work/fix.dat" -e cpu-clock -F 999 -g -- /bin/true 2>/dev/null
-"$perf" record -q -o "$work/fix.perf" -e cpu-clock -F 999 --call-graph dwarf -- /bin/true 2>/dev/null
-fix_ust=$(stat -c %s "$work/fix.dat" 2>/dev/null || echo 0)
-fix_perf=$(stat -c %s "$work/fix.perf" 2>/dev/null || echo 0)
-echo "fixed bytes (recording /bin/true): ustitch $fix_ust, perf dwarf $fix_perf"
-
-printf '%-8s %-12s %7s %6s %6s %5s %5s %5s %8s %7s %5s %6s %6s %6s\n' workload way samples reach% \
-	cmpl% later late procs "exec ms" mean never B/s ring rec_s
 declare -A share bps ring cpu
 row() {	# row WORKLOAD WAY SAMPLES_FILE DATA_FILE FIXED COPIES CPU
 	local n r later late cmpl np never fms mms size k=$1.$2 cm=-
@@ -266,7 +277,21 @@ row() {	# row WORKLOAD WAY SAMPLES_FILE DATA_FILE FIXED COPIES CPU
 ratio() { echo "$2 > 0" | bc | grep -q 1 && printf '%.3f' "$(echo "$1 / $2" | bc -l)" || echo -; }
 
 summary=()
-for w in $workloads; do
+for mode in $modes; do
+set_mode "$mode"
+# Each way's fixed bytes: recording /bin/true (kallsyms, headers).
+USTITCH_CACHE_DIR='' "$UST_USTITCH" record -q -o "$work/fix.dat" "${ust_ev[@]}" -- /bin/true 2>/dev/null
+"$perf" record -q -o "$work/fix.perf" "${perf_ev[@]}" -- /bin/true 2>/dev/null
+fix_ust=$(stat -c %s "$work/fix.dat" 2>/dev/null || echo 0)
+fix_perf=$(stat -c %s "$work/fix.perf" 2>/dev/null || echo 0)
+echo
+echo "== $mode: ustitch ${ust_ev[*]}; perf ${perf_ev[*]}"
+echo "fixed bytes (recording /bin/true): ustitch $fix_ust, perf dwarf $fix_perf"
+printf '%-8s %-12s %7s %6s %6s %5s %5s %5s %8s %7s %5s %6s %6s %6s\n' workload way "$([ "$mode" = samples ] && echo samples || echo events)" reach% \
+	cmpl% later late procs "exec ms" mean never B/s ring rec_s
+ws=$workloads
+[ "$mode" = events ] && ws=$ev_workloads
+for w in $ws; do
 	workload "$w" || continue
 	# Cold: no disk cache.  Warm: a first run fills $work/cache.
 	ust_rec "$work/$w.cold.dat" "" "${cmd[@]}"
@@ -292,11 +317,12 @@ for w in $workloads; do
 	if [ -z "$c" ] || [ -z "$p" ]; then continue; fi
 	goal="not met"
 	[ "$(echo "$c >= $p && $c >= 97" | bc)" = 1 ] && goal=met
-	summary+=("$(printf '%-8s ustitch cold %5.1f%% (warm %5.1f%%), perf dwarf %5.1f%%: goal (>= perf, >= 97 %%) %s; bytes/sample over perf: %s whole run, %s ring; recorder CPU over perf: %s' \
-		"$w" "$c" "${share[$w.ustitch warm]:-0}" "$p" "$goal" \
+	summary+=("$(printf '%-7s %-8s ustitch cold %5.1f%% (warm %5.1f%%), perf dwarf %5.1f%%: goal (>= perf, >= 97 %%) %s; bytes/%s over perf: %s whole run, %s ring; recorder CPU over perf: %s' \
+		"$mode" "$w" "$c" "${share[$w.ustitch warm]:-0}" "$p" "$goal" "${mode%s}" \
 		"$(ratio "${bps[$w.ustitch cold]}" "${bps[$w.perf dwarf]}")" \
 		"$(ratio "${ring[$w.ustitch cold]}" "${ring[$w.perf dwarf]}")" \
 		"$(ratio "${cpu[$w.ustitch cold]}" "${cpu[$w.perf dwarf]}")")")
+done
 done
 echo "reach%: user stacks reaching _start, __libc_start_call_main, start_thread, clone3 or _dl_start;"
 echo "cmpl%: those or stacks the header calls complete (named or not); later: walked on by the recorder"

@@ -1,4 +1,5 @@
-# `trace-cmd report` with plugin_ustitch -> one line per ustitch/sample:
+# `trace-cmd report` with plugin_ustitch -> one line per event named by
+# the regex ev (-v ev=sample: ustitch/sample):
 #   TIME TID COMM LATER LATE DONE user;frames;innermost;first
 # LATER is 1 when the stack's header says the recorder walked it on after
 # recording (UST_ABI_STACK_F_LATER, lib/report/render.c), LATE 1 when it
@@ -15,7 +16,7 @@ function flush() {
 		print t, tid, comm, later, late, done, (uf == "" ? "-" : uf)
 	on = 0; uf = ""; sect = ""; later = 0; late = 0; done = 0
 }
-/ sample: / {
+$0 ~ (" " ev ": ") {
 	flush(); on = 1; sect = "s"
 	for (i = 1; i <= NF; i++) {
 		if ($i ~ /^\[[0-9]+\]$/) { x = $(i - 1); comm = x; sub(/^.*-/, "", x); tid = x; sub(/-[0-9]+$/, "", comm) }
