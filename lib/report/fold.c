@@ -2,7 +2,9 @@
 /*
  * ust_fold.  The first pass (ust_scan with UST_SCAN_SAMPLES) collected the
  * samples: a sample, then on the same CPU its kernel_stack and its cookie,
- * make one stack.  The user frames come from its stitch index (the stack
+ * make one stack.  A recording without samples folds its events' deferred
+ * stacks instead (system calls, lock_held()-kept events), one count each:
+ * ust_fold_counts().  The user frames come from its stitch index (the stack
  * was recorded later, maybe on another CPU), named as ust_render names them.
  */
 #include <errno.h>
@@ -306,17 +308,22 @@ static void fold_sample(struct ust_fold *f, struct ust_sb *sb, const struct ust_
 }
 
 int ust_fold_input_init(struct ust_fold_input *in, const char *path, const struct ust_scan *scan,
-			const struct ust_fold_names *names, char *err, size_t errsz)
+			const struct ust_fold_names *names, const char *weight, char *err,
+			size_t errsz)
 {
+	const struct ust_scan_opts o = { .flags = UST_SCAN_SAMPLES, .weight = weight };
 	int ret;
 
+	if (weight && !weight[0])
+		weight = NULL;
 	memset(in, 0, sizeof(*in));
-	/* A first pass made without the samples: one with them. */
-	if (!scan || !scan->has_samples) {
+	/* A first pass made without the samples (or the weights): one with them. */
+	if (!scan || !scan->has_samples ||
+	    (weight && (!scan->weight || strcmp(scan->weight, weight)))) {
 		in->own_scan = calloc(1, sizeof(*in->own_scan));
 		if (!in->own_scan)
 			return -ENOMEM;
-		ret = ust_scan_file(in->own_scan, path, UST_SCAN_SAMPLES, err, errsz);
+		ret = ust_scan_file_opts(in->own_scan, path, &o, err, errsz);
 		if (ret < 0) {
 			free(in->own_scan);
 			in->own_scan = NULL;
@@ -347,6 +354,11 @@ void ust_fold_input_fini(struct ust_fold_input *in)
 	memset(in, 0, sizeof(*in));
 }
 
+bool ust_fold_counts(const struct ust_scan *sc, const struct ust_scan_sample *s)
+{
+	return sc->nr_samples == sc->nr_events || !s->is_event;
+}
+
 int ust_fold_file(struct ust_fold *f, const char *path, const struct ust_scan *scan,
 		  const struct ust_fold_names *names, char *err, size_t errsz)
 {
@@ -355,12 +367,13 @@ int ust_fold_file(struct ust_fold *f, const char *path, const struct ust_scan *s
 	unsigned long i;
 	int ret;
 
-	ret = ust_fold_input_init(&in, path, scan, names, err, errsz);
+	ret = ust_fold_input_init(&in, path, scan, names, NULL, err, errsz);
 	if (ret < 0)
 		return ret;
 	ust_sb_init(&sb);
 	for (i = 0; i < in.scan->nr_samples; i++)
-		fold_sample(f, &sb, in.scan, in.names, &in.scan->samples[i]);
+		if (ust_fold_counts(in.scan, &in.scan->samples[i]))
+			fold_sample(f, &sb, in.scan, in.names, &in.scan->samples[i]);
 	ust_sb_fini(&sb);
 	ust_fold_input_fini(&in);
 	return 0;

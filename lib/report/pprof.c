@@ -102,7 +102,12 @@ struct prof {
 	uint64_t *locs;			/* one sample's location ids */
 	size_t nr_l, cap_l;
 	bool lines;			/* source lines and inlined frames (ust_pprof_report) */
+	unsigned int types;		/* PPROF_*: the sample types, in this order */
 };
+
+#define PPROF_SAMPLES	(1U << 0)	/* samples/count, cpu/nanoseconds */
+#define PPROF_EVENTS	(1U << 1)	/* events/count */
+#define PPROF_WEIGHT	(1U << 2)	/* FIELD/count: -O ustitch:weight=FIELD */
 
 static int64_t str_of(struct prof *p, const char *s)
 {
@@ -365,8 +370,15 @@ static void sample(struct prof *p, const struct ust_scan *sc, const struct ust_f
 	for (i = 0; i < nu; i++)
 		pb_varint(&packed, p->locs[i]);
 	pb_msg(&smp, 1, &packed);
-	pb_varint(&packed, 1);
-	pb_varint(&packed, s->period);
+	/* Its values, one per sample type (build()): samples, cpu, events. */
+	if (p->types & PPROF_SAMPLES) {
+		pb_varint(&packed, !s->is_event);
+		pb_varint(&packed, s->is_event ? 0 : s->period);
+	}
+	if (p->types & PPROF_EVENTS)
+		pb_varint(&packed, s->is_event);
+	if (p->types & PPROF_WEIGHT)
+		pb_varint(&packed, s->has_weight ? s->weight : 0);
 	pb_msg(&smp, 2, &packed);
 	free(packed.b);
 	label_str(p, &smp, "comm", comm && strcmp(comm, "<...>") ? comm : "[unknown]");
@@ -396,8 +408,23 @@ static void build(struct prof *p, const struct ust_scan *sc, const struct ust_fo
 	unsigned long i;
 
 	str_of(p, "");	/* string_table[0] */
-	value_type(p, 1, "samples", "count");
-	value_type(p, 1, "cpu", "nanoseconds");
+	/*
+	 * Sampling events count samples and CPU time (their period); other
+	 * events with deferred stacks count events (sample_index=events).
+	 */
+	p->types = (sc->nr_samples > sc->nr_events || !sc->nr_samples ? PPROF_SAMPLES : 0) |
+		   (sc->nr_events ? PPROF_EVENTS : 0);
+	if (p->types & PPROF_SAMPLES) {
+		value_type(p, 1, "samples", "count");
+		value_type(p, 1, "cpu", "nanoseconds");
+	}
+	if (p->types & PPROF_EVENTS)
+		value_type(p, 1, "events", "count");
+	/* -O ustitch:weight=FIELD: the events' field summed, a type named after it. */
+	if (sc->nr_events && sc->weight) {
+		p->types |= PPROF_WEIGHT;
+		value_type(p, 1, sc->weight, "count");
+	}
 	for (i = 0; i < sc->nr_samples; i++) {
 		const struct ust_scan_sample *s = &sc->samples[i];
 
@@ -433,14 +460,15 @@ static void prof_free(struct prof *p)
 }
 
 int ust_pprof_report(const char *dest, const char *path, const struct ust_scan *scan,
-		     const struct ust_fold_names *names, bool lines, char *err, size_t errsz)
+		     const struct ust_fold_names *names, bool lines, const char *weight, char *err,
+		     size_t errsz)
 {
 	struct ust_fold_input in;
 	struct prof p = { .lines = lines };
 	gzFile gz;
 	int ret;
 
-	ret = ust_fold_input_init(&in, path, scan, names, err, errsz);
+	ret = ust_fold_input_init(&in, path, scan, names, weight, err, errsz);
 	if (ret < 0)
 		return ret;
 	ust_hmap_init(&p.str_idx);
@@ -471,8 +499,9 @@ int ust_pprof_report(const char *dest, const char *path, const struct ust_scan *
 		goto out;
 	}
 	fflush(stdout);
-	printf("# ustitch pprof profile: %lu samples, %" PRIu64 " locations, %" PRIu64
-	       " functions, written to %s\n", in.scan->nr_samples, p.nr_locs, p.nr_fns, dest);
+	printf("# ustitch pprof profile: %lu samples, %lu events, %" PRIu64 " locations, %" PRIu64
+	       " functions, written to %s\n", in.scan->nr_samples - in.scan->nr_events,
+	       in.scan->nr_events, p.nr_locs, p.nr_fns, dest);
 	fflush(stdout);
 out:
 	prof_free(&p);

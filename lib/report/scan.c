@@ -26,6 +26,8 @@
 struct last_event {
 	int id, pid;
 	uint64_t off, ts;
+	bool has_weight;	/* with ust_scan.weight: the event has that field */
+	uint64_t weight;
 };
 
 /*
@@ -38,15 +40,19 @@ struct last_event {
 struct task_last {
 	uint64_t off, ts, seq;
 	int32_t id;
+	bool has_weight;
+	uint64_t weight;
 };
 
 /* A request whose requester is looked for across buffers once every event
  * of its CPU at or before its time was read. */
 struct pending {
 	struct ust_stitch_req r;
+	struct last_event w;	/* the requester's weight, once matched */
 };
 
 struct xcpu {
+	struct tep_handle *tep;		/* names the events of requests matched across */
 	struct ust_hmap by_task;	/* mix(pid, buf) -> lasts index */
 	struct task_last *lasts;
 	size_t nr_lasts, cap_lasts;
@@ -149,8 +155,10 @@ static uint64_t task_key(int pid, int buf)
 	return ust_hmap_mix(((uint64_t)(uint32_t)pid << 16) ^ (uint64_t)(uint16_t)buf);
 }
 
-static void note_event(struct xcpu *x, uint64_t ts, uint64_t off, int pid, int id, int buf)
+static void note_event(struct xcpu *x, const struct last_event *e, int buf)
 {
+	uint64_t ts = e->ts, off = e->off;
+	int pid = e->pid, id = e->id;
 	uint64_t k = task_key(pid, buf), i;
 	struct task_last *t;
 
@@ -163,7 +171,8 @@ static void note_event(struct xcpu *x, uint64_t ts, uint64_t off, int pid, int i
 		i = x->nr_lasts++;
 	}
 	t = &x->lasts[i];
-	*t = (struct task_last){ .off = off, .ts = ts, .seq = x->seq, .id = id };
+	*t = (struct task_last){ .off = off, .ts = ts, .seq = x->seq, .id = id,
+				 .has_weight = e->has_weight, .weight = e->weight };
 	x->seq++;
 }
 
@@ -172,7 +181,7 @@ static void note_event(struct xcpu *x, uint64_t ts, uint64_t off, int pid, int i
  * (all read by now), the last of its task in a buffer not its own, if it
  * is among the CROSS_WINDOW last events of the CPU.
  */
-static void match_across(struct xcpu *x, struct ust_stitch_req *r)
+static void match_across(struct xcpu *x, struct ust_stitch_req *r, struct last_event *w)
 {
 	const struct task_last *best = NULL;
 	uint64_t i;
@@ -193,7 +202,12 @@ static void match_across(struct xcpu *x, struct ust_stitch_req *r)
 	r->req_pid = r->pid;
 	r->req_off = best->off;
 	r->req_ts = best->ts;
+	w->has_weight = best->has_weight;
+	w->weight = best->weight;
 }
+
+static void add_request(struct ust_scan *sc, struct tep_handle *tep, const struct ust_stitch_req *r,
+			const struct last_event *w);
 
 /* Resolve the pending requests older than @ts (all: UINT64_MAX). */
 static void flush_pending(struct ust_scan *sc, struct xcpu *x, uint64_t ts)
@@ -205,8 +219,8 @@ static void flush_pending(struct ust_scan *sc, struct xcpu *x, uint64_t ts)
 			x->pend[k++] = x->pend[i];
 			continue;
 		}
-		match_across(x, &x->pend[i].r);
-		ust_stitch_add_request(&sc->st, &x->pend[i].r);
+		match_across(x, &x->pend[i].r, &x->pend[i].w);
+		add_request(sc, x->tep, &x->pend[i].r, &x->pend[i].w);
 	}
 	x->nr_pend = k;
 }
@@ -216,10 +230,11 @@ static void add_pending(struct ust_scan *sc, struct xcpu *x, const struct ust_st
 	void *n = ust_grow(x->pend, &x->cap_pend, x->nr_pend + 1, sizeof(*x->pend), 16);
 
 	if (!n) {
-		ust_stitch_add_request(&sc->st, r);
+		add_request(sc, x->tep, r, NULL);
 		return;
 	}
 	x->pend = n;
+	memset(&x->pend[x->nr_pend], 0, sizeof(x->pend[x->nr_pend]));
 	x->pend[x->nr_pend++].r = *r;
 }
 
@@ -279,6 +294,27 @@ static uint32_t intern(struct ust_scan *sc, const char *name)
 	if (!hashed)
 		ust_hmap_put(&sc->name_idx, h, sc->nr_names);
 	return (uint32_t)sc->nr_names++;
+}
+
+/* A new entry of sc->samples, zeroed; NULL when out of memory. */
+static struct ust_scan_sample *new_sample(struct ust_scan *sc)
+{
+	struct ust_scan_sample *s;
+
+	if (sc->nr_samples == sc->cap_samples) {
+		void *n = ust_grow(sc->samples, &sc->cap_samples, sc->nr_samples + 1,
+				   sizeof(*sc->samples), 256);
+
+		if (!n)
+			return NULL;
+		sc->samples = n;
+	}
+	s = &sc->samples[sc->nr_samples++];
+	memset(s, 0, sizeof(*s));
+	s->kfirst = (uint32_t)sc->nr_kframes;
+	s->comm = UINT32_MAX;
+	s->event = UINT32_MAX;
+	return s;
 }
 
 /* Does @f lie inside a record of @size bytes? */
@@ -358,22 +394,14 @@ static void scan_sample(struct ust_scan *sc, const struct sample_ids *ids,
 	}
 	if (id != ids->sample || id < 0)
 		return;
-	if (sc->nr_samples == sc->cap_samples) {
-		void *n = ust_grow(sc->samples, &sc->cap_samples, sc->nr_samples + 1,
-				   sizeof(*sc->samples), 256);
-
-		if (!n)
-			return;
-		sc->samples = n;
-	}
-	cur->idx = sc->nr_samples;
-	s = &sc->samples[sc->nr_samples++];
-	memset(s, 0, sizeof(*s));
+	s = new_sample(sc);
+	if (!s)
+		return;
+	cur->idx = sc->nr_samples - 1;
 	s->pid = pid;
 	s->buf = buf;
 	s->cpu = cpu;
 	s->rec_off = rec->offset;
-	s->kfirst = (uint32_t)sc->nr_kframes;
 	comm = tep_data_comm_from_pid(lay->tep, pid);
 	s->comm = comm ? intern(sc, comm) : UINT32_MAX;
 	if (ids->ustack && field_in(ids->ustack, size) && !tep_read_number_field(ids->ustack, rec->data, &v))
@@ -403,6 +431,49 @@ static void scan_sample(struct ust_scan *sc, const struct sample_ids *ids,
 	cur->ts = rec->ts;
 }
 
+/*
+ * A request whose requester is known, into the stitch index; with
+ * UST_SCAN_SAMPLES an event's (not a sample's: its own records made
+ * one) is one more entry of sc->samples, is_event, named after the event,
+ * for the profiles of event recordings (system calls, lock_held()).
+ */
+static void add_request(struct ust_scan *sc, struct tep_handle *tep, const struct ust_stitch_req *r,
+			const struct last_event *w)
+{
+	struct tep_event *ev;
+	struct ust_scan_sample *s;
+	const char *comm;
+
+	ust_stitch_add_request(&sc->st, r);
+	if (!sc->has_samples || r->req_id < 0 || r->req_pid != r->pid || !tep)
+		return;
+	ev = tep_find_event(tep, r->req_id);
+	if (!ev || !ev->name || (ev->system && !strcmp(ev->system, UST_ABI_SYSTEM_USTITCH) &&
+				 !strcmp(ev->name, UST_PERF_ENC_EV_SAMPLE)))
+		return;
+	s = new_sample(sc);
+	if (!s)
+		return;
+	s->pid = r->pid;
+	s->buf = r->buf;
+	s->cpu = r->cpu;
+	s->rec_off = r->rec_off;
+	s->ts = r->req_ts;
+	s->has_cookie = true;
+	s->cookie = r->cookie;
+	s->cookie_off = r->rec_off;
+	s->ustack = UST_PERF_ENC_USTACK_DEFERRED;
+	comm = tep_data_comm_from_pid(tep, r->pid);
+	s->comm = comm ? intern(sc, comm) : UINT32_MAX;
+	s->event = intern(sc, ev->name);
+	s->is_event = true;
+	if (w && w->has_weight) {
+		s->has_weight = true;
+		s->weight = w->weight;
+	}
+	sc->nr_events++;
+}
+
 /* ---- the pass ------------------------------------------------------------ */
 
 struct buf_state {
@@ -414,9 +485,31 @@ struct buf_state {
 	struct sample_on sample;
 	unsigned long long prev_off;	/* file offset of its last record (next_record) */
 	const struct ust_scan_maps *maps;	/* the file's mappings before the open */
+	const char *weight_name;		/* ust_scan.weight */
 	struct scan_progress *prog;	/* UST_SCAN_PROGRESS, else NULL */
 	unsigned long long page;	/* the page of its last record, for @prog */
+	int weight_id;			/* the event whose weight field is weight_f (-1: none yet) */
+	struct tep_format_field *weight_f;
 };
+
+/* The weight field's value in @rec (an event of type @id): false when it has none. */
+static bool event_weight(struct buf_state *b, struct tep_record *rec, int id, int size, uint64_t *v)
+{
+	unsigned long long n;
+
+	if (id != b->weight_id) {
+		struct tep_event *ev = tep_find_event(b->lay.tep, id);
+
+		b->weight_id = id;
+		b->weight_f = ev ? tep_find_field(ev, b->weight_name) : NULL;
+	}
+	if (!b->weight_f || b->weight_f->offset < 0 || b->weight_f->size < 0 ||
+	    b->weight_f->offset + b->weight_f->size > size ||
+	    tep_read_number_field(b->weight_f, rec->data, &n))
+		return false;
+	*v = n;
+	return true;
+}
 
 /* How far the pass is: bytes of the record pages read, of the file's size. */
 struct scan_progress {
@@ -486,6 +579,7 @@ static void buf_state_init(struct buf_state *b, struct tracecmd_input *h,
 	memset(b, 0, sizeof(*b));
 	b->h = h;
 	b->maps = maps;
+	b->weight_id = -1;
 	ust_dec_layout_init(&b->lay, tep, err, sizeof(err));
 	sample_ids_init(&b->sids, tep);
 	ks = tep_find_event_by_name(tep, "ftrace", "kernel_stack");
@@ -540,7 +634,7 @@ static void scan_record(struct ust_scan *sc, struct buf_state *b, int buf, int c
 		if (r.req_id < 0 && x)
 			add_pending(sc, x, &r);
 		else
-			ust_stitch_add_request(&sc->st, &r);
+			add_request(sc, lay->tep, &r, r.req_id >= 0 ? last : NULL);
 		last->id = -1;
 		last->pid = -1;
 	} else if (id == lay->stack_id) {
@@ -565,12 +659,13 @@ static void scan_record(struct ust_scan *sc, struct buf_state *b, int buf, int c
 			add_mapping(sc, &m, buf, cpu, rec->offset);
 	} else if (id != b->kstack_id) {
 		/* kernel_stack sits between an event and its cookie: skip it. */
-		if (x)
-			note_event(x, rec->ts, rec->offset, pid, id, buf);
 		last->id = id;
 		last->pid = pid;
 		last->off = rec->offset;
 		last->ts = rec->ts;
+		last->has_weight = sc->weight && event_weight(b, rec, id, size, &last->weight);
+		if (x)
+			note_event(x, last, buf);
 	}
 }
 
@@ -606,6 +701,7 @@ static int scan_merged(struct ust_scan *sc, struct buf_state *bs, int nr)
 		return -1;
 	memset(&x, 0, sizeof(x));
 	x.nr_bufs = nr;
+	x.tep = bs[0].h ? tracecmd_get_tep(bs[0].h) : NULL;
 	ust_hmap_init(&x.by_task);
 	for (b = 0; b < nr; b++)
 		if (bs[b].h && bs[b].cpus > cpus)
@@ -672,6 +768,15 @@ static int cmp_sample(const void *a, const void *b)
 int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, char *err,
 		  size_t errsz)
 {
+	const struct ust_scan_opts o = { .flags = flags };
+
+	return ust_scan_file_opts(sc, path, &o, err, errsz);
+}
+
+int ust_scan_file_opts(struct ust_scan *sc, const char *path, const struct ust_scan_opts *o,
+		       char *err, size_t errsz)
+{
+	unsigned int flags = o->flags;
 	struct buf_state *bs;
 	struct tracecmd_input *h;
 	struct ust_scan_maps maps;
@@ -715,6 +820,9 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 	}
 	sc->nr_bufs = n + 1;
 	sc->buf_names[0] = strdup("");
+	/* Out of memory for it: no weights (the profile then lacks that type). */
+	if (sc->has_samples && o->weight && o->weight[0])
+		sc->weight = strdup(o->weight);
 	if (flags & UST_SCAN_PROGRESS) {
 		const char *base = strrchr(path, '/');
 
@@ -733,6 +841,7 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 			sc->cross_buffer = true;
 	}
 	buf_state_init(&bs[0], h, &maps);
+	bs[0].weight_name = sc->weight;
 	bs[0].prog = flags & UST_SCAN_PROGRESS ? &prog : NULL;
 	if (!sc->cross_buffer)
 		scan_buffer(sc, &bs[0], 0);
@@ -744,6 +853,7 @@ int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, cha
 		if (!ih)
 			continue;
 		buf_state_init(&bs[i + 1], ih, &maps);
+		bs[i + 1].weight_name = sc->weight;
 		bs[i + 1].prog = bs[0].prog;
 		if (sc->cross_buffer)
 			continue;	/* read together below */
@@ -784,6 +894,7 @@ void ust_scan_fini(struct ust_scan *sc)
 		free(sc->buf_names[b]);
 	free(sc->buf_names);
 	free(sc->path);
+	free(sc->weight);
 	ust_stitch_fini(&sc->st);
 	free(sc->samples);
 	free(sc->kframes);

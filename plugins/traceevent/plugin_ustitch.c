@@ -141,6 +141,8 @@ struct tep_plugin_option TEP_PLUGIN_OPTIONS[] = {
 	  .description = "the flame graph's roots per thread (comm-TID), not per command name" },
 	{ .name = "pprof", .plugin_alias = "ustitch", .value = "",
 	  .description = "at the end, write the samples as a gzipped pprof profile (go tool pprof, Pyroscope, Parca) to this path" },
+	{ .name = "weight", .plugin_alias = "ustitch", .value = "",
+	  .description = "with pprof: one more sample type, this field of each event with a deferred stack summed (count of sys_enter_write: bytes written)" },
 	{ .name = "top", .plugin_alias = "ustitch", .value = "0",
 	  .description = "at the end, the N functions with the largest self and total share of the samples, as perf report" },
 	{ .name = "addr_filter", .plugin_alias = "ustitch", .value = "",
@@ -160,7 +162,7 @@ const char *TEP_PLUGIN_ALIAS = "ustitch";
 
 enum { OPT_STITCH, OPT_SYMBOLS, OPT_LINES, OPT_RAW, OPT_MAX_FRAMES, OPT_DEBUG_DIRS,
        OPT_SEARCH_DIRS, OPT_FILE, OPT_FOLDED, OPT_FLAMEGRAPH, OPT_FLAMEGRAPH_ICICLE,
-       OPT_FLAMEGRAPH_THREADS, OPT_PPROF, OPT_TOP, OPT_ADDR_FILTER, OPT_ARCHIVE, OPT_BY_HANDLE,
+       OPT_FLAMEGRAPH_THREADS, OPT_PPROF, OPT_WEIGHT, OPT_TOP, OPT_ADDR_FILTER, OPT_ARCHIVE, OPT_BY_HANDLE,
        OPT_DEBUGINFOD, OPT_DEMANGLE };
 
 #define NR_OPTIONS	(sizeof(TEP_PLUGIN_OPTIONS) / sizeof(TEP_PLUGIN_OPTIONS[0]) - 1)
@@ -176,6 +178,7 @@ static const struct ust_ropt opt_kinds[] = {
 	{ .name = "flamegraph", .kind = UST_ROPT_TEXT, .takes = "a path (PATH.svg)" },
 	{ .name = "top", .kind = UST_ROPT_COUNT, .takes = "a count of functions" },
 	{ .name = "pprof", .kind = UST_ROPT_TEXT, .takes = "a path (PATH.pb.gz)" },
+	{ .name = "weight", .kind = UST_ROPT_TEXT, .takes = "a field of the events (count)" },
 	{ .name = "debuginfod", .kind = UST_ROPT_BOOL, .takes = "1 or 0" },
 };
 
@@ -531,8 +534,12 @@ static void choose_mode(struct pstate *p, struct tep_record *rec, int id)
 
 		if (!sc)
 			return;
-		if (ust_scan_file(sc, cand[i], UST_SCAN_PROGRESS | (folded_wanted() ? UST_SCAN_SAMPLES : 0), err,
-				  sizeof(err))) {
+		const struct ust_scan_opts so = {
+			.flags = UST_SCAN_PROGRESS | (folded_wanted() ? UST_SCAN_SAMPLES : 0),
+			.weight = opt_str(OPT_PPROF)[0] ? opt_str(OPT_WEIGHT) : NULL,
+		};
+
+		if (ust_scan_file_opts(sc, cand[i], &so, err, sizeof(err))) {
 			snprintf(p->mode_why, sizeof(p->mode_why), "%s", err);
 			free(sc);
 			continue;
@@ -977,7 +984,7 @@ static void fold_at_end(struct pstate *p)
 	}
 	if (opt_str(OPT_PPROF)[0] &&
 	    ust_pprof_report(opt_str(OPT_PPROF), p->scan ? p->scan->path : cand[0], p->scan, &names,
-			     opt_bool(OPT_LINES), err, sizeof(err)))
+			     opt_bool(OPT_LINES), opt_str(OPT_WEIGHT), err, sizeof(err)))
 		fprintf(stderr, "ustitch: pprof: %s\n", err);
 	if (top_wanted() > 0 &&
 	    ust_top_report((unsigned int)(top_wanted() > 100000 ? 100000 : top_wanted()),

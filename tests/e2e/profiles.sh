@@ -8,7 +8,8 @@
 # program's red to orange, a library's yellow, the rest grey); the file is
 # well-formed XML (xmllint); the icicle and per-thread variants.  Then
 # -O ustitch:top=N's two tables, share for share; -O ustitch:pprof=PATH
-# as go tool pprof reads it.
+# as go tool pprof reads it.  Then a recording of events (system calls
+# with deferred stacks), folded and as pprof's events/count.
 set -u
 . "$(dirname "$0")/report-lib.sh"
 work=$(mktemp -d /tmp/ustitch-flame.XXXXXX)
@@ -161,7 +162,7 @@ if ! command -v go >/dev/null; then
 else
 	ust_report "$work" "$work/out6" "$work/err6" -O ustitch:pprof="$work/p.pb.gz" trace.dat ||
 		{ cat "$work/err6"; exit 1; }
-	grep -qx "# ustitch pprof profile: 9 samples, 8 locations, 7 functions, written to $work/p.pb.gz" \
+	grep -qx "# ustitch pprof profile: 9 samples, 0 events, 8 locations, 7 functions, written to $work/p.pb.gz" \
 		"$work/out6" && ok "pprof: the report says where" || bad "pprof: $(grep pprof "$work/out6")"
 	gop() { HOME=$work GOCACHE=$work/gocache go tool pprof "$@" "$work/p.pb.gz" 2>"$work/go.err"; }
 	gop -top -sample_index=samples | awk '$NF ~ /^[a-z_]+$/ && $1 ~ /^[0-9]+$/ { print $NF, $1, $4 }' |
@@ -205,6 +206,55 @@ else
 		grep -q " $b $bid " "$work/maps" && ok "pprof: mapping $(basename "$b") with its build-id" ||
 			bad "pprof: no mapping '$b $bid' in: $(cat "$work/maps")"
 	done
+fi
+
+# A recording of events, not samples (system calls with deferred stacks):
+# its folded stacks count events, and pprof's sample type is events/count;
+# with -O ustitch:weight=count one more, the bytes written.  Two writers,
+# 3:1 by events, 3:10 by bytes: ust_c writes 10 bytes 3 times, ust_b 100
+# bytes once.
+mkdir -p "$work/ev"
+{
+	echo "cpus 1"
+	echo "cmdline 100 ust-testprog"
+	echo "mapping cpu=0 ts=900000 pid=100 path=$tp"
+	ts=1000000 c=1
+	event() {	# event BYTES FRAMES
+		echo "event cpu=0 ts=$ts pid=100 sys=syscalls name=sys_enter_write __syscall_nr=1 fd=1 count=$1"
+		shift
+		printf 'cookie cpu=0 ts=%d pid=100 cookie=0x%x\n' $ts $((c * 2 + 1))
+		printf 'stack cpu=0 ts=%d pid=100 cookie=0x%x frames=%s\n' $((ts + 100)) $((c * 2 + 1)) "$1"
+		ts=$((ts + 1000)) c=$((c + 1))
+	}
+	for i in 1 2 3; do event 10 "$libc:$ip,$tp:$r_c,$tp:$r_b,$tp:$r_a,$tp:$r_main"; done
+	event 100 "$libc:$ip,$tp:$r_b,$tp:$r_a,$tp:$r_main"
+} >"$work/ev/spec"
+"$UST_MKTRACE" "$work/ev/spec" "$work/ev/trace.dat" 2>"$work/mk.err" || { cat "$work/mk.err"; exit 1; }
+if ust_report "$work/ev" "$work/out8" "$work/err8" -O ustitch:folded=1 trace.dat; then
+	sed -n '/^# ustitch folded/,$p' "$work/out8" >"$work/got"
+	printf '%s\n' "# ustitch folded stacks: 4 samples, 2 distinct stacks" \
+		"ust-testprog;main;ust_a;ust_b;getppid 1" "ust-testprog;main;ust_a;ust_b;ust_c;getppid 3" \
+		>"$work/expected"
+	same "events: folded stacks, an event a count" "$work/got"
+else
+	bad "events: report failed: $(cat "$work/err8")"
+fi
+if command -v go >/dev/null; then
+	ust_report "$work/ev" "$work/out9" "$work/err9" -O ustitch:pprof="$work/ev.pb.gz" -O ustitch:weight=count \
+		trace.dat || { cat "$work/err9"; exit 1; }
+	grep -q "# ustitch pprof profile: 0 samples, 4 events," "$work/out9" && ok "events: pprof says 4 events" ||
+		bad "events: pprof: $(grep pprof "$work/out9")"
+	HOME=$work GOCACHE=$work/gocache go tool pprof -top -sample_index=events "$work/ev.pb.gz" 2>/dev/null |
+		awk '$NF ~ /^[a-z_]+$/ && $1 ~ /^[0-9]+$/ { print $NF, $1, $4 }' | sort >"$work/got"
+	printf '%s\n' "getppid 4 4" "main 0 4" "ust_a 0 4" "ust_b 0 4" "ust_c 0 3" >"$work/expected"
+	same "events: pprof -top -sample_index=events, flat and cumulative" "$work/got"
+	HOME=$work GOCACHE=$work/gocache go tool pprof -tags "$work/ev.pb.gz" 2>/dev/null >"$work/tags"
+	grep -q 'sys_enter_write$' "$work/tags" && ok "events: pprof -tags: the event's name" ||
+		bad "events: pprof -tags: $(cat "$work/tags")"
+	HOME=$work GOCACHE=$work/gocache go tool pprof -top -sample_index=count "$work/ev.pb.gz" 2>/dev/null |
+		awk '$NF ~ /^[a-z_]+$/ && $1 ~ /^[0-9]+$/ { print $NF, $1, $4 }' | sort >"$work/got"
+	printf '%s\n' "getppid 130 130" "main 0 130" "ust_a 0 130" "ust_b 0 130" "ust_c 0 30" >"$work/expected"
+	same "events: pprof -top -sample_index=count (weight=count): the bytes by stack" "$work/got"
 fi
 
 [ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }

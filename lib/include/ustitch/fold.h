@@ -61,10 +61,13 @@ struct ust_fold_names {
 
 /*
  * What a pass over a trace's samples reads (ust_fold_file, ust_pprof): the
- * first pass if it has the samples, else one made here; the caller's frame
- * names, else a resolver and symbol cache of its own fed the trace's
- * mapping records.  0, or a negative errno with @err.
+ * first pass if it has the samples (and the events' @weight field, when
+ * not NULL), else one made here; the caller's frame names, else a resolver
+ * and symbol cache of its own fed the trace's mapping records.  0, or a
+ * negative errno with @err.
  */
+struct ust_scan_sample;
+
 struct ust_fold_input {
 	const struct ust_scan *scan;
 	const struct ust_fold_names *names;
@@ -72,11 +75,18 @@ struct ust_fold_input {
 	struct ust_fold_names own;
 };
 int ust_fold_input_init(struct ust_fold_input *in, const char *path, const struct ust_scan *scan,
-			const struct ust_fold_names *names, char *err, size_t errsz);
+			const struct ust_fold_names *names, const char *weight, char *err,
+			size_t errsz);
 void ust_fold_input_fini(struct ust_fold_input *in);
 
 /*
- * Fold the samples of the trace.dat @path.  @scan: its first pass (the
+ * Whether entry @s of @sc's samples is counted in a fold: the samples, or
+ * where the recording has none, its events with deferred stacks.
+ */
+bool ust_fold_counts(const struct ust_scan *sc, const struct ust_scan_sample *s);
+
+/*
+ * Fold the samples (or events: ust_fold_counts()) of the trace.dat @path.  @scan: its first pass (the
  * stitched user stacks); NULL: one is made here.  0, or a negative errno with @err.
  */
 int ust_fold_file(struct ust_fold *f, const char *path, const struct ust_scan *scan,

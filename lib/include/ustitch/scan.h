@@ -48,6 +48,9 @@ struct ust_scan_sample {
 	uint64_t ts;		/* the record's time */
 	uint64_t period;	/* its period field (cpu-clock: nanoseconds), 0: none */
 	uint32_t event;		/* ust_scan.names index of its event field, UINT32_MAX: none */
+	bool is_event;		/* an event with a deferred stack, not a sample: event its name */
+	bool has_weight;	/* is_event, and it has the field ust_scan.weight names */
+	uint64_t weight;	/* that field's value */
 };
 
 struct ust_scan {
@@ -67,6 +70,8 @@ struct ust_scan {
 	int page_size;			/* of its ring-buffer pages (its header's), 0: unknown */
 	/* UST_SCAN_SAMPLES: the samples, their kernel frames and comms (interned). */
 	bool has_samples;
+	unsigned long nr_events;	/* of the samples, events with deferred stacks (is_event) */
+	char *weight;			/* the events' field read as their weight (ust_scan_opts), or NULL */
 	struct ust_scan_sample *samples;
 	unsigned long nr_samples;
 	size_t cap_samples;
@@ -84,6 +89,20 @@ struct ust_scan {
 /* Scan @path.  Returns 0, or a negative errno with @err ("cannot scan ...: ..."). */
 int ust_scan_file(struct ust_scan *sc, const char *path, unsigned int flags, char *err,
 		  size_t errsz);
+
+struct ust_scan_opts {
+	unsigned int flags;	/* UST_SCAN_* */
+	/*
+	 * With UST_SCAN_SAMPLES: the field of each event with a deferred
+	 * stack to keep as its weight (-O ustitch:weight=FIELD: count of
+	 * sys_enter_write, the bytes written), or NULL.
+	 */
+	const char *weight;
+};
+
+/* ust_scan_file() with @o. */
+int ust_scan_file_opts(struct ust_scan *sc, const char *path, const struct ust_scan_opts *o,
+		       char *err, size_t errsz);
 void ust_scan_fini(struct ust_scan *sc);
 
 /* Is @path a trace.dat (by its magic)?  Cheap: reads 10 bytes. */

@@ -10,7 +10,7 @@
 #   debian: the default -g on Debian's own binaries (no frame pointers):
 #     complete stacks where -g uses the BPF CFI walk, else skipped.
 set -u
-. "$(dirname "$0")/../lib.sh" perf "${1:-}" deferred fp lost badcmd kernel kernel-lost debian top
+. "$(dirname "$0")/../lib.sh" perf "${1:-}" deferred fp lost badcmd kernel kernel-lost debian top writers
 
 MAIN="perf_c;perf_b;perf_a;main"
 THR="perf_c;thr_a;thr_main;start_thread"
@@ -289,6 +289,64 @@ top() {
 		ok "top: main's total share: $main %" || bad "top: main's total share '${main:-}', expected >= 95 %"
 }
 
+# The profiles of an event recording: a program built here (-O2) writes 10
+# bytes 300 times from small_writer, then 100 bytes 100 times from
+# big_writer; its write() system calls recorded with deferred stacks.  As
+# go tool pprof reads -O ustitch:pprof with weight=count: small_writer and
+# big_writer 3:1 by events (300 and 100) and 3:10 by bytes (3000, 10000).
+writers() {
+	command -v go >/dev/null || skip_all "no go tool (Debian: golang-go)"
+	cat >"$work/writers.c" <<'EOF'
+#include <string.h>
+#include <unistd.h>
+__attribute__((noinline)) static void small_writer(void)
+{
+	char b[10];
+	memset(b, 's', sizeof(b));
+	for (int i = 0; i < 300; i++)
+		if (write(1, b, sizeof(b)) < 0)
+			return;
+}
+__attribute__((noinline)) static void big_writer(void)
+{
+	char b[100];
+	memset(b, 'b', sizeof(b));
+	for (int i = 0; i < 100; i++)
+		if (write(1, b, sizeof(b)) < 0)
+			return;
+}
+int main(void)
+{
+	small_writer();
+	big_writer();
+	return 0;
+}
+EOF
+	gcc -O2 -o "$work/writers" "$work/writers.c" || { bad "writers: gcc failed"; return; }
+	"$UST_USTITCH" record -q -o "$work/writers.dat" -e syscalls:sys_enter_write -O userstacktrace_delay \
+		-- "$work/writers" >/dev/null 2>"$work/writers.log" ||
+		{ bad "writers: ustitch record failed: $(cat "$work/writers.log")"; return; }
+	report "$work/writers.dat" -O ustitch:pprof="$work/writers.pb.gz" -O ustitch:weight=count \
+		-O ustitch:folded="$work/writers.folded" >"$work/writers.report"
+	grep '^# ustitch pprof' "$work/writers.report" | sed 's/^/# /'
+	local idx fn want got
+	for idx in events count; do
+		HOME=$work GOCACHE=$work/gocache go tool pprof -top -sample_index=$idx "$work/writers.pb.gz" \
+			2>/dev/null >"$work/writers.$idx"
+		for fn in small_writer big_writer; do
+			case $idx.$fn in
+			events.small_writer) want=300 ;; events.big_writer) want=100 ;;
+			count.small_writer) want=3000 ;; count.big_writer) want=10000 ;;
+			esac
+			got=$(awk -v f="$fn" '$NF == f { print $4 }' "$work/writers.$idx")
+			expect_eq "writers: pprof -sample_index=$idx: $fn's cumulative" "${got:-none}" "$want"
+		done
+	done
+	expect_eq "writers: folded: the events by stack" \
+		"$(awk '{ n = split($1, f, ";"); print f[n - 1], $2 }' "$work/writers.folded" | grep _writer | sort | tr '\n' ' ')" \
+		"big_writer 100 small_writer 300 "
+}
+
 # A one-page ring at 10 kHz: deferred callchains are lost with the rest;
 # their samples say so, and none borrows another entry's stack.
 kernel-lost() {
@@ -348,7 +406,7 @@ badcmd() {
 }
 
 case $1 in
-deferred | fp | lost | badcmd | kernel | kernel-lost | debian | top) "$1" ;;
+deferred | fp | lost | badcmd | kernel | kernel-lost | debian | top | writers) "$1" ;;
 *) bad "unknown test '$1'" ;;
 esac
 finish
