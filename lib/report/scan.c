@@ -783,6 +783,7 @@ int ust_scan_file_opts(struct ust_scan *sc, const char *path, const struct ust_s
 	struct scan_progress prog = { 0 };
 	struct stat stbuf;
 	double t0 = now();
+	bool any_flags = false;
 	char what[160];
 	int i, n;
 
@@ -842,6 +843,7 @@ int ust_scan_file_opts(struct ust_scan *sc, const char *path, const struct ust_s
 	}
 	buf_state_init(&bs[0], h, &maps);
 	bs[0].weight_name = sc->weight;
+	any_flags = bs[0].lay.flags_id >= 0;
 	bs[0].prog = flags & UST_SCAN_PROGRESS ? &prog : NULL;
 	if (!sc->cross_buffer)
 		scan_buffer(sc, &bs[0], 0);
@@ -854,6 +856,7 @@ int ust_scan_file_opts(struct ust_scan *sc, const char *path, const struct ust_s
 			continue;
 		buf_state_init(&bs[i + 1], ih, &maps);
 		bs[i + 1].weight_name = sc->weight;
+		any_flags |= bs[i + 1].lay.flags_id >= 0;
 		bs[i + 1].prog = bs[0].prog;
 		if (sc->cross_buffer)
 			continue;	/* read together below */
@@ -877,6 +880,8 @@ int ust_scan_file_opts(struct ust_scan *sc, const char *path, const struct ust_s
 	ust_progress_end(&prog.line);
 	/* libtracecmd's leftovers would hold every page read resident. */
 	ust_scan_maps_unmap_new(&maps);
+	/* No stack_flags event, which BPF writes with every stack: the kernel's. */
+	sc->st.kernel_stacks = !any_flags;
 	ust_stitch_finish(&sc->st, &sc->stats);
 	sc->seconds = now() - t0;
 	return 0;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ustitch/abi.h"
 #include "ustitch/grow.h"
 #include "ustitch/stitch.h"
 
@@ -409,6 +410,8 @@ void ust_stitch_finish(struct ust_stitch *st, struct ust_stitch_stats *stats)
 		s->frames = s->content != UINT32_MAX ? st->contents[s->content].frames : NULL;
 		if (ust_hmap_get(&st->flags_by_cookie, s->cookie, &f))
 			s->flags = st->flag_recs[f].flags;
+		else if (st->kernel_stacks)
+			s->flags = UST_ABI_STACK_F_KERNEL;
 		/* The chain's head counts the others. */
 		if (ust_hmap_get(&st->stack_by_cookie, s->cookie, &f) && f == i)
 			for (j = s->next_same_cookie; j >= 0; j = st->stacks[j].next_same_cookie)

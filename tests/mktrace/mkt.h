@@ -40,6 +40,7 @@ struct ust_mkt {
 	int nr_written;			/* how many of them the writer has */
 	struct ust_sym_cache *syms;	/* created on the first symbol frame */
 	bool io_failed;			/* the last error was I/O, not the input's fault */
+	bool native;			/* `native`: the kernel's own records, no stack_flags format */
 	char err[512];
 };
 

@@ -4,7 +4,7 @@
  * `#` starts a comment, values are whitespace-separated (double quotes
  * keep spaces), numbers are decimal or 0x hex, keys are order-free:
  *
- *   cpus N | clock NAME | buffer NAME | format KEY | cmdline PID COMM
+ *   cpus N | clock NAME | buffer NAME | format KEY | cmdline PID COMM | native
  *   event   cpu= ts= pid= [buf=] sys= name= [FIELD=VALUE ...]
  *   cookie  cpu= ts= pid= [buf=] cookie=
  *   stack   cpu= ts= pid= [buf=] cookie= frames=F[,F...] [corrupt=KIND]
@@ -12,7 +12,11 @@
  *   lost    cpu= [buf=] count=
  *
  * Record layouts come from the format texts; the offsets this file relies
- * on by name are checked against kernel-bits/include/ustitch/abi.h.
+ * on by name are checked against kernel-bits/include/ustitch/abi.h.  A
+ * trace with stacks has the ustitch/stack_flags format, as ustitch
+ * record's traces have (every stack BPF makes comes with such a record);
+ * `native` leaves it out: the trace is a kernel's own, seed 004's ftrace
+ * records alone, whose stacks the report says the kernel's unwinder took.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -523,6 +527,8 @@ static int do_stack(struct ust_mkt *m, struct line *l)
 	if (no_leftovers(m, l) < 0)
 		return -1;
 
+	if (!m->native && !ust_mkt_event(m, UST_ABI_SYSTEM_USTITCH, UST_ABI_EV_STACK_FLAGS))
+		return -1;
 	/* Whichever layout was declared (or the full one): the format decides. */
 	ev = ust_mkt_event(m, UST_ABI_SYSTEM_FTRACE, UST_ABI_EV_UNWIND_STACK);
 	if (!ev || !(fc = abi_field(m, ev, "cookie", UST_ABI_COOKIE_OFF)) ||
@@ -708,6 +714,12 @@ static int do_line(struct ust_mkt *m, struct line *l)
 		if (!ust_mkt_parse_u64(l->tok[1], &v) || v < 1 || v > 4096)
 			return ust_mkt_set_error(m, "cpus %s: expected 1..4096", l->tok[1]);
 		m->nr_cpus = (int)v;
+		return 0;
+	}
+	if (!strcmp(kw, "native")) {
+		if (l->nr_tok != 1 || ust_mkt_started(m))
+			return ust_mkt_set_error(m, "native takes no argument and comes before records");
+		m->native = true;
 		return 0;
 	}
 	if (!strcmp(kw, "buffer"))

@@ -17,6 +17,12 @@
 #   7.3   trixie-backports' linux-binary-7.3.*+deb13-amd64 and its
 #         linux-modules-*: fetched through an apt configuration of the
 #         lane's own (in the cache directory), the host's sources untouched
+#   7.3-deferred
+#         built here: trixie-backports' linux-source-7.3 with the ftrace
+#         deferred-unwind series (kernel-bits/patches/7.3/*.patch) and a
+#         trimmed configuration (kernel-bits/patches/guest.config, no
+#         modules), kept in the cache by (source version, patches,
+#         configuration); a cold build takes some minutes (its time is said)
 #
 # What runs in the guest: tests/vm/guest-tests.txt (see there), the lines
 # meant for NAME.  The whole list, every kernel's lines, is checked on the
@@ -41,7 +47,7 @@
 #   UST_*              passed on to the guest's script tests
 set -u
 
-tap=0 kname=6.12 check_only=0
+tap=0 kname=6.12 check_only=0 kbuild=
 while (($#)); do
 	case $1 in
 	--tap) tap=1 ;;
@@ -52,7 +58,7 @@ while (($#)); do
 	shift
 done
 if [ $# -ne 2 ]; then
-	echo "usage: $0 [--tap] [--kernel 6.1|6.12|7.3] SOURCE-DIR BUILD-DIR" >&2
+	echo "usage: $0 [--tap] [--kernel 6.1|6.12|7.3|7.3-deferred] SOURCE-DIR BUILD-DIR" >&2
 	echo "       $0 --check SOURCE-DIR BUILD-DIR" >&2
 	exit 2
 fi
@@ -96,8 +102,15 @@ case $kname in
 	ksuite=trixie-backports
 	modules=('?virtio_pci' 9p 9pnet_virtio)
 	;;
+7.3-deferred)
+	# Built here from this source package (build_kernel below).
+	kre='^linux-source-7\.3$'
+	ksuite=trixie-backports
+	kbuild=$src/kernel-bits/patches
+	modules=()
+	;;
 *)
-	echo "$0: unknown kernel '$kname' (6.1, 6.12 or 7.3)" >&2
+	echo "$0: unknown kernel '$kname' (6.1, 6.12, 7.3 or 7.3-deferred)" >&2
 	exit 2
 	;;
 esac
@@ -121,7 +134,7 @@ bail() {
 
 # ---- the list, checked before anything else ----------------------------
 
-kernels=(6.1 6.12 7.3)
+kernels=(6.1 6.12 7.3 7.3-deferred)
 # check_list: every line of $list, whatever its kernels, is well formed and
 # names something this build has; each problem is said (file:line), and
 # the count returned.  Lines meant for other kernels are checked too: a
@@ -299,14 +312,72 @@ unpack_kernel() {	# unpack_kernel PACKAGE
 	) 9>"$cache/.lock"
 }
 
+# The kernel of --kernel 7.3-deferred, built from source package SRCPKG
+# (unpacked by unpack_kernel) with $kbuild's patches and configuration,
+# into $cache/build-KEY/ (bzImage, its release): KEY hashes what the image
+# is made of, so a changed patch or option builds anew and an unchanged
+# one never does.  The source tree is removed after.
+build_kernel() {	# build_kernel SRCPKG: prints the build's directory
+	local pkg=$1 key dir tree t0 tarball
+	tarball=$(find "$cache/$pkg/usr/src" -name 'linux-source-*.tar.*' 2>/dev/null | head -1)
+	[ -n "$tarball" ] || { echo "no source tarball in $cache/$pkg" >&2; return 1; }
+	key=$( {
+		stat -c '%n %s %Y' "$tarball"
+		cat "$kbuild/guest.config" "$kbuild"/7.3/*.patch
+		gcc --version | head -1
+	} | sha256sum | cut -c1-16)
+	dir=$cache/build-$kname-$key
+	if [ -e "$dir/.complete" ]; then
+		echo "$dir"
+		return 0
+	fi
+	(
+		flock 9
+		[ -e "$dir/.complete" ] && exit 0
+		need_pkgs flex bison bc dwarves libelf-dev libssl-dev ||
+			{ echo "cannot install the kernel's build dependencies"; exit 1; }
+		t0=$(date +%s)
+		tree=$(mktemp -d "$cache/src.XXXXXX") || exit 1
+		trap 'rm -rf "$tree"' EXIT
+		tar -xaf "$tarball" -C "$tree" --strip-components=1 || exit 1
+		for p in "$kbuild"/7.3/*.patch; do
+			patch -d "$tree" -p1 -s <"$p" || { echo "$p does not apply"; exit 1; }
+		done
+		make -s -C "$tree" allnoconfig KCONFIG_ALLCONFIG="$kbuild/guest.config" || exit 1
+		make -s -C "$tree" -j"$(nproc)" bzImage >"$cache/build-$kname.log" 2>&1 ||
+			{ tail -20 "$cache/build-$kname.log"; exit 1; }
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		cp "$tree/arch/x86/boot/bzImage" "$dir/bzImage"
+		cp "$tree/.config" "$dir/config"
+		make -s -C "$tree" kernelrelease >"$dir/release"
+		echo "$(($(date +%s) - t0))" >"$dir/build-seconds"
+		touch "$dir/.complete"
+	) 9>"$cache/.lock-build" >&2 || return 1
+	echo "$dir"
+}
+
 kpkg=$(pick_kernel)
 [ -n "$kpkg" ] || skip "apt knows no kernel package like $kre and none is cached in $cache"
 unpack_kernel "$kpkg" >"$work.kernel.log" 2>&1 ||
 	skip "cannot download or unpack $kpkg (see $work.kernel.log)"
 kroot=$cache/$kpkg
-# bookworm's images keep it in /boot, trixie's in the modules directory.
+if [ -n "$kbuild" ]; then
+	t0=$(date +%s)
+	kdir=$(build_kernel "$kpkg" 2>>"$work.kernel.log") ||
+		bail "cannot build $kname from $kpkg (see $work.kernel.log)"
+	if [ "$(($(date +%s) - t0))" -gt 5 ]; then
+		note "built $kname from $kpkg in $(cat "$kdir/build-seconds") s"
+	fi
+	kroot=$kdir
+fi
+# bookworm's images keep it in /boot, trixie's in the modules directory;
+# a kernel built here is one bzImage, with no modules.
 vmlinuz=$(find "$kroot/boot" -name 'vmlinuz-*' 2>/dev/null | head -1)
-if [ -n "$vmlinuz" ]; then
+if [ -n "$kbuild" ]; then
+	vmlinuz=$kroot/bzImage
+	kver=$(cat "$kroot/release")
+elif [ -n "$vmlinuz" ]; then
 	kver=${vmlinuz##*/vmlinuz-}
 else
 	vmlinuz=$(find "$kroot/usr/lib/modules" -mindepth 2 -maxdepth 2 -name vmlinuz 2>/dev/null | head -1)
@@ -316,7 +387,7 @@ kmods=
 for d in "$kroot/lib/modules/$kver" "$kroot/usr/lib/modules/$kver"; do
 	[ -d "$d/kernel" ] && kmods=$d
 done
-if [ -z "$vmlinuz" ] || [ -z "$kmods" ]; then
+if [ -z "$vmlinuz" ] || { [ -z "$kmods" ] && [ -z "$kbuild" ]; }; then
 	bail "$kroot has no vmlinuz or no modules"
 fi
 
@@ -337,7 +408,7 @@ while read -r f; do
 	n=${f##*/}
 	n=${n%%.ko*}
 	kofile[${n//-/_}]=$f
-done < <(find "$kmods/kernel" -name '*.ko*')
+done < <([ -z "$kmods" ] || find "$kmods/kernel" -name '*.ko*')
 
 # Appends a module to the load order after its dependencies (from its
 # .modinfo "depends=": the package ships no modules.dep).  Decompressed
@@ -364,6 +435,7 @@ add_module() {	# add_module [?]NAME
 	done
 	echo "$n.ko" >>"$work/initramfs/modules/order"
 }
+: >"$work/initramfs/modules/order"	# none for a kernel built here
 for m in "${modules[@]}"; do
 	add_module "$m"
 done
@@ -405,8 +477,12 @@ while read -r kind name rest; do
 		*) bail "$list: $name: '$tok' is not VAR=VALUE, on=KERNELS or timeout=SECONDS" ;;
 		esac
 	done
-	# on=6.1,7.3: only on those kernels.
+	# on=6.1,7.3: only on those kernels.  A kernel built here runs only
+	# the lines that name it: the rest are for Debian's kernels.
 	if [ -n "$on" ] && ! [[ ",$on," == *",$kname,"* ]]; then
+		continue
+	fi
+	if [ -z "$on" ] && [ -n "$kbuild" ]; then
 		continue
 	fi
 	n=$((n + 1))

@@ -114,6 +114,14 @@ struct ust_stitch {
 	unsigned long nr_lost;
 	size_t cap_lost;
 	unsigned long lost_events;
+	/*
+	 * The stacks are the kernel's own (seed 004's ftrace records): the
+	 * trace has no stack_flags event, which every BPF-made stack comes
+	 * with.  Set before ust_stitch_finish(): they are marked
+	 * UST_ABI_STACK_F_KERNEL (the kernel's deferred unwinder follows
+	 * frame pointers only).
+	 */
+	bool kernel_stacks;
 	bool finished;
 };
 

@@ -183,6 +183,10 @@ static const char *write_trace(void)
 	t = format_with(UST_PERF_ENC_SAMPLE_KEY, ID_SAMPLE);
 	assert_int_equal(ust_tdw_add_format(w, "ustitch", t, NULL, 0), 0);
 	free(t);
+	/* As ustitch record's traces: the stacks are not the kernel's own. */
+	t = format_with("ustitch/stack_flags", ID_SAMPLE + 1);
+	assert_int_equal(ust_tdw_add_format(w, "ustitch", t, NULL, 0), 0);
+	free(t);
 	assert_int_equal(ust_tdw_set_kallsyms(w, kallsyms, strlen(kallsyms), NULL, 0), 0);
 	assert_int_equal(ust_tdw_add_cmdline(w, TID, "ust-sampled", NULL, 0), 0);
 	ub = ust_tdw_add_buffer(w, "ustitch", NULL, 0);
