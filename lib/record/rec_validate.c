@@ -232,10 +232,24 @@ int ust_rec_validate(struct ust_rec_opts *o, bool *native_deferred, char *err, s
 	if (ret)
 		return ret;
 	*native_deferred = false;
-	if (deferred) {
+	if (o->unwind_kernel && !ust_probe_one(UST_PROBE_FTRACE_DEFERRED, NULL, 0)) {
 		char reason[UST_PROBE_REASON_MAX];
 
-		if (ust_probe_one(UST_PROBE_FTRACE_DEFERRED, reason, sizeof(reason))) {
+		ust_probe_one(UST_PROBE_FTRACE_DEFERRED, reason, sizeof(reason));
+		return fail(err, errsz, "--unwind kernel: this kernel has no deferred user stacks of its own (%s)",
+			    reason);
+	}
+	if (deferred) {
+		char reason[UST_PROBE_REASON_MAX];
+		bool kernel = ust_probe_one(UST_PROBE_FTRACE_DEFERRED, reason, sizeof(reason));
+
+		/*
+		 * The kernel's own stacks where asked for, or where BPF cannot
+		 * make them; else BPF's, whose walk reads unwind tables where
+		 * the kernel's follows frame pointers only.
+		 */
+		if (kernel && (o->unwind_kernel || o->unwind_fp || !ust_bpfu_built() ||
+			       !ust_bpfu_usable(reason, sizeof(reason)))) {
 			*native_deferred = true;
 		} else if (!ust_bpfu_built()) {
 			return fail(err, errsz, "-O userstacktrace_delay: this kernel has no deferred user stacks (%s) and ustitch was built without BPF",

@@ -71,9 +71,10 @@ void rec_usage(FILE *out)
 	      "                   while the current task holds LOCK, e.g.\n"
 	      "                   -f 'gfp_flags & 0x400 && lock_held(mmap_lock:W)'\n"
 	      "  -O option        set an ftrace option for the current buffer (noOPTION clears):\n"
-	      "                     userstacktrace_delay  deferred user stacks: the kernel's own\n"
-	      "                       events where it has them, else the same records made by BPF\n"
-	      "                       (task_work) in a buffer named \"ustitch\"\n"
+	      "                     userstacktrace_delay  deferred user stacks: the kernel's\n"
+	      "                       records (ftrace/user_unwind_*) made by BPF, walking by\n"
+	      "                       unwind tables, in a buffer named \"ustitch\"; the kernel's\n"
+	      "                       own where BPF cannot, or with --unwind kernel\n"
 	      "                     stacktrace            kernel stacks (ftrace/kernel_stack)\n"
 	      "  -o file          output (default: trace.dat)\n"
 	      "  -C clock         trace clock (default: local; mono when BPF makes stacks)\n"
@@ -91,9 +92,12 @@ void rec_usage(FILE *out)
 	      "  --compression ALG  compress the output as trace-cmd record does (trace.dat\n"
 	      "                   version 7; ALG: any, none, or one of trace-cmd list -c),\n"
 	      "                   by trace-cmd convert once the recording is complete\n"
-	      "  --unwind cfi|fp  how BPF walks user stacks: cfi (default) by unwind tables\n"
-	      "                   built from each file's .eh_frame, frame pointers where a\n"
-	      "                   file has none; fp by frame pointers only, as the kernel does\n", out);
+	      "  --unwind cfi|fp|kernel  how user stacks are walked: cfi (default) by BPF,\n"
+	      "                   by unwind tables built from each file's .eh_frame, frame\n"
+	      "                   pointers where a file has none; fp by frame pointers only;\n"
+	      "                   kernel: -O userstacktrace_delay records the kernel's own\n"
+	      "                   deferred stacks (a kernel with that ftrace series), as\n"
+	      "                   trace-cmd record does (frame pointers only)\n", out);
 	usage_addr_filter(out);
 	usage_perf(out);
 	fputs("\n"
@@ -260,15 +264,16 @@ static int opt_tracer(struct ust_rec_opts *o, const char *arg)
 	return 0;
 }
 
-/* --unwind cfi|fp: how the BPF side walks user stacks. */
+/* --unwind cfi|fp|kernel: how user stacks are walked, and by whom. */
 static int opt_unwind(struct ust_rec_opts *o, const char *arg)
 {
-	if (!strcmp(arg, "cfi"))
-		o->unwind_fp = false;
-	else if (!strcmp(arg, "fp"))
+	o->unwind_fp = o->unwind_kernel = false;
+	if (!strcmp(arg, "fp"))
 		o->unwind_fp = true;
-	else
-		return fail("--unwind %s: expected cfi (unwind tables from .eh_frame) or fp (frame pointers only)%s",
+	else if (!strcmp(arg, "kernel"))
+		o->unwind_kernel = true;
+	else if (strcmp(arg, "cfi"))
+		return fail("--unwind %s: expected cfi (unwind tables from .eh_frame), fp (frame pointers only) or kernel (the kernel's own deferred stacks)%s",
 			    arg, "");
 	return 0;
 }

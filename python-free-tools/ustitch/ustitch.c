@@ -88,20 +88,25 @@ static void probe_verify(bool tracing)
 		printf("held-lock tracking (fentry/fexit): not loaded: this kernel refuses tracing programs\n");
 }
 
-/* Deferred ftrace stacks: the kernel's own events, else the BPF backport
- * (the same records), else ftrace's immediate userstacktrace (ust_rec_run). */
+/* Deferred ftrace stacks: the BPF backport (the kernel's records, walked
+ * by CFI), else the kernel's own events, else ftrace's immediate
+ * userstacktrace (ust_rec_validate, ust_rec_run). */
 static void probe_ftrace_default(const struct ust_probe_report *rep)
 {
 	const struct ust_probe_item *it = rep->items;
+	bool kernel = it[UST_PROBE_FTRACE_DEFERRED].available;
 
 	printf("record -O userstacktrace_delay: ");
-	if (it[UST_PROBE_FTRACE_DEFERRED].available)
-		printf("the kernel's own deferred user stacks (ftrace/user_unwind_*)\n");
-	else if (it[UST_PROBE_BPF_TRACEPOINT].available)
-		printf("the BPF backport, deferred: at system-call exits, else %s "
-		       "[no ftrace/user_unwind_* events in this kernel]\n",
+	if (it[UST_PROBE_BPF_TRACEPOINT].available)
+		printf("the BPF backport, deferred: at system-call exits, else %s %s\n",
 		       it[UST_PROBE_BPF_TASK_WORK].available ? "by BPF task_work" :
-		       "at the event (no BPF task_work)");
+		       "at the event (no BPF task_work)",
+		       kernel ? "[the kernel's own deferred stacks (ftrace/user_unwind_*) follow frame "
+				"pointers only; --unwind kernel records those]" :
+				"[no ftrace/user_unwind_* events in this kernel]");
+	else if (kernel)
+		printf("the kernel's own deferred user stacks (ftrace/user_unwind_*) "
+		       "[the BPF unwinder does not load]\n");
 	else
 		printf("ftrace's own userstacktrace (at the event, by frame pointers) "
 		       "[the BPF unwinder does not load]\n");

@@ -70,6 +70,13 @@ struct ust_rec_opts {
 	bool lockheld;			/* lock_held() filters asked for explicitly */
 	struct ust_af *af;		/* --addr-filter ranges, or NULL */
 	bool unwind_fp;			/* user stacks by frame pointers only */
+	/*
+	 * --unwind kernel: -O userstacktrace_delay records the kernel's own
+	 * deferred stacks (seed 004's ftrace events), as trace-cmd would; by
+	 * default the BPF walk by CFI makes them where it can, for the
+	 * kernel's unwinder follows frame pointers only.
+	 */
+	bool unwind_kernel;
 };
 
 /* No command and no pid: the whole machine is recorded. */
