@@ -67,7 +67,8 @@ int ust_stitch_add_request(struct ust_stitch *st, const struct ust_stitch_req *r
 		.req_pid = r->req_pid < 0 ? -1 : r->req_pid, .stack = -1,
 	};
 	st->reqx[st->nr_reqs++] = (struct ust_stitch_rqx){
-		.ts = r->ts, .pid = r->pid, .buf = (int16_t)r->buf,
+		.ts = r->ts, .rec_off = r->rec_off, .pid = r->pid, .buf = (int16_t)r->buf,
+		.cpu = (int16_t)r->cpu,
 	};
 	return 0;
 }
@@ -296,17 +297,31 @@ static bool better(const struct ust_stitch_stack *a, const struct ust_stitch_sta
 }
 
 /*
+ * Was stack @s written after request @r?  Later in time, or at the same
+ * time later in the same CPU's records of the same buffer: a coarse trace
+ * clock (a guest's, ticking in milliseconds) gives a task's next entries
+ * the time of its last.
+ */
+static bool after(const struct ust_stitch_stack *s, const struct ust_stitch_rqx *r)
+{
+	if (s->ts != r->ts)
+		return s->ts > r->ts;
+	return s->buf == r->buf && s->cpu == r->cpu && s->rec_off > r->rec_off;
+}
+
+/*
  * The stack of the request @x with @cookie whose task's requests of other
- * cookies are at @lo (none: @has_lo false) and @hi before and after it: a
- * task's kernel entries follow one another, so its stack for this entry
- * was written after the one and no later than the other.  Without that
- * window, after lost records, a reused cookie's next holder's stack would
- * be shown.  @own: only the task's own stacks; else only those no request
- * of their own task took (a stack recorded for another task, which the
+ * cookies are @lo and @hi before and after it (NULL: none): a task's
+ * kernel entries follow one another, so its stack for this entry was
+ * written after the one and no later than the other.  Without that window,
+ * after lost records, a reused cookie's next holder's stack would be
+ * shown.  @own: only the task's own stacks; else only those no request of
+ * their own task took (a stack recorded for another task, which the
  * printing refuses, naming both).
  */
 static long choose(const struct ust_stitch *st, uint64_t cookie, const struct ust_stitch_rqx *x,
-		   bool has_lo, uint64_t lo, uint64_t hi, bool own, const unsigned char *taken)
+		   const struct ust_stitch_rqx *lo, const struct ust_stitch_rqx *hi, bool own,
+		   const unsigned char *taken)
 {
 	uint64_t first;
 	long j, best = -1;
@@ -316,7 +331,8 @@ static long choose(const struct ust_stitch *st, uint64_t cookie, const struct us
 	for (j = (long)first; j >= 0; j = st->stacks[j].next_same_cookie) {
 		const struct ust_stitch_stack *s = &st->stacks[j];
 
-		if ((has_lo && s->ts <= lo) || s->ts > hi)
+		if ((lo && !after(s, lo)) || (hi && s->ts > hi->ts) ||
+		    (hi && s->ts == hi->ts && after(s, hi)))
 			continue;
 		if (own ? s->pid != x->pid : taken[j])
 			continue;
@@ -350,17 +366,16 @@ static void choose_stacks(struct ust_stitch *st)
 	for (round = 0; round < 2; round++) {
 		/* [a, b): one task's consecutive requests of one cookie. */
 		for (a = 0; a < n; a = b) {
-			const struct ust_stitch_rqx *xa = &st->reqx[ord[a]];
-			uint64_t cookie = st->reqs[ord[a]].cookie, lo = 0, hi = UINT64_MAX;
-			bool has_lo = a > 0 && st->reqx[ord[a - 1]].pid == xa->pid;
+			const struct ust_stitch_rqx *xa = &st->reqx[ord[a]], *lo = NULL, *hi = NULL;
+			uint64_t cookie = st->reqs[ord[a]].cookie;
 
 			for (b = a + 1; b < n && st->reqx[ord[b]].pid == xa->pid &&
 					st->reqs[ord[b]].cookie == cookie; b++)
 				;
-			if (has_lo)
-				lo = st->reqx[ord[a - 1]].ts;
+			if (a > 0 && st->reqx[ord[a - 1]].pid == xa->pid)
+				lo = &st->reqx[ord[a - 1]];
 			if (b < n && st->reqx[ord[b]].pid == xa->pid)
-				hi = st->reqx[ord[b]].ts;
+				hi = &st->reqx[ord[b]];
 			for (i = a; i < b; i++) {
 				struct ust_stitch_rq *r = &st->reqs[ord[i]];
 				long j;
@@ -369,7 +384,7 @@ static void choose_stacks(struct ust_stitch *st)
 				 * can name the requester's task and refuse it. */
 				if (r->stack >= 0 || (round == 1 && r->req_pid < 0))
 					continue;
-				j = choose(st, cookie, &st->reqx[ord[i]], has_lo, lo, hi, round == 0, taken);
+				j = choose(st, cookie, &st->reqx[ord[i]], lo, hi, round == 0, taken);
 				r->stack = (int32_t)j;
 				if (j >= 0 && round == 0)
 					taken[j] = 1;

@@ -557,7 +557,7 @@ qemu=(qemu-system-x86_64 -accel tcg,thread=single -cpu max -m 2048 -smp 2
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
 	-virtfs "local,path=$work/scratch,mount_tag=scratch,security_model=none,multidevs=remap")
 
-note "booting $kpkg with $n guest test(s), time limit ${limit}s"
+note "booting ${kbuild:+$kver built from }$kpkg with $n guest test(s), time limit ${limit}s"
 boot_t0=$(date +%s)
 "${qemu[@]}" </dev/null >"$work/console.log" 2>&1 &
 qpid=$!

@@ -47,8 +47,9 @@ struct ust_stitch_rq {
 /* What choosing a request's stack needs besides, until ust_stitch_finish(). */
 struct ust_stitch_rqx {
 	uint64_t ts;
+	uint64_t rec_off;	/* the cookie record's */
 	int32_t pid;		/* the cookie record's task */
-	int16_t buf;
+	int16_t buf, cpu;
 };
 
 /* One distinct stack content: identical frames are stored once. */

@@ -205,6 +205,37 @@ static void test_reused_cookie(void **state)
 	ust_stitch_fini(&st);
 }
 
+/*
+ * A coarse trace clock (a guest's, in milliseconds): a task's entries and
+ * their stacks all at one time, on one CPU, in file order.  Each request
+ * gets the stack written after it in its CPU's records (the kernel's own
+ * records in the vm lane's 7.3-deferred guest lost all but the first two).
+ */
+static void test_same_time(void **state)
+{
+	struct ust_stitch st;
+	struct ust_dec_stack s;
+	uint8_t raw[512];
+	int i;
+
+	(void)state;
+	ust_stitch_init(&st);
+	for (i = 0; i < 5; i++) {
+		uint64_t c = ust_abi_cookie(0, 3 + i);
+		struct ust_stitch_req r = req(1000 + 100 * i, c, 5000, 2, 0, 10);
+
+		ust_stitch_add_request(&st, &r);
+		mkstack(&s, raw, c, (unsigned int)(i + 1));
+		ust_stitch_add_stack(&st, 0, 2, 5000, 1050 + 100 * i, 10, &s, true, NULL);
+	}
+	ust_stitch_finish(&st, NULL);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(req_frames(&st, 1000 + 100 * i), i + 1);
+		assert_int_equal(ust_stitch_stack_at(&st, 1050 + 100 * i)->nr_req, 1);
+	}
+	ust_stitch_fini(&st);
+}
+
 /* @n contents of one raw frame each, 0x100000 + i: "\n=> 0x1000XX", 13 bytes kept. */
 #define TEXT_LEN	13
 
@@ -290,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_one_stack_many_events),
 		cmocka_unit_test(test_buffers_and_duplicates),
 		cmocka_unit_test(test_reused_cookie),
+		cmocka_unit_test(test_same_time),
 		cmocka_unit_test(test_stack_text),
 	};
 
