@@ -244,15 +244,18 @@ if command -v go >/dev/null; then
 		trace.dat || { cat "$work/err9"; exit 1; }
 	grep -q "# ustitch pprof profile: 0 samples, 4 events," "$work/out9" && ok "events: pprof says 4 events" ||
 		bad "events: pprof: $(grep pprof "$work/out9")"
-	HOME=$work GOCACHE=$work/gocache go tool pprof -top -sample_index=events "$work/ev.pb.gz" 2>/dev/null |
-		awk '$NF ~ /^[a-z_]+$/ && $1 ~ /^[0-9]+$/ { print $NF, $1, $4 }' | sort >"$work/got"
+	# ev_top INDEX: each function's flat and cumulative value of that type.
+	ev_top() {
+		HOME=$work GOCACHE=$work/gocache go tool pprof -top -sample_index="$1" "$work/ev.pb.gz" 2>/dev/null |
+			awk '$NF ~ /^[a-z_]+$/ && $1 ~ /^[0-9]+$/ { print $NF, $1, $4 }' | sort >"$work/got"
+	}
+	ev_top events
 	printf '%s\n' "getppid 4 4" "main 0 4" "ust_a 0 4" "ust_b 0 4" "ust_c 0 3" >"$work/expected"
 	same "events: pprof -top -sample_index=events, flat and cumulative" "$work/got"
 	HOME=$work GOCACHE=$work/gocache go tool pprof -tags "$work/ev.pb.gz" 2>/dev/null >"$work/tags"
 	grep -q 'sys_enter_write$' "$work/tags" && ok "events: pprof -tags: the event's name" ||
 		bad "events: pprof -tags: $(cat "$work/tags")"
-	HOME=$work GOCACHE=$work/gocache go tool pprof -top -sample_index=count "$work/ev.pb.gz" 2>/dev/null |
-		awk '$NF ~ /^[a-z_]+$/ && $1 ~ /^[0-9]+$/ { print $NF, $1, $4 }' | sort >"$work/got"
+	ev_top count
 	printf '%s\n' "getppid 130 130" "main 0 130" "ust_a 0 130" "ust_b 0 130" "ust_c 0 30" >"$work/expected"
 	same "events: pprof -top -sample_index=count (weight=count): the bytes by stack" "$work/got"
 fi
