@@ -188,7 +188,8 @@ static bool clock_exists(const char *clock)
 
 int ust_rec_validate(struct ust_rec_opts *o, bool *native_deferred, char *err, size_t errsz)
 {
-	bool deferred = false;
+	char reason[UST_PROBE_REASON_MAX];
+	bool deferred = false, kernel;
 	int b, i, ret;
 
 	if (!tracefs_tracing_dir() || !is_dir(tracefs_tracing_dir()))
@@ -232,17 +233,12 @@ int ust_rec_validate(struct ust_rec_opts *o, bool *native_deferred, char *err, s
 	if (ret)
 		return ret;
 	*native_deferred = false;
-	if (o->unwind_kernel && !ust_probe_one(UST_PROBE_FTRACE_DEFERRED, NULL, 0)) {
-		char reason[UST_PROBE_REASON_MAX];
-
-		ust_probe_one(UST_PROBE_FTRACE_DEFERRED, reason, sizeof(reason));
+	kernel = (deferred || o->unwind_kernel) &&
+		 ust_probe_one(UST_PROBE_FTRACE_DEFERRED, reason, sizeof(reason));
+	if (o->unwind_kernel && !kernel)
 		return fail(err, errsz, "--unwind kernel: this kernel has no deferred user stacks of its own (%s)",
 			    reason);
-	}
 	if (deferred) {
-		char reason[UST_PROBE_REASON_MAX];
-		bool kernel = ust_probe_one(UST_PROBE_FTRACE_DEFERRED, reason, sizeof(reason));
-
 		/*
 		 * The kernel's own stacks where asked for, or where BPF cannot
 		 * make them; else BPF's, whose walk reads unwind tables where

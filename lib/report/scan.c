@@ -38,17 +38,15 @@ struct last_event {
  * buffer) of the CPU is kept, with its rank among the CPU's events.
  */
 struct task_last {
-	uint64_t off, ts, seq;
-	int32_t id;
-	bool has_weight;
-	uint64_t weight;
+	struct last_event e;
+	uint64_t seq;
 };
 
 /* A request whose requester is looked for across buffers once every event
  * of its CPU at or before its time was read. */
 struct pending {
 	struct ust_stitch_req r;
-	struct last_event w;	/* the requester's weight, once matched */
+	struct last_event req;	/* the requester, once matched (id -1: none) */
 };
 
 struct xcpu {
@@ -157,10 +155,7 @@ static uint64_t task_key(int pid, int buf)
 
 static void note_event(struct xcpu *x, const struct last_event *e, int buf)
 {
-	uint64_t ts = e->ts, off = e->off;
-	int pid = e->pid, id = e->id;
-	uint64_t k = task_key(pid, buf), i;
-	struct task_last *t;
+	uint64_t k = task_key(e->pid, buf), i;
 
 	if (!ust_hmap_get(&x->by_task, k, &i)) {
 		void *n = ust_grow(x->lasts, &x->cap_lasts, x->nr_lasts + 1, sizeof(*x->lasts), 64);
@@ -170,18 +165,17 @@ static void note_event(struct xcpu *x, const struct last_event *e, int buf)
 		x->lasts = n;
 		i = x->nr_lasts++;
 	}
-	t = &x->lasts[i];
-	*t = (struct task_last){ .off = off, .ts = ts, .seq = x->seq, .id = id,
-				 .has_weight = e->has_weight, .weight = e->weight };
+	x->lasts[i] = (struct task_last){ .e = *e, .seq = x->seq };
 	x->seq++;
 }
 
 /*
  * @r's requester in another buffer: of the CPU's events at or before it
  * (all read by now), the last of its task in a buffer not its own, if it
- * is among the CROSS_WINDOW last events of the CPU.
+ * is among the CROSS_WINDOW last events of the CPU: into @r, and whole
+ * into *@req.
  */
-static void match_across(struct xcpu *x, struct ust_stitch_req *r, struct last_event *w)
+static void match_across(struct xcpu *x, struct ust_stitch_req *r, struct last_event *req)
 {
 	const struct task_last *best = NULL;
 	uint64_t i;
@@ -198,12 +192,11 @@ static void match_across(struct xcpu *x, struct ust_stitch_req *r, struct last_e
 	}
 	if (!best || best->seq + CROSS_WINDOW < x->seq)
 		return;
-	r->req_id = best->id;
+	*req = best->e;
+	r->req_id = req->id;
 	r->req_pid = r->pid;
-	r->req_off = best->off;
-	r->req_ts = best->ts;
-	w->has_weight = best->has_weight;
-	w->weight = best->weight;
+	r->req_off = req->off;
+	r->req_ts = req->ts;
 }
 
 static void add_request(struct ust_scan *sc, struct tep_handle *tep, const struct ust_stitch_req *r,
@@ -219,8 +212,8 @@ static void flush_pending(struct ust_scan *sc, struct xcpu *x, uint64_t ts)
 			x->pend[k++] = x->pend[i];
 			continue;
 		}
-		match_across(x, &x->pend[i].r, &x->pend[i].w);
-		add_request(sc, x->tep, &x->pend[i].r, &x->pend[i].w);
+		match_across(x, &x->pend[i].r, &x->pend[i].req);
+		add_request(sc, x->tep, &x->pend[i].r, &x->pend[i].req);
 	}
 	x->nr_pend = k;
 }
@@ -234,8 +227,7 @@ static void add_pending(struct ust_scan *sc, struct xcpu *x, const struct ust_st
 		return;
 	}
 	x->pend = n;
-	memset(&x->pend[x->nr_pend], 0, sizeof(x->pend[x->nr_pend]));
-	x->pend[x->nr_pend++].r = *r;
+	x->pend[x->nr_pend++] = (struct pending){ .r = *r, .req = { .id = -1, .pid = -1 } };
 }
 
 /* ---- samples (UST_SCAN_SAMPLES) ----------------------------------------- */
@@ -409,7 +401,6 @@ static void scan_sample(struct ust_scan *sc, const struct sample_ids *ids,
 	s->ts = rec->ts;
 	if (ids->period && field_in(ids->period, size) && !tep_read_number_field(ids->period, rec->data, &v))
 		s->period = v;
-	s->event = UINT32_MAX;
 	if (ids->event && field_in(ids->event, size)) {
 		/* A __data_loc string: offset in the low 16 bits, length above. */
 		uint32_t loc = 0;

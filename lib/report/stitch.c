@@ -331,8 +331,7 @@ static long choose(const struct ust_stitch *st, uint64_t cookie, const struct us
 	for (j = (long)first; j >= 0; j = st->stacks[j].next_same_cookie) {
 		const struct ust_stitch_stack *s = &st->stacks[j];
 
-		if ((lo && !after(s, lo)) || (hi && s->ts > hi->ts) ||
-		    (hi && s->ts == hi->ts && after(s, hi)))
+		if ((lo && !after(s, lo)) || (hi && after(s, hi)))
 			continue;
 		if (own ? s->pid != x->pid : taken[j])
 			continue;

@@ -94,7 +94,8 @@ void rec_usage(FILE *out)
 	      "                   by trace-cmd convert once the recording is complete\n"
 	      "  --unwind cfi|fp|kernel  how user stacks are walked: cfi (default) by BPF,\n"
 	      "                   by unwind tables built from each file's .eh_frame, frame\n"
-	      "                   pointers where a file has none; fp by frame pointers only;\n"
+	      "                   pointers where a file has none; fp by frame pointers only\n"
+	      "                   (the kernel's own walk where it has deferred stacks);\n"
 	      "                   kernel: -O userstacktrace_delay records the kernel's own\n"
 	      "                   deferred stacks (a kernel with that ftrace series), as\n"
 	      "                   trace-cmd record does (frame pointers only)\n", out);
