@@ -8,6 +8,7 @@ USTITCH_PACKAGES=(
 	libcmocka-dev trace-cmd elfutils binutils llvm-14 libclang-rt-14-dev libc6-dbg bc time libbpf-dev bpftool
 	qemu-system-x86 busybox-static jq liblttng-ust-dev lttng-tools babeltrace2 libbabeltrace2-dev
 	iproute2 linux-perf sqlite3 g++ xz-utils python3 libiberty-dev libxml2-utils golang-go
+	chromium netpbm
 )
 missing=()
 for p in "${USTITCH_PACKAGES[@]}"; do

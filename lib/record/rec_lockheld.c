@@ -176,7 +176,7 @@ af:
 
 static const struct ust_rec_source_ops lh_ops;
 
-int ust_rec_lockheld_claim(struct ust_rec_opts *o, char *err, size_t errsz)
+int ust_rec_lockheld_claim(struct ust_rec_opts *o, bool *want_stacks, char *err, size_t errsz)
 {
 	struct ust_rec_source *src;
 	struct lh_src *s;
@@ -253,11 +253,9 @@ int ust_rec_lockheld_claim(struct ust_rec_opts *o, char *err, size_t errsz)
 		goto fail;
 	}
 	o->clock = "mono";
-	if (stacks && ust_probe_one(UST_PROBE_FTRACE_DEFERRED, NULL, 0)) {
-		say(err, errsz, "%s with -O userstacktrace_delay on a kernel with native deferred stacks: not supported yet (record those events without userstacktrace_delay)",
-		    lh_what(s));
-		goto fail;
-	}
+	/* Their user stacks are BPF's, even where the kernel has its own
+	 * (ftrace's, for ftrace's events only): ust_rec_validate decides. */
+	*want_stacks = stacks;
 	ust_rec_add_source(o, src);
 	return 0;
 fail:

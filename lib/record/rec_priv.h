@@ -138,9 +138,10 @@ void ust_rec_addrfilter_hint(const struct ust_rec_opts *o, FILE *out);
  * After event expansion: parse, resolve against this kernel and compile
  * every lock_held() filter, move those events (every event, with
  * --addr-filter) into a source recorded through perf.  Touches nothing.
+ * @want_stacks: set when those events want user stacks (BPF's, always).
  * 0, or -EINVAL (-ENOMEM) with the reason in @err.
  */
-int ust_rec_lockheld_claim(struct ust_rec_opts *o, char *err, size_t errsz);
+int ust_rec_lockheld_claim(struct ust_rec_opts *o, bool *want_stacks, char *err, size_t errsz);
 
 /*
  * The sampling options hang together, the events open on this kernel,

@@ -189,7 +189,7 @@ static bool clock_exists(const char *clock)
 int ust_rec_validate(struct ust_rec_opts *o, bool *native_deferred, char *err, size_t errsz)
 {
 	char reason[UST_PROBE_REASON_MAX];
-	bool deferred = false, kernel;
+	bool deferred = false, lh_stacks = false, kernel;
 	int b, i, ret;
 
 	if (!tracefs_tracing_dir() || !is_dir(tracefs_tracing_dir()))
@@ -229,7 +229,7 @@ int ust_rec_validate(struct ust_rec_opts *o, bool *native_deferred, char *err, s
 		deferred |= buf->deferred;
 	}
 	/* Events filtered with lock_held() leave ftrace for perf + BPF. */
-	ret = ust_rec_lockheld_claim(o, err, errsz);
+	ret = ust_rec_lockheld_claim(o, &lh_stacks, err, errsz);
 	if (ret)
 		return ret;
 	*native_deferred = false;
@@ -244,8 +244,16 @@ int ust_rec_validate(struct ust_rec_opts *o, bool *native_deferred, char *err, s
 		 * make them; else BPF's, whose walk reads unwind tables where
 		 * the kernel's follows frame pointers only.
 		 */
-		if (kernel && (o->unwind_kernel || o->unwind_fp || !ust_bpfu_built() ||
+		if (kernel && (o->unwind_kernel || (o->unwind_fp && !lh_stacks) || !ust_bpfu_built() ||
 			       !ust_bpfu_usable(reason, sizeof(reason)))) {
+			/*
+			 * lock_held() events are perf's: the kernel defers
+			 * stacks for ftrace's events only, theirs are BPF's
+			 * (by frame pointers with --unwind fp).
+			 */
+			if (lh_stacks)
+				return fail(err, errsz, "%s: lock_held() filters record their events through perf, and the kernel's own deferred stacks come with ftrace's events only (their user stacks are BPF's walk: leave out --unwind kernel, or record those events in another run)",
+					    o->unwind_kernel ? "--unwind kernel" : "-O userstacktrace_delay");
 			*native_deferred = true;
 		} else if (!ust_bpfu_built()) {
 			return fail(err, errsz, "-O userstacktrace_delay: this kernel has no deferred user stacks (%s) and ustitch was built without BPF",

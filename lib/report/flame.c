@@ -233,7 +233,7 @@ static void colour(const struct ust_fold *f, const char *name, int *r, int *g, i
 
 /*
  * The script: zoom (click a frame; "Reset Zoom"), search ("Search" or
- * Ctrl-F; again to clear), the details line.  Positions are read from
+ * Ctrl-F; again to clear; ?s=REGEX in the URL), the details line.  Positions are read from
  * each frame's data-x/-n/-d, the original ones from data-px/-pw.
  */
 static const char script[] =
@@ -328,6 +328,9 @@ static const char script[] =
 	"    if (e.ctrlKey && e.key === 'f') { e.preventDefault(); ask(); }\n"
 	"    if (e.key === 'Escape') { reset(); clear_search(); }\n"
 	"  });\n"
+	"  /* ?s=REGEX searches at once, as flamegraph.pl's links do. */\n"
+	"  var m = /[?&]s=([^&]*)/.exec(window.location.search);\n"
+	"  if (m) search(decodeURIComponent(m[1]));\n"
 	"  svg.setAttribute('data-ready', '1');\n"
 	"}\n"
 	"window.addEventListener('load', init);\n";
@@ -428,12 +431,37 @@ int ust_flame_svg(const struct ust_fold *f, const struct ust_flame_opts *o, FILE
 	return ferror(out) ? -EIO : 0;
 }
 
+int ust_flame_write(const struct ust_fold *f, const char *dest, const struct ust_flame_opts *o,
+		    char *err, size_t errsz)
+{
+	FILE *out = fopen(dest, "we");
+	int ret;
+
+	if (!out) {
+		int e = errno;
+
+		snprintf(err, errsz, "cannot write %s: %s", dest, strerror(e));
+		return -e;
+	}
+	ret = ust_flame_svg(f, o, out);
+	if (fclose(out) && !ret)
+		ret = -EIO;
+	if (ret) {
+		snprintf(err, errsz, "writing %s failed", dest);
+		return ret;
+	}
+	fflush(stdout);
+	printf("# ustitch flame graph: %lu %s, %zu distinct stacks, written to %s\n",
+	       ust_fold_total(f), o && o->unit ? o->unit : "samples", ust_fold_nr(f), dest);
+	fflush(stdout);
+	return 0;
+}
+
 int ust_flame_report(const char *dest, const char *path, const struct ust_scan *scan,
 		     const struct ust_fold_names *names, const struct ust_flame_opts *o,
 		     char *err, size_t errsz)
 {
 	struct ust_fold *f = ust_fold_new();
-	FILE *out = NULL;
 	int ret;
 
 	if (!f) {
@@ -442,26 +470,8 @@ int ust_flame_report(const char *dest, const char *path, const struct ust_scan *
 	}
 	ust_fold_per_thread(f, o && o->per_thread);
 	ret = ust_fold_file(f, path, scan, names, err, errsz);
-	if (ret < 0)
-		goto out;
-	out = fopen(dest, "we");
-	if (!out) {
-		ret = -errno;
-		snprintf(err, errsz, "cannot write %s: %s", dest, strerror(errno));
-		goto out;
-	}
-	ret = ust_flame_svg(f, o, out);
-	if (fclose(out) && !ret)
-		ret = -EIO;
-	if (ret) {
-		snprintf(err, errsz, "writing %s failed", dest);
-		goto out;
-	}
-	fflush(stdout);
-	printf("# ustitch flame graph: %lu samples, %zu distinct stacks, written to %s\n",
-	       ust_fold_total(f), ust_fold_nr(f), dest);
-	fflush(stdout);
-out:
+	if (!ret)
+		ret = ust_flame_write(f, dest, o, err, errsz);
 	ust_fold_free(f);
 	return ret;
 }

@@ -193,7 +193,7 @@ void ust_fold_per_thread(struct ust_fold *f, bool on)
  * theirs.  A ';' in a name (a Rust array type, "[u8; 4]") becomes ':', as
  * stackcollapse-perf.pl and inferno make it.
  */
-static void put_name(struct ust_sb *sb, const char *name)
+void ust_fold_put_name(struct ust_sb *sb, const char *name)
 {
 	ust_sb_puts(sb, ";");
 	for (; *name; name++) {
@@ -203,7 +203,7 @@ static void put_name(struct ust_sb *sb, const char *name)
 	}
 }
 
-/* @name, as put_name() wrote it, is code of @obj: a library's or a program's. */
+/* @name, as ust_fold_put_name() wrote it, is code of @obj: a library's or a program's. */
 static void note_kind(struct ust_fold *f, const struct ust_sb *sb, size_t at, const char *obj)
 {
 	const char *base = strrchr(obj, '/') ? strrchr(obj, '/') + 1 : obj;
@@ -247,17 +247,38 @@ static void put_user_frame(struct ust_fold *f, struct ust_sb *sb, const struct u
 	k = has_files && fr->ino ? ust_render_name(n->res, n->sym, fr, is_return, false, sf, 16, &obj)
 				 : 0;
 	if (!obj) {
-		put_name(sb, "[unknown]");
+		ust_fold_put_name(sb, "[unknown]");
 		return;
 	}
 	at = sb->len + 1;	/* after the ';' */
 	if (k > 0 && sf[k - 1].func) {
-		put_name(sb, sf[k - 1].func);
+		ust_fold_put_name(sb, sf[k - 1].func);
 	} else {
 		snprintf(buf, sizeof(buf), "[%s]", obj);
-		put_name(sb, buf);
+		ust_fold_put_name(sb, buf);
 	}
 	note_kind(f, sb, at, obj);
+}
+
+void ust_fold_put_user(struct ust_fold *f, struct ust_sb *sb, const struct ust_fold_names *n,
+		       const struct ust_dec_frame *fr, unsigned int nr, bool has_files)
+{
+	for (unsigned int i = nr; i > 0; i--)
+		put_user_frame(f, sb, n, &fr[i - 1], i - 1 > 0, has_files);
+}
+
+void ust_fold_begin(const struct ust_fold *f, struct ust_sb *sb, const char *comm, int tid)
+{
+	size_t i;
+
+	ust_sb_reset(sb);
+	ust_sb_puts(sb, comm && comm[0] && strcmp(comm, "<...>") ? comm : "[unknown]");
+	if (f->per_thread)
+		ust_sb_printf(sb, "-%d", tid);
+	if (sb->len && sb->buf)	/* the comm is the root frame: no ';' before it */
+		for (i = 0; i < sb->len; i++)
+			if (sb->buf[i] == ';' || sb->buf[i] == ' ')
+				sb->buf[i] = '_';
 }
 
 /* ---- the samples --------------------------------------------------------- */
@@ -269,14 +290,7 @@ static void fold_sample(struct ust_fold *f, struct ust_sb *sb, const struct ust_
 	const char *comm = s->comm != UINT32_MAX ? sc->names[s->comm] : NULL;
 	unsigned int i;
 
-	ust_sb_reset(sb);
-	ust_sb_puts(sb, comm && strcmp(comm, "<...>") ? comm : "[unknown]");
-	if (f->per_thread)
-		ust_sb_printf(sb, "-%d", s->pid);
-	if (sb->len && sb->buf)	/* the comm is the root frame: no ';' before it */
-		for (i = 0; i < sb->len; i++)
-			if (sb->buf[i] == ';' || sb->buf[i] == ' ')
-				sb->buf[i] = '_';
+	ust_fold_begin(f, sb, comm, s->pid);
 	if (s->has_cookie) {
 		/*
 		 * The stack chosen for its request (cookies are reused once a
@@ -291,10 +305,9 @@ static void fold_sample(struct ust_fold *f, struct ust_sb *sb, const struct ust_
 	if (st && st->pid != s->pid)
 		st = NULL;	/* another task's: never shown as this one's */
 	if (st && !st->bad) {
-		for (i = st->nr; i > 0; i--)
-			put_user_frame(f, sb, names, &st->frames[i - 1], i - 1 > 0, st->has_files);
+		ust_fold_put_user(f, sb, names, st->frames, st->nr, st->has_files);
 	} else if (s->has_cookie || s->ustack == UST_PERF_ENC_USTACK_LOST) {
-		put_name(sb, "[user stack lost]");
+		ust_fold_put_name(sb, "[user stack lost]");
 	}
 	for (i = s->nr_k; i > 0; i--) {
 		uint32_t k = sc->kframes[s->kfirst + i - 1];
@@ -302,7 +315,7 @@ static void fold_sample(struct ust_fold *f, struct ust_sb *sb, const struct ust_
 		char buf[300];
 
 		snprintf(buf, sizeof(buf), "%s_[k]", fn ? fn : "[unknown]");
-		put_name(sb, buf);
+		ust_fold_put_name(sb, buf);
 	}
 	ust_fold_add(f, ust_sb_str(sb), 1);
 }
@@ -359,46 +372,47 @@ bool ust_fold_counts(const struct ust_scan *sc, const struct ust_scan_sample *s)
 	return sc->nr_samples == sc->nr_events || !s->is_event;
 }
 
+void ust_fold_scan(struct ust_fold *f, const struct ust_scan *sc, const struct ust_fold_names *names,
+		   uint32_t event)
+{
+	struct ust_sb sb;
+	unsigned long i;
+
+	ust_sb_init(&sb);
+	for (i = 0; i < sc->nr_samples; i++) {
+		const struct ust_scan_sample *s = &sc->samples[i];
+
+		if (event == UINT32_MAX ? ust_fold_counts(sc, s) : s->is_event && s->event == event)
+			fold_sample(f, &sb, sc, names, s);
+	}
+	ust_sb_fini(&sb);
+}
+
 int ust_fold_file(struct ust_fold *f, const char *path, const struct ust_scan *scan,
 		  const struct ust_fold_names *names, char *err, size_t errsz)
 {
 	struct ust_fold_input in;
-	struct ust_sb sb;
-	unsigned long i;
 	int ret;
 
 	ret = ust_fold_input_init(&in, path, scan, names, NULL, err, errsz);
 	if (ret < 0)
 		return ret;
-	ust_sb_init(&sb);
-	for (i = 0; i < in.scan->nr_samples; i++)
-		if (ust_fold_counts(in.scan, &in.scan->samples[i]))
-			fold_sample(f, &sb, in.scan, in.names, &in.scan->samples[i]);
-	ust_sb_fini(&sb);
+	ust_fold_scan(f, in.scan, in.names, UINT32_MAX);
 	ust_fold_input_fini(&in);
 	return 0;
 }
 
-int ust_fold_report(const char *dest, const char *path, const struct ust_scan *scan,
-		    const struct ust_fold_names *names, char *err, size_t errsz)
+int ust_fold_write(const struct ust_fold *f, const char *dest, char *err, size_t errsz)
 {
-	struct ust_fold *f = ust_fold_new();
 	bool to_stdout = !strcmp(dest, "1");
 	FILE *out = stdout;
 	long lines;
-	int ret;
 
-	if (!f) {
-		snprintf(err, errsz, "out of memory");
-		return -ENOMEM;
-	}
-	ret = ust_fold_file(f, path, scan, names, err, errsz);
-	if (ret < 0)
-		goto out;
 	if (!to_stdout && !(out = fopen(dest, "we"))) {
-		ret = -errno;
-		snprintf(err, errsz, "cannot write %s", dest);
-		goto out;
+		int e = errno;
+
+		snprintf(err, errsz, "cannot write %s: %s", dest, strerror(e));
+		return -e;
 	}
 	fflush(stdout);
 	/* A marker line: what follows it is the flame-graph input. */
@@ -408,10 +422,26 @@ int ust_fold_report(const char *dest, const char *path, const struct ust_scan *s
 	if (!to_stdout && fclose(out))
 		lines = -EIO;
 	fflush(stdout);
-	ret = lines < 0 ? (int)lines : 0;
-	if (ret < 0)
+	if (lines < 0) {
 		snprintf(err, errsz, "writing the folded stacks failed");
-out:
+		return (int)lines;
+	}
+	return 0;
+}
+
+int ust_fold_report(const char *dest, const char *path, const struct ust_scan *scan,
+		    const struct ust_fold_names *names, char *err, size_t errsz)
+{
+	struct ust_fold *f = ust_fold_new();
+	int ret;
+
+	if (!f) {
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
+	}
+	ret = ust_fold_file(f, path, scan, names, err, errsz);
+	if (!ret)
+		ret = ust_fold_write(f, dest, err, errsz);
 	ust_fold_free(f);
 	return ret;
 }

@@ -9,6 +9,8 @@
  *   ust_bt2_queue.c    lookahead: events wait for a stack that follows
  *   ust_bt2_pretty.c   sink.text.pretty-style event lines
  *   ust_bt2_stacks.c   stack ids -> frames, objects, lock names
+ *   ust_bt2_profile.c  the events' stacks as folded stacks, a flame
+ *                      graph, a pprof profile, a summary
  *   ust_bt2_datasym.c  data symbols (lock variables) of an ELF file
  *
  * Symbolizing and rendering of frames are libustitch's (ust_sym,
@@ -23,6 +25,7 @@
 #include <stdint.h>
 
 #include "ustitch/decode.h"
+#include "ustitch/fold.h"
 #include "ustitch/hmap.h"
 #include "ustitch/render.h"
 #include "ustitch/resolve.h"
@@ -132,6 +135,57 @@ void ust_bt2_render_stack(struct ust_bt2_stacks *s, struct ust_bt2_stack *st,
 			  struct ust_sb *out);
 /* "symbol+0xoff (object)", "object+0xvaddr" or "0xaddr". */
 void ust_bt2_name_addr(struct ust_bt2_stacks *s, int pid, uint64_t addr, struct ust_sb *out);
+
+/* --- ust_bt2_profile.c ------------------------------------------------ */
+
+/* Parameters folded, flamegraph, pprof, top (NULL, 0: not wanted). */
+struct ust_bt2_profile_opts {
+	const char *folded;		/* "1": on stdout; else a path */
+	const char *flamegraph;		/* PATH.svg */
+	const char *pprof;		/* PATH.pb.gz */
+	unsigned int top;		/* functions per table */
+	bool icicle, per_thread, lines;
+};
+
+struct ust_fold;
+struct ust_pprof;
+
+struct ust_bt2_profile_ev_fold {
+	char *name;
+	struct ust_fold *fold;
+};
+
+struct ust_bt2_profile {
+	struct ust_bt2_profile_opts o;
+	bool on, oom;
+	struct ust_fold_names names;
+	struct ust_sb sb;
+	struct ust_fold *fold;		/* every event: folded, flame graph, top */
+	struct ust_bt2_profile_ev_fold *ev;	/* per event name: top's tables */
+	size_t nr_ev, cap_ev;
+	struct ust_pprof *pp;
+	unsigned long events, lost;
+	int64_t first_ns, last_ns;
+	bool have_time;
+};
+
+/* An event with a stack_id value: its stack (NULL: not in the trace). */
+struct ust_bt2_profile_ev {
+	const char *event, *comm;	/* comm: NULL, "[unknown]" */
+	int tid, cpu;			/* cpu < 0: not known */
+	bool has_time;
+	int64_t ns;			/* since the clock's origin */
+	const struct ust_bt2_stack *stack;
+};
+
+bool ust_bt2_profile_wanted(const struct ust_bt2_profile_opts *o);
+/* Frames are named through @st's resolver and symbols.  -1: out of memory. */
+int ust_bt2_profile_init(struct ust_bt2_profile *p, const struct ust_bt2_profile_opts *o,
+			 struct ust_bt2_stacks *st);
+void ust_bt2_profile_add(struct ust_bt2_profile *p, const struct ust_bt2_profile_ev *e);
+/* At the end: the files written and the summary printed after the events. */
+void ust_bt2_profile_finish(struct ust_bt2_profile *p);
+void ust_bt2_profile_fini(struct ust_bt2_profile *p);
 
 /* --- ust_bt2_queue.c --------------------------------------------------- */
 

@@ -54,6 +54,7 @@ struct text {
 	char *debug_dirs[UST_BT2_MAX_DEBUG_DIRS];
 	int nr_debug_dirs;
 	uint64_t missing;
+	struct ust_bt2_profile prof;	/* folded, flamegraph, pprof, top */
 };
 
 /* --- small field helpers ----------------------------------------------- */
@@ -389,6 +390,33 @@ static enum ec_kind kind_of(struct text *t, const bt_event_class *ec)
 	return (enum ec_kind)k;
 }
 
+/* An event with a stack into the profiles: its name, task, CPU and time. */
+static void profile_event(struct text *t, const bt_message *msg, const struct evinfo *e,
+			  const bt_field *pctx, const struct ust_bt2_stack *st)
+{
+	const bt_event *ev = bt_message_event_borrow_event_const(msg);
+	const bt_field *name = member(e->ctx, "procname");
+	struct ust_bt2_profile_ev pe = {
+		.event = bt_event_class_get_name(bt_event_borrow_class_const(ev)),
+		.tid = e->pid,
+		.cpu = -1,
+		.stack = st,
+	};
+	uint64_t v;
+
+	if (name && bt_field_get_class_type(name) == BT_FIELD_CLASS_TYPE_STRING)
+		pe.comm = bt_field_string_get_value(name);
+	if (as_u64(member(e->ctx, "vtid"), &v))
+		pe.tid = (int)v;
+	if (as_u64(member(pctx, "cpu_id"), &v))
+		pe.cpu = (int)v;
+	pe.has_time = bt_message_event_borrow_stream_class_default_clock_class_const(msg) &&
+		      bt_clock_snapshot_get_ns_from_origin(
+			      bt_message_event_borrow_default_clock_snapshot_const(msg), &pe.ns) ==
+		      BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK;
+	ust_bt2_profile_add(&t->prof, &pe);
+}
+
 static void print_event(struct text *t, const bt_message *msg)
 {
 	const bt_event *ev = bt_message_event_borrow_event_const(msg);
@@ -438,6 +466,8 @@ static void print_event(struct text *t, const bt_message *msg)
 	if (e.has_stack_ctx && !e.stack_none) {
 		struct ust_bt2_stack *st = e.stack_id ? ust_bt2_stacks_find(&t->st, e.stack_id) : NULL;
 
+		if (t->prof.on)
+			profile_event(t, msg, &e, pctx, st);
 		if (st) {
 			ust_bt2_render_stack(&t->st, st, out);
 		} else if (!e.stack_id) {
@@ -652,6 +682,7 @@ static void text_destroy(struct text *t)
 	if (!t)
 		return;
 	ust_bt2_queue_fini(&t->q);
+	ust_bt2_profile_fini(&t->prof);
 	ust_bt2_stacks_fini(&t->st);
 	cache_fini(&t->ec_kinds, true);
 	cache_fini(&t->ctx_idx, false);
@@ -669,7 +700,8 @@ text_init(bt_self_component_sink *self, bt_self_component_sink_configuration *co
 {
 	struct text *t = calloc(1, sizeof(*t));
 	struct ust_bt2_opts o = { 0 };
-	const bt_value *dirs;
+	struct ust_bt2_profile_opts po = { 0 };
+	const bt_value *dirs, *folded;
 
 	(void)config;
 	(void)init_data;
@@ -706,7 +738,19 @@ text_init(bt_self_component_sink *self, bt_self_component_sink_configuration *co
 	}
 	o.debug_dirs = (const char *const *)t->debug_dirs;
 	o.nr_debug_dirs = t->nr_debug_dirs;
-	if (ust_bt2_stacks_init(&t->st, &o) ||
+	/* As trace-cmd's -O ustitch:folded=1|PATH, flamegraph=, pprof=, top=. */
+	folded = bt_value_map_borrow_entry_value_const(params, "folded");
+	if (folded && bt_value_is_bool(folded))
+		po.folded = bt_value_bool_get(folded) ? "1" : NULL;
+	else
+		po.folded = param_string(params, "folded");
+	po.flamegraph = param_string(params, "flamegraph");
+	po.icicle = param_bool(params, "flamegraph-icicle", false);
+	po.per_thread = param_bool(params, "flamegraph-threads", false);
+	po.pprof = param_string(params, "pprof");
+	po.lines = o.lines;
+	po.top = (unsigned int)param_int(params, "top", 0);
+	if (ust_bt2_stacks_init(&t->st, &o) || ust_bt2_profile_init(&t->prof, &po, &t->st) ||
 	    bt_self_component_sink_add_input_port(self, "in", NULL, NULL) !=
 		    BT_SELF_COMPONENT_ADD_PORT_STATUS_OK) {
 		text_destroy(t);
@@ -764,6 +808,7 @@ static bt_component_class_sink_consume_method_status text_consume(bt_self_compon
 			fputs("ustitch: a live reader sees only what is recorded after it attaches: "
 			      "stacks recorded before are not in its view; start it before the "
 			      "application, or read the relay daemon's trace directory\n", stderr);
+		ust_bt2_profile_finish(&t->prof);
 		fflush(stdout);
 		bt_message_iterator_put_ref(t->it);
 		t->it = NULL;
@@ -804,4 +849,7 @@ BT_PLUGIN_SINK_COMPONENT_CLASS_HELP(text,
 	"Parameters: symbols=BOOL (yes), lines=BOOL (no), max-frames=N (0: all), "
 	"debug-dirs=\"DIR:DIR\", lookahead-ns=N (1000000000), max-pending=N (1000000), "
 	"clock-gmt=BOOL (no), debuginfod=BOOL (yes when DEBUGINFOD_URLS is set), "
-	"archive=\"DIR\" (the traced files, copied by `ustitch archive -o DIR -f FILE...`)");
+	"archive=\"DIR\" (the traced files, copied by `ustitch archive -o DIR -f FILE...`); "
+	"profiles of the events' stacks, after the events: folded=yes|\"PATH\", "
+	"flamegraph=\"PATH.svg\" (flamegraph-icicle=BOOL, flamegraph-threads=BOOL), "
+	"pprof=\"PATH.pb.gz\", top=N");

@@ -420,13 +420,17 @@ static int bad_option(int c, char **argv, const struct option *longopts)
 	return 2;
 }
 
-/* Every buffer records something (the main one may hold samples only). */
+/*
+ * Every buffer records something.  The main one may hold samples only, or
+ * nothing where -B buffers follow (trace-cmd record -B NAME -e ... records
+ * that instance alone).
+ */
 static int check_buffers(struct ust_rec_opts *o)
 {
 	int b;
 
 	for (b = 0; b < o->nr_bufs; b++)
-		if (!o->bufs[b].nr_ev && !(b == 0 && ust_rec_perf_wanted(o)))	/* samples only */
+		if (!o->bufs[b].nr_ev && !(b == 0 && (ust_rec_perf_wanted(o) || o->nr_bufs > 1)))
 			return fail("%s%s has no events: give at least one -e",
 				    o->bufs[b].name ? "buffer " : "the main buffer",
 				    o->bufs[b].name ? o->bufs[b].name : "");

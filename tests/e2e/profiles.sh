@@ -71,6 +71,45 @@ if xmllint --noout "$work/f.svg" 2>"$work/xml.err"; then
 else
 	bad "the SVG is not well-formed: $(head -3 "$work/xml.err")"
 fi
+# What people look at it with: Chromium (Debian's, headless) runs the
+# script with no error in its console (?s= searches: the 4 samples of
+# ust_c matched), and its screenshot shows the frames in their colours
+# (pixels counted with netpbm).  A script error is seen in that console
+# (a broken file proves the check).
+if command -v chromium >/dev/null && command -v pngtopnm >/dev/null; then
+	chrome() {	# chrome ERR ARGS...: headless, its own profile, console on stderr
+		local err=$1; shift
+		HOME=$work timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+			--user-data-dir="$work/chromium" --enable-logging=stderr --v=0 "$@" 2>"$err"
+	}
+	chrome "$work/c1.err" --dump-dom "file://$work/f.svg?s=ust_c" >"$work/dom" || true
+	grep -q 'data-ready="1"' "$work/dom" && grep -q 'data-matched="4"' "$work/dom" &&
+		ok "chromium: the script ran, ?s=ust_c matched its 4 samples" ||
+		bad "chromium: script state: $(grep -o 'data-[a-z]*="[^"]*"' "$work/dom" | tr '\n' ' ')"
+	grep -q ':CONSOLE' "$work/c1.err" && bad "chromium: console: $(grep ':CONSOLE' "$work/c1.err")" ||
+		ok "chromium: nothing in the console"
+	printf '%s' '<svg xmlns="http://www.w3.org/2000/svg"><script><![CDATA[ no_such(); ]]></script></svg>' >"$work/bad.svg"
+	chrome "$work/c2.err" --dump-dom "file://$work/bad.svg" >/dev/null || true
+	grep -q ':CONSOLE.*Uncaught ReferenceError' "$work/c2.err" && ok "chromium: a broken script is seen in the console" ||
+		bad "chromium: a broken script left no console line: the check above proves nothing"
+	chrome "$work/c3.err" --window-size=1200,$(sed -n 's/^<svg .* height="\([0-9]*\)".*/\1/p' "$work/f.svg" | head -1) \
+		--screenshot="$work/f.png" "file://$work/f.svg" >/dev/null || true
+	if [ -s "$work/f.png" ]; then
+		# Pixels by colour: the program's red-orange, the libraries' yellow.
+		pngtopnm "$work/f.png" | ppmhist -noheader |
+			awk '$1 >= 205 && $2 <= 150 && $3 <= 55 { p += $5 }
+			     $1 == $2 && $1 >= 175 && $1 <= 230 && $3 >= 50 && $3 <= 70 { l += $5 }
+			     END { print p + 0, l + 0 }' >"$work/px"
+		read -r px_prog px_lib <"$work/px"
+		[ "$px_prog" -gt 20000 ] && [ "$px_lib" -gt 5000 ] &&
+			ok "chromium: the screenshot shows the frames ($px_prog pixels of program frames, $px_lib of library frames)" ||
+			bad "chromium: screenshot: $px_prog program pixels, $px_lib library pixels"
+	else
+		bad "chromium: no screenshot: $(grep -v dbus "$work/c3.err" | tail -3)"
+	fi
+else
+	echo "# chromium or netpbm not installed: the SVG not rendered"
+fi
 # Siblings in name order; a frame's x is where its parent's starts plus
 # its elder siblings' samples.
 cat >"$work/expected" <<'EOF'
@@ -258,6 +297,45 @@ if command -v go >/dev/null; then
 	ev_top count
 	printf '%s\n' "getppid 130 130" "main 0 130" "ust_a 0 130" "ust_b 0 130" "ust_c 0 30" >"$work/expected"
 	same "events: pprof -top -sample_index=count (weight=count): the bytes by stack" "$work/got"
+fi
+
+# -O ustitch:top=N of events of two names: the tables of all, then one
+# pair per event name.
+mkdir -p "$work/ev2"
+{
+	echo "cpus 1"
+	echo "cmdline 100 ust-testprog"
+	echo "mapping cpu=0 ts=900000 pid=100 path=$tp"
+	ts=1000000 c=1
+	ev2() {	# ev2 NAME FIELDS FRAMES
+		echo "event cpu=0 ts=$ts pid=100 sys=syscalls name=$1 $2"
+		printf 'cookie cpu=0 ts=%d pid=100 cookie=0x%x\n' $ts $((c * 2 + 1))
+		printf 'stack cpu=0 ts=%d pid=100 cookie=0x%x frames=%s\n' $((ts + 100)) $((c * 2 + 1)) "$3"
+		ts=$((ts + 1000)) c=$((c + 1))
+	}
+	for i in 1 2; do ev2 sys_enter_write "__syscall_nr=1 fd=1 count=1" "$tp:$r_c,$tp:$r_b,$tp:$r_a,$tp:$r_main"; done
+	ev2 sys_enter_getppid "__syscall_nr=110" "$tp:$r_b,$tp:$r_a,$tp:$r_main"
+} >"$work/ev2/spec"
+"$UST_MKTRACE" "$work/ev2/spec" "$work/ev2/trace.dat" 2>"$work/mk.err" || { cat "$work/mk.err"; exit 1; }
+if ust_report "$work/ev2" "$work/out10" "$work/err10" -O ustitch:top=1 trace.dat; then
+	grep '^# ustitch top\|%  ' "$work/out10" >"$work/got"
+	cat >"$work/expected" <<EOF
+# ustitch top 1 by self, of 3 events:
+    66.67%    66.67%  ust-testprog          ust_c
+# ustitch top 1 by children (self and callees), of 3 events:
+   100.00%    33.33%  ust-testprog          ust_b
+# ustitch top 1 by self, of 2 sys_enter_write events:
+   100.00%   100.00%  ust-testprog          ust_c
+# ustitch top 1 by children (self and callees), of 2 sys_enter_write events:
+   100.00%   100.00%  ust-testprog          ust_c
+# ustitch top 1 by self, of 1 sys_enter_getppid events:
+   100.00%   100.00%  ust-testprog          ust_b
+# ustitch top 1 by children (self and callees), of 1 sys_enter_getppid events:
+   100.00%   100.00%  ust-testprog          ust_b
+EOF
+	same "top=1 of two event names: all, then per event name" "$work/got"
+else
+	bad "top per event: report failed: $(cat "$work/err10")"
 fi
 
 [ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }

@@ -15,6 +15,8 @@
 #            recording too) still gets every stack its events use
 #   nostack  stack ids recorded but ustitch:stack not enabled: each event
 #            says its stack is not in the trace, after the lookahead
+#   profiles folded stacks, flame graph, pprof profile and summary of the
+#            events' stacks (sink.ustitch.text's parameters)
 #   pretty   for events without our contexts (the filter trace),
 #            sink.ustitch.text prints exactly what sink.text.pretty prints
 set -u
@@ -59,6 +61,60 @@ objdump -d --no-show-raw-insn "$UST_LTTNG_APP" >"$UST_TMP/dis"
 n=$(awk -v obj="$(basename "$UST_LTTNG_APP")" -f "$(dirname "$0")/check-callsites.awk" \
 	"$UST_TMP/nm" "$UST_TMP/dis" "$UST_TMP/basic.out") || fail "frames: $n"
 echo "ok: $n frames, each right after the call of the frame above"
+
+# --- profiles ------------------------------------------------------------
+# The events' stacks as profiles, from sink.ustitch.text's parameters, as
+# trace-cmd's -O ustitch:folded/flamegraph/pprof/top: the folded stacks
+# exactly those of expected/basic.txt (one count an event, under the
+# procname), the summary's top function lt_emit (every event's innermost),
+# the SVG well formed, and go tool pprof reading the profile.
+session profiles
+lt enable-event -u 'ustlt:*,ustitch:*'
+lt add-context -u -t vpid -t vtid -t procname -t '$app.ustitch:stack_id'
+lt start
+run_app basic || fail "ust-lttng-app basic exited with $?"
+lt stop
+lt destroy profiles
+bt2 "$UST_TMP/profiles" -c sink.ustitch.text \
+	-p "folded=\"$UST_TMP/prof.folded\",flamegraph=\"$UST_TMP/prof.svg\",pprof=\"$UST_TMP/prof.pb.gz\",top=3" \
+	>"$UST_TMP/prof.out" 2>"$UST_TMP/prof.err" || fail "profiles: babeltrace2: $(cat "$UST_TMP/prof.err")"
+[[ -s "$UST_TMP/prof.err" ]] && fail "profiles: said on stderr: $(cat "$UST_TMP/prof.err")"
+app=$(basename "$UST_LTTNG_APP")
+awk -v root="${app:0:15}" '
+	function flush() { if (st != "") n[st]++; st = "" }
+	/^=> / { f = $2; sub(/\+OFF$/, "", f); fr[++k] = f; next }
+	{ if (k) { s = root; for (i = k; i >= 1; i--) s = s ";" fr[i]; n[s]++ } k = 0 }
+	END { if (k) { s = root; for (i = k; i >= 1; i--) s = s ";" fr[i]; n[s]++ }
+	      for (s in n) print s, n[s] }' <(grep -v 'ustitch:stack:' "$EXPECTED/basic.txt") |
+	LC_ALL=C sort >"$UST_TMP/prof.expected"
+LC_ALL=C sort "$UST_TMP/prof.folded" >"$UST_TMP/prof.got"
+diff -u "$UST_TMP/prof.expected" "$UST_TMP/prof.got" || fail "profiles: folded stacks differ from expected/basic.txt's (above)"
+grep -qx "# ustitch folded stacks: 11 samples, $(wc -l <"$UST_TMP/prof.expected") distinct stacks, written to $UST_TMP/prof.folded" \
+	"$UST_TMP/prof.out" || fail "profiles: no folded line: $(grep '^# ustitch' "$UST_TMP/prof.out")"
+echo "ok: profiles: folded stacks, $(wc -l <"$UST_TMP/prof.expected") distinct, as expected/basic.txt's"
+# The summary: lt_emit is every event's innermost frame.
+self=$(awk '/^# ustitch top 3 by self, of 11 events:/ { on = 1; next } on && /%/ { print $1, $3, $4; exit }' "$UST_TMP/prof.out")
+[[ "$self" == "100.00% $app lt_emit" ]] || fail "profiles: top by self: '$self'"
+# Two of the 11 events are a thread's: 9 go through main.
+kids=$(awk '/^# ustitch top 3 by children \(self and callees\), of 11 events:/ { on = 1; next }
+	    on && /%/ { printf "%s %s;", $1, $4 }' "$UST_TMP/prof.out")
+[[ "$kids" == "100.00% lt_emit;81.82% __libc_start_call_main;81.82% __libc_start_main;" ]] ||
+	fail "profiles: top by children: '$kids': $(sed -n '/^# ustitch top/,$p' "$UST_TMP/prof.out")"
+echo "ok: profiles: top: lt_emit 100 % self and children, libc's start 9 of 11"
+command -v xmllint >/dev/null && { xmllint --noout "$UST_TMP/prof.svg" || fail "profiles: the SVG is not well formed"; }
+grep -q "^# ustitch flame graph: 11 events, .* written to $UST_TMP/prof.svg" "$UST_TMP/prof.out" ||
+	fail "profiles: no flame graph line"
+grep -q '<title>all (11 events, 100.00%)</title>' "$UST_TMP/prof.svg" || fail "profiles: the SVG's root is not 11 events"
+echo "ok: profiles: flame graph"
+if command -v go >/dev/null; then
+	top=$(HOME=$UST_TMP GOCACHE=$UST_TMP/gocache go tool pprof -top -sample_index=events "$UST_TMP/prof.pb.gz" 2>&1 |
+		awk '$NF == "lt_emit" { print $1, $4 }')
+	[[ "$top" == "11 11" ]] || fail "profiles: pprof -top: lt_emit '$top', expected flat 11, cumulative 11"
+	tags=$(HOME=$UST_TMP GOCACHE=$UST_TMP/gocache go tool pprof -tags "$UST_TMP/prof.pb.gz" 2>&1)
+	grep -q 'ustlt:work$' <<<"$tags" && grep -q "${app:0:15}\$" <<<"$tags" ||
+		fail "profiles: pprof -tags: $tags"
+	echo "ok: profiles: go tool pprof: lt_emit 11 of 11 events, labels event and comm"
+fi
 
 # --- filter --------------------------------------------------------------
 # The filter reads the context without it being recorded.

@@ -32,6 +32,10 @@ struct ust_flame_opts {
 /* Write @f's flame graph to @out.  0, or -EIO / -ENOMEM. */
 int ust_flame_svg(const struct ust_fold *f, const struct ust_flame_opts *o, FILE *out);
 
+/* @f's flame graph into the file @dest, a line on stdout saying where.  0, or a negative errno with @err. */
+int ust_flame_write(const struct ust_fold *f, const char *dest, const struct ust_flame_opts *o,
+		    char *err, size_t errsz);
+
 /*
  * What `-O ustitch:flamegraph=PATH` does at the end of a report: fold the
  * samples of @path (@scan: its first pass, or NULL) and write the SVG to

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct ust_fold;
@@ -60,6 +61,21 @@ struct ust_fold_names {
 };
 
 /*
+ * One stack, frame by frame, into @sb, then ust_fold_add(f, ust_sb_str(sb), n):
+ * _begin puts the root (@comm, "[unknown]" if none; "comm-TID" per
+ * thread), _put_user a user stack (@fr[0] innermost; as ust_render names
+ * the frames), _put_name any other frame ("[user stack lost]", "fn_[k]").
+ * For traces of other tracers' too (the babeltrace2 component).
+ */
+struct ust_sb;
+struct ust_dec_frame;
+
+void ust_fold_begin(const struct ust_fold *f, struct ust_sb *sb, const char *comm, int tid);
+void ust_fold_put_user(struct ust_fold *f, struct ust_sb *sb, const struct ust_fold_names *n,
+		       const struct ust_dec_frame *fr, unsigned int nr, bool has_files);
+void ust_fold_put_name(struct ust_sb *sb, const char *name);
+
+/*
  * What a pass over a trace's samples reads (ust_fold_file, ust_pprof): the
  * first pass if it has the samples (and the events' @weight field, when
  * not NULL), else one made here; the caller's frame names, else a resolver
@@ -86,11 +102,24 @@ void ust_fold_input_fini(struct ust_fold_input *in);
 bool ust_fold_counts(const struct ust_scan *sc, const struct ust_scan_sample *s);
 
 /*
+ * Fold the entries of a first pass @sc: those ust_fold_counts() counts
+ * (@event UINT32_MAX), or the events named @event (an index of sc->names).
+ */
+void ust_fold_scan(struct ust_fold *f, const struct ust_scan *sc, const struct ust_fold_names *names,
+		   uint32_t event);
+
+/*
  * Fold the samples (or events: ust_fold_counts()) of the trace.dat @path.  @scan: its first pass (the
  * stitched user stacks); NULL: one is made here.  0, or a negative errno with @err.
  */
 int ust_fold_file(struct ust_fold *f, const char *path, const struct ust_scan *scan,
 		  const struct ust_fold_names *names, char *err, size_t errsz);
+
+/*
+ * @f's lines to stdout (@dest "1") or into the file @dest, after a marker
+ * line on stdout saying how many and where.  0, or a negative errno with @err.
+ */
+int ust_fold_write(const struct ust_fold *f, const char *dest, char *err, size_t errsz);
 
 /*
  * What `-O ustitch:folded=DEST` does at the end of a report: fold @path and

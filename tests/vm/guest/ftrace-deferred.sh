@@ -17,6 +17,11 @@
 #     stacks, walking by CFI (ustitch probe says so, and why); with
 #     --unwind kernel the kernel's own.  On one workload both agree frame
 #     for frame, but the frame the kernel's walk cannot see.
+#  4. An instance buffer with the option, by trace-cmd's recorder and by
+#     ustitch record --unwind kernel: the stacks are the instance's.
+#  5. Lost events: a burst into one-page buffers; every stack shown is its
+#     own event's (ust-paths: the path is in the event), the stacks
+#     dropped with the ring's records are marked so.
 set -u
 fails=0
 ok() { echo "ok - $*"; }
@@ -128,6 +133,77 @@ paste -d' ' <(awk '$1 == "sys_enter_getppid" { print $5 }' bpf.txt.stacks) \
 read -r same n <agree.txt
 [ "$n" -eq 5 ] && [ "$same" -eq 5 ] && ok "both ways agree frame for frame as far as the kernel's walk goes, but ust_c (5 of 5)" ||
 	bad "both ways agree on $same of $n stacks (ust_c aside)"
+
+# lock_held() filters record through perf: their stacks are BPF's, and
+# --unwind kernel, which cannot give them any, is refused by name.
+if "$UST_USTITCH" record --unwind kernel -p lockheld -o lh.dat -O userstacktrace_delay \
+	-e kmem:mm_page_alloc -f 'lock_held(mmap_lock)' true >lh.log 2>&1; then
+	bad "record --unwind kernel -p lockheld: accepted"
+elif grep -q "^ustitch record: --unwind kernel: lock_held() filters record their events through perf, and the kernel's own deferred stacks come with ftrace's events only" lh.log; then
+	ok "record --unwind kernel -p lockheld: refused, and why"
+else
+	bad "record --unwind kernel -p lockheld: $(cat lh.log)"
+fi
+
+# ---- 4. an instance buffer ----------------------------------------------------
+# The option is the instance's (-O after -B): its events get the kernel's
+# stacks, by trace-cmd's recorder and by ours.
+trace-cmd record -o inst.dat -B ust -O userstacktrace_delay -e syscalls:sys_enter_getppid \
+	"$UST_TESTPROG" 5 >inst.log 2>&1 || bad "trace-cmd record -B exited with $?: $(cat inst.log)"
+"$UST_USTITCH" record --unwind kernel -o inst2.dat -B ust -O userstacktrace_delay \
+	-e syscalls:sys_enter_getppid "$UST_TESTPROG" 5 >inst2.log 2>&1 ||
+	bad "ustitch record --unwind kernel -B exited with $?: $(cat inst2.log)"
+for t in inst inst2; do
+	report "$t.dat" "$t.txt"
+	n=$(grep -c "^sys_enter_getppid .* $fp_chain" "$t.txt.stacks")
+	[ "$n" -eq 5 ] && ok "$t: in instance ust, each of 5 stacks the kernel's chain" ||
+		{ head -20 "$t.txt"; bad "$t: $n of 5 stacks in instance ust begin $fp_chain"; }
+	n=$(grep -c 'user_unwind_stack:' "$t.txt")
+	[ "$n" -eq 5 ] && ok "$t: 5 user_unwind_stack records" || bad "$t: $n user_unwind_stack records, expected 5"
+	grep -m1 'user_unwind_stack:' "$t.txt" | sed 's/^/# /'
+done
+
+# ---- 5. lost events ------------------------------------------------------------
+# A burst into one-page buffers that trace-cmd's recorder empties every
+# 2 s: the ring drops most records, cookies and stacks alike.  Each call
+# of ust-paths goes through ust_even or ust_odd by its lseek offset's
+# parity: a stack shown under another call's event would say the other
+# function.  A cookie whose stack was dropped says so; none is given
+# another's stack.
+trace-cmd record -o lost.dat -b 4 -s 2000000 -O userstacktrace_delay -e syscalls:sys_enter_lseek \
+	"$UST_PATHSPROG" 100000 >lost.log 2>&1 || bad "trace-cmd record (lost) exited with $?: $(tail -3 lost.log)"
+env TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} \
+	trace-cmd report -O ustitch:search_dirs="$(dirname "$UST_PATHSPROG")" lost.dat >lost.txt 2>lost.err ||
+	bad "trace-cmd report lost.dat exited with $?"
+[ ! -s lost.err ] || bad "trace-cmd report lost.dat wrote to stderr: $(head -3 lost.err)"
+# Per event: the parity of its offset, then the path its stack shows.  A
+# cookie line right after its event is that event's; one right after a
+# drop notice is a cookie whose event was dropped (its own stack under it,
+# no event's); one after anything else would be astray.
+awk 'function kind() { return /EVENTS DROPPED|LOST EVENTS|LOST [0-9]+ EVENTS/ ? "drop" : "other" }
+     / sys_enter_lseek: / { o = $0; sub(/.*offset: /, "", o); sub(/,.*/, "", o)
+			    want = (o ~ /[13579bdf]$/) ? "ust_odd" : "ust_even"; ev++; prev = "event"; next }
+     / user_unwind_cookie: / { cur = prev == "event" ? want : prev == "drop" ? "orphan" : "stray"
+			       prev = "cookie"; next }
+     /^\[ustitch: .*never arrived: events were lost/ { lostmark++; next }
+     /^=> ust_(even|odd)\+/ { f = $2; sub(/\+.*/, "", f); stacks++
+			      if (cur == "orphan") orphan++
+			      else if (cur == "stray" || cur == "") stray++
+			      else if (f == cur) right++
+			      else wrong++
+			      cur = ""; next }
+     /^=> / { next }
+     { prev = kind(); if (prev == "drop") dropped++ }
+     END { printf "%d %d %d %d %d %d %d %d\n", ev, stacks, right, wrong, stray, orphan, lostmark, dropped }' \
+	lost.txt >lost.sum
+read -r ev stacks right wrong stray orphan lostmark dropped <lost.sum
+echo "# lost: $ev lseek events, $stacks stacks shown ($right under their own event, $orphan under a cookie whose event was dropped, $wrong wrong, $stray astray), $lostmark marked lost, $dropped drop notices"
+[ "$dropped" -gt 0 ] && ok "lost: the ring dropped records ($dropped notices)" || bad "lost: no records dropped: the burst proves nothing"
+[ "$right" -gt 0 ] && [ "$wrong" -eq 0 ] && [ "$stray" -eq 0 ] &&
+	ok "lost: each of $right stacks under its own event's path, $orphan under their own cookie only" ||
+	{ grep -m3 -B3 -A4 'user_unwind_cookie' lost.txt; bad "lost: $wrong stacks under another event's path, $stray astray, of $stacks"; }
+[ "$lostmark" -gt 0 ] && ok "lost: $lostmark stacks that never arrived are marked so" ||
+	bad "lost: no stack marked as lost though records were dropped"
 
 [ "$fails" -eq 0 ] || { echo "$fails failed"; exit 1; }
 echo "all passed"
