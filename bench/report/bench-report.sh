@@ -113,10 +113,34 @@ goal() {	# goal TEXT OK: one line of the goals
 	printf '%-66s %s\n' "$1" "$([ "$2" = 1 ] && echo met || echo MISSED)"
 }
 
+# profiles LABEL NEVENTS NSTACKS: the report with and without the three
+# profile outputs (issue 41: flamegraph=, pprof=, top=; goal: at most 1.2
+# times the report's time without them), best of 3 each, in CPU time.
+profiles() {
+	local label=$1 ev=$2 st=$3 i c best_p='' best_o='' r
+	"$UST_MKTRACE" --bench "$ev" "$st" trace.dat || exit 1
+	echo "== $label: ust-mktrace --bench $ev $st, $(du -m trace.dat | cut -f1) MB"
+	for i in 1 2 3; do
+		r=$(run plugin)
+		c=$(cut -d' ' -f2 <<<"$r")
+		[ -z "$best_p" ] || (($(echo "$c < $best_p" | bc))) && best_p=$c
+		r=$(run plugin -O ustitch:flamegraph="$work/p.svg" -O ustitch:pprof="$work/p.pb.gz" \
+			-O ustitch:top=10)
+		c=$(cut -d' ' -f2 <<<"$r")
+		[ -z "$best_o" ] || (($(echo "$c < $best_o" | bc))) && best_o=$c
+	done
+	printf 'report CPU, s: %.2f without, %.2f with flamegraph + pprof + top: %.3f times\n' \
+		"$best_p" "$best_o" "$(echo "$best_o / $best_p" | bc -l)"
+	goal "profiles: $(printf %.2f "$(echo "$best_o / $best_p" | bc -l)") times the report <= 1.2" \
+		"$(echo "$best_o / $best_p <= 1.2" | bc)"
+	rm -f trace.dat "$work/p.svg" "$work/p.pb.gz"
+}
+
 if [ -z "${UST_BENCH_LARGE:-}" ]; then
 	# UST_BENCH_ARGS: more ust-mktrace --bench options (e.g. --distinct N).
 	# shellcheck disable=SC2086
 	measure "report-plugin" "$events" "$stacks" ${UST_BENCH_ARGS:-}
+	profiles "profiles (166 MB)" 1650000 165000
 	exit 0
 fi
 measure "(a) 1M requests among 20M ordinary events, ustitch buffer" 1000000 100000 \

@@ -456,22 +456,3 @@ int ust_flame_write(const struct ust_fold *f, const char *dest, const struct ust
 	fflush(stdout);
 	return 0;
 }
-
-int ust_flame_report(const char *dest, const char *path, const struct ust_scan *scan,
-		     const struct ust_fold_names *names, const struct ust_flame_opts *o,
-		     char *err, size_t errsz)
-{
-	struct ust_fold *f = ust_fold_new();
-	int ret;
-
-	if (!f) {
-		snprintf(err, errsz, "out of memory");
-		return -ENOMEM;
-	}
-	ust_fold_per_thread(f, o && o->per_thread);
-	ret = ust_fold_file(f, path, scan, names, err, errsz);
-	if (!ret)
-		ret = ust_flame_write(f, dest, o, err, errsz);
-	ust_fold_free(f);
-	return ret;
-}

@@ -41,6 +41,19 @@ struct ust_fold {
 	size_t nr_objs, cap_objs;
 	struct ust_hmap obj_idx;	/* an object name's key -> objs_v[] */
 	bool per_thread;
+	/* User stacks already named, by their frames (a trace repeats few
+	 * stacks many times): a hash -> memo_v[] + 1, chained. */
+	struct ust_hmap memo;
+	struct memo *memo_v;
+	size_t nr_memo, cap_memo;
+};
+
+struct memo {
+	const struct ust_dec_frame *fr;	/* the caller's, alive as long as the fold */
+	unsigned int nr;
+	bool has_files;
+	char *text;
+	long next;			/* same hash, -1 ends */
 };
 
 struct ust_fold *ust_fold_new(void)
@@ -52,6 +65,7 @@ struct ust_fold *ust_fold_new(void)
 		ust_hmap_init(&f->kinds);
 		ust_hmap_init(&f->objs);
 		ust_hmap_init(&f->obj_idx);
+		ust_hmap_init(&f->memo);
 	}
 	return f;
 }
@@ -72,6 +86,10 @@ void ust_fold_free(struct ust_fold *f)
 	for (i = 0; i < f->nr_objs; i++)
 		free(f->objs_v[i]);
 	free(f->objs_v);
+	ust_hmap_fini(&f->memo);
+	for (i = 0; i < f->nr_memo; i++)
+		free(f->memo_v[i].text);
+	free(f->memo_v);
 	free(f);
 }
 
@@ -195,12 +213,13 @@ void ust_fold_per_thread(struct ust_fold *f, bool on)
  */
 void ust_fold_put_name(struct ust_sb *sb, const char *name)
 {
-	ust_sb_puts(sb, ";");
-	for (; *name; name++) {
-		char c = *name == ';' ? ':' : *name == '\n' ? '_' : *name;
+	size_t at = sb->len + 1, i;
 
-		ust_sb_printf(sb, "%c", c);
-	}
+	ust_sb_puts(sb, ";");
+	ust_sb_puts(sb, name);
+	for (i = at; sb->buf && !sb->oom && i < sb->len; i++)
+		if (sb->buf[i] == ';' || sb->buf[i] == '\n')
+			sb->buf[i] = sb->buf[i] == ';' ? ':' : '_';
 }
 
 /* @name, as ust_fold_put_name() wrote it, is code of @obj: a library's or a program's. */
@@ -260,11 +279,53 @@ static void put_user_frame(struct ust_fold *f, struct ust_sb *sb, const struct u
 	note_kind(f, sb, at, obj);
 }
 
-void ust_fold_put_user(struct ust_fold *f, struct ust_sb *sb, const struct ust_fold_names *n,
-		       const struct ust_dec_frame *fr, unsigned int nr, bool has_files)
+static bool same_frames(const struct memo *m, const struct ust_dec_frame *fr, unsigned int nr,
+			bool has_files)
 {
-	for (unsigned int i = nr; i > 0; i--)
-		put_user_frame(f, sb, n, &fr[i - 1], i - 1 > 0, has_files);
+	unsigned int i;
+
+	if (m->nr != nr || m->has_files != has_files)
+		return false;
+	for (i = 0; i < nr; i++)
+		if (m->fr[i].off != fr[i].off || m->fr[i].ino != fr[i].ino || m->fr[i].kdev != fr[i].kdev)
+			return false;
+	return true;
+}
+
+void ust_fold_put_user(struct ust_fold *f, struct ust_sb *sb, const struct ust_fold_names *n,
+		       const struct ust_dec_frame *fr, unsigned int nr, bool has_files, bool keep)
+{
+	uint64_t h = ust_hmap_mix(nr ^ (uint64_t)has_files << 32), first;
+	size_t at = sb->len;
+	long i = -1, last = -1;
+	struct memo *g;
+	unsigned int k;
+
+	for (k = 0; k < nr; k++)
+		h = ust_hmap_mix(h ^ fr[k].off ^ fr[k].ino << 20 ^ (uint64_t)fr[k].kdev << 44);
+	if (ust_hmap_get(&f->memo, h, &first))
+		for (i = (long)first; i >= 0; last = i, i = f->memo_v[i].next)
+			if (same_frames(&f->memo_v[i], fr, nr, has_files)) {
+				ust_sb_puts(sb, f->memo_v[i].text);
+				return;
+			}
+	for (k = nr; k > 0; k--)
+		put_user_frame(f, sb, n, &fr[k - 1], k - 1 > 0, has_files);
+	if (!keep || sb->oom)
+		return;
+	g = ust_grow(f->memo_v, &f->cap_memo, f->nr_memo + 1, sizeof(*g), 64);
+	if (!g)
+		return;
+	f->memo_v = g;
+	g[f->nr_memo] = (struct memo){ .fr = fr, .nr = nr, .has_files = has_files, .next = -1,
+				       .text = strdup(ust_sb_str(sb) + at) };
+	if (!g[f->nr_memo].text || (last < 0 && ust_hmap_put(&f->memo, h, f->nr_memo))) {
+		free(g[f->nr_memo].text);
+		return;
+	}
+	if (last >= 0)
+		f->memo_v[last].next = (long)f->nr_memo;
+	f->nr_memo++;
 }
 
 void ust_fold_begin(const struct ust_fold *f, struct ust_sb *sb, const char *comm, int tid)
@@ -283,14 +344,12 @@ void ust_fold_begin(const struct ust_fold *f, struct ust_sb *sb, const char *com
 
 /* ---- the samples --------------------------------------------------------- */
 
-static void fold_sample(struct ust_fold *f, struct ust_sb *sb, const struct ust_scan *sc,
-			const struct ust_fold_names *names, const struct ust_scan_sample *s)
+/* The user stack an entry shows: its request's, NULL when lost or none. */
+static const struct ust_stitch_stack *user_stack(const struct ust_scan *sc,
+						 const struct ust_scan_sample *s)
 {
 	const struct ust_stitch_stack *st = NULL;
-	const char *comm = s->comm != UINT32_MAX ? sc->names[s->comm] : NULL;
-	unsigned int i;
 
-	ust_fold_begin(f, sb, comm, s->pid);
 	if (s->has_cookie) {
 		/*
 		 * The stack chosen for its request (cookies are reused once a
@@ -304,20 +363,30 @@ static void fold_sample(struct ust_fold *f, struct ust_sb *sb, const struct ust_
 	}
 	if (st && st->pid != s->pid)
 		st = NULL;	/* another task's: never shown as this one's */
-	if (st && !st->bad) {
-		ust_fold_put_user(f, sb, names, st->frames, st->nr, st->has_files);
-	} else if (s->has_cookie || s->ustack == UST_PERF_ENC_USTACK_LOST) {
+	return st && !st->bad ? st : NULL;
+}
+
+void ust_fold_entry(struct ust_fold *f, struct ust_sb *sb, const struct ust_scan *sc,
+		    const struct ust_fold_names *names, const struct ust_scan_sample *s,
+		    const struct ust_stitch_stack *st, unsigned long count)
+{
+	const char *comm = s->comm != UINT32_MAX ? sc->names[s->comm] : NULL;
+	unsigned int i;
+
+	ust_fold_begin(f, sb, comm, s->pid);
+	if (st)
+		ust_fold_put_user(f, sb, names, st->frames, st->nr, st->has_files, true);
+	else if (s->has_cookie || s->ustack == UST_PERF_ENC_USTACK_LOST)
 		ust_fold_put_name(sb, "[user stack lost]");
-	}
 	for (i = s->nr_k; i > 0; i--) {
 		uint32_t k = sc->kframes[s->kfirst + i - 1];
 		const char *fn = k != UINT32_MAX ? sc->names[k] : NULL;
-		char buf[300];
 
-		snprintf(buf, sizeof(buf), "%s_[k]", fn ? fn : "[unknown]");
-		ust_fold_put_name(sb, buf);
+		ust_fold_put_name(sb, fn ? fn : "[unknown]");
+		ust_sb_puts(sb, "_[k]");
 	}
-	ust_fold_add(f, ust_sb_str(sb), 1);
+	if (ust_fold_add(f, ust_sb_str(sb), count))
+		sb->oom = true;
 }
 
 int ust_fold_input_init(struct ust_fold_input *in, const char *path, const struct ust_scan *scan,
@@ -383,7 +452,7 @@ void ust_fold_scan(struct ust_fold *f, const struct ust_scan *sc, const struct u
 		const struct ust_scan_sample *s = &sc->samples[i];
 
 		if (event == UINT32_MAX ? ust_fold_counts(sc, s) : s->is_event && s->event == event)
-			fold_sample(f, &sb, sc, names, s);
+			ust_fold_entry(f, &sb, sc, names, s, user_stack(sc, s), 1);
 	}
 	ust_sb_fini(&sb);
 }
@@ -427,21 +496,4 @@ int ust_fold_write(const struct ust_fold *f, const char *dest, char *err, size_t
 		return (int)lines;
 	}
 	return 0;
-}
-
-int ust_fold_report(const char *dest, const char *path, const struct ust_scan *scan,
-		    const struct ust_fold_names *names, char *err, size_t errsz)
-{
-	struct ust_fold *f = ust_fold_new();
-	int ret;
-
-	if (!f) {
-		snprintf(err, errsz, "out of memory");
-		return -ENOMEM;
-	}
-	ret = ust_fold_file(f, path, scan, names, err, errsz);
-	if (!ret)
-		ret = ust_fold_write(f, dest, err, errsz);
-	ust_fold_free(f);
-	return ret;
 }

@@ -98,6 +98,20 @@ struct ust_pprof {
 	uint64_t nr_locs;
 	uint64_t *locs;			/* one sample's location ids */
 	size_t nr_l, cap_l;
+	/* User stacks already located, by their frames (a trace repeats few
+	 * stacks many times): a hash -> memo_v[] + 1, chained; their location
+	 * ids memo_locs[at .. at + nr). */
+	struct ust_hmap memo;
+	struct pmemo {
+		const struct ust_dec_frame *fr;	/* the caller's, alive as long as the profile */
+		unsigned int nr;
+		bool has_files;
+		size_t at;
+		long next;
+	} *memo_v;
+	size_t nr_memo, cap_memo;
+	uint64_t *memo_locs;
+	size_t nr_ml, cap_ml;
 	const struct ust_fold_names *names;
 	bool lines;			/* source lines and inlined frames */
 	unsigned int nr_types;
@@ -320,6 +334,7 @@ struct ust_pprof *ust_pprof_new(const struct ust_fold_names *n, bool lines, ust_
 	ust_hmap_init(&p->fn_idx);
 	ust_hmap_init(&p->map_idx);
 	ust_hmap_init(&p->loc_idx);
+	ust_hmap_init(&p->memo);
 	p->names = n;
 	p->lines = lines;
 	p->map_info = map;
@@ -344,6 +359,9 @@ void ust_pprof_free(struct ust_pprof *p)
 	ust_hmap_fini(&p->fn_idx);
 	ust_hmap_fini(&p->map_idx);
 	ust_hmap_fini(&p->loc_idx);
+	ust_hmap_fini(&p->memo);
+	free(p->memo_v);
+	free(p->memo_locs);
 	free(p);
 }
 
@@ -373,6 +391,75 @@ static void note_main(struct ust_pprof *p, const struct ust_dec_frame *fr, bool 
 		map_of(p, fr->kdev, fr->ino, obj);
 }
 
+static uint64_t frames_hash(const struct ust_dec_frame *fr, unsigned int nr, bool has_files)
+{
+	uint64_t h = ust_hmap_mix(nr ^ (uint64_t)has_files << 32);
+	unsigned int k;
+
+	for (k = 0; k < nr; k++)
+		h = ust_hmap_mix(h ^ fr[k].off ^ fr[k].ino << 20 ^ (uint64_t)fr[k].kdev << 44);
+	return h;
+}
+
+static bool memo_same(const struct pmemo *m, const struct ust_pprof_sample *s)
+{
+	unsigned int i;
+
+	if (m->nr != s->nr_user || m->has_files != s->has_files)
+		return false;
+	for (i = 0; i < m->nr; i++)
+		if (m->fr[i].off != s->user[i].off || m->fr[i].ino != s->user[i].ino ||
+		    m->fr[i].kdev != s->user[i].kdev)
+			return false;
+	return true;
+}
+
+/* The locations of a user stack located before: pushed, true. */
+static bool user_memo(struct ust_pprof *p, const struct ust_pprof_sample *s)
+{
+	uint64_t first;
+	long i;
+
+	if (!ust_hmap_get(&p->memo, frames_hash(s->user, s->nr_user, s->has_files), &first))
+		return false;
+	for (i = (long)first; i >= 0; i = p->memo_v[i].next)
+		if (memo_same(&p->memo_v[i], s)) {
+			for (unsigned int k = 0; k < s->nr_user; k++)
+				push_loc(p, p->memo_locs[p->memo_v[i].at + k]);
+			return true;
+		}
+	return false;
+}
+
+/* The user stack just located (p->locs[0 .. nr_user)), for the next time. */
+static void user_keep(struct ust_pprof *p, const struct ust_pprof_sample *s)
+{
+	uint64_t h = frames_hash(s->user, s->nr_user, s->has_files), first, *g;
+	struct pmemo *m;
+	long i, last = -1;
+
+	if (p->nr_l != s->nr_user)
+		return;
+	if (ust_hmap_get(&p->memo, h, &first))
+		for (i = (long)first; i >= 0; i = p->memo_v[i].next)
+			last = i;
+	g = ust_grow(p->memo_locs, &p->cap_ml, p->nr_ml + p->nr_l, sizeof(*g), 1024);
+	m = ust_grow(p->memo_v, &p->cap_memo, p->nr_memo + 1, sizeof(*m), 64);
+	if (g)
+		p->memo_locs = g;
+	if (m)
+		p->memo_v = m;
+	if (!g || !m || (last < 0 && ust_hmap_put(&p->memo, h, p->nr_memo)))
+		return;
+	memcpy(g + p->nr_ml, p->locs, p->nr_l * sizeof(*g));
+	m[p->nr_memo] = (struct pmemo){ .fr = s->user, .nr = s->nr_user, .has_files = s->has_files,
+					.at = p->nr_ml, .next = -1 };
+	if (last >= 0)
+		m[last].next = (long)p->nr_memo;
+	p->nr_memo++;
+	p->nr_ml += p->nr_l;
+}
+
 /* Sample (1 location_id: packed, 2 value: packed, 3 label). */
 void ust_pprof_add(struct ust_pprof *p, const struct ust_pprof_sample *s)
 {
@@ -384,11 +471,15 @@ void ust_pprof_add(struct ust_pprof *p, const struct ust_pprof_sample *s)
 	/* The user stack's locations first, so that the first mapping made is a
 	 * program's (pprof calls it the main binary), not the kernel's; the
 	 * program's mapping before its libraries' (outermost first). */
-	if (s->nr_user) {
+	if (s->nr_user && user_memo(p, s)) {
+		/* located before */
+	} else if (s->nr_user) {
 		if (s->has_files)
 			note_main(p, &s->user[s->nr_user - 1], s->nr_user > 1);
 		for (i = 0; i < s->nr_user; i++)
 			user_frame(p, &s->user[i], i > 0, s->has_files);
+		if (s->keep)
+			user_keep(p, s);
 	} else if (s->lost) {
 		push_loc(p, named_loc(p, 0, "[user stack lost]"));
 	}

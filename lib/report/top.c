@@ -14,7 +14,6 @@
 #include "ustitch/fold.h"
 #include "ustitch/grow.h"
 #include "ustitch/hmap.h"
-#include "ustitch/scan.h"
 #include "ustitch/top.h"
 
 struct fn {
@@ -162,69 +161,5 @@ int ust_top_print(const struct ust_fold *f, unsigned int n, const char *what, FI
 		free(t.v[i].name);
 	free(t.v);
 	ust_hmap_fini(&t.idx);
-	return ret;
-}
-
-/* One pair of tables: of the entries ust_fold_scan() takes for @event. */
-static int top_of(unsigned int n, const struct ust_scan *sc, const struct ust_fold_names *names,
-		  uint32_t event, const char *what)
-{
-	struct ust_fold *f = ust_fold_new();
-	int ret;
-
-	if (!f)
-		return -ENOMEM;
-	ust_fold_scan(f, sc, names, event);
-	ret = ust_top_print(f, n, what, stdout);
-	ust_fold_free(f);
-	return ret;
-}
-
-int ust_top_report(unsigned int n, const char *path, const struct ust_scan *scan,
-		   const struct ust_fold_names *names, char *err, size_t errsz)
-{
-	struct ust_fold_input in;
-	const struct ust_scan *sc;
-	uint32_t *ev = NULL, *g;
-	size_t nr_ev = 0, cap = 0, k;
-	unsigned long i;
-	char what[300];
-	int ret;
-
-	ret = ust_fold_input_init(&in, path, scan, names, NULL, err, errsz);
-	if (ret < 0)
-		return ret;
-	sc = in.scan;
-	fflush(stdout);
-	/* The samples (or, in a recording without any, the events) ... */
-	ret = top_of(n, sc, in.names, UINT32_MAX, sc->nr_samples > sc->nr_events ? "samples" : "events");
-	/* ... then per event name, where there are samples or several names. */
-	for (i = 0; !ret && i < sc->nr_samples; i++) {
-		uint32_t e = sc->samples[i].event;
-
-		if (!sc->samples[i].is_event || e == UINT32_MAX)
-			continue;
-		for (k = 0; k < nr_ev && ev[k] != e; k++)
-			;
-		if (k < nr_ev)
-			continue;
-		g = ust_grow(ev, &cap, nr_ev + 1, sizeof(*ev), 8);
-		if (!g) {
-			ret = -ENOMEM;
-			break;
-		}
-		ev = g;
-		ev[nr_ev++] = e;
-	}
-	if (nr_ev > 1 || (nr_ev && sc->nr_samples > sc->nr_events))
-		for (k = 0; !ret && k < nr_ev; k++) {
-			snprintf(what, sizeof(what), "%s events", sc->names[ev[k]]);
-			ret = top_of(n, sc, in.names, ev[k], what);
-		}
-	fflush(stdout);
-	if (ret)
-		snprintf(err, errsz, ret == -ENOMEM ? "out of memory" : "writing the summary failed");
-	free(ev);
-	ust_fold_input_fini(&in);
 	return ret;
 }

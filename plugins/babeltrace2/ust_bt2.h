@@ -176,6 +176,7 @@ struct ust_bt2_profile_ev {
 	bool has_time;
 	int64_t ns;			/* since the clock's origin */
 	const struct ust_bt2_stack *stack;
+	uint64_t stack_key;		/* its id once its objects are all known, else 0 */
 };
 
 bool ust_bt2_profile_wanted(const struct ust_bt2_profile_opts *o);

@@ -392,7 +392,7 @@ static enum ec_kind kind_of(struct text *t, const bt_event_class *ec)
 
 /* An event with a stack into the profiles: its name, task, CPU and time. */
 static void profile_event(struct text *t, const bt_message *msg, const struct evinfo *e,
-			  const bt_field *pctx, const struct ust_bt2_stack *st)
+			  const bt_field *pctx, struct ust_bt2_stack *st)
 {
 	const bt_event *ev = bt_message_event_borrow_event_const(msg);
 	const bt_field *name = member(e->ctx, "procname");
@@ -403,6 +403,10 @@ static void profile_event(struct text *t, const bt_message *msg, const struct ev
 		.stack = st,
 	};
 	uint64_t v;
+
+	/* Named once, when it will not name differently later. */
+	if (st && ust_bt2_stack_complete(&t->st, st))
+		pe.stack_key = e->stack_id;
 
 	if (name && bt_field_get_class_type(name) == BT_FIELD_CLASS_TYPE_STRING)
 		pe.comm = bt_field_string_get_value(name);

@@ -34,10 +34,8 @@
 #include "ustitch/grow.h"
 #include "ustitch/abi.h"
 #include "ustitch/decode.h"
-#include "ustitch/flame.h"
 #include "ustitch/fold.h"
-#include "ustitch/pprof.h"
-#include "ustitch/top.h"
+#include "ustitch/profiles.h"
 #include "ustitch/render.h"
 #include "ustitch/report.h"
 #include "ustitch/report_opt.h"
@@ -956,7 +954,7 @@ static void fold_at_end(struct pstate *p)
 {
 	const char *dest = opt_str(OPT_FOLDED), *svg = opt_str(OPT_FLAMEGRAPH);
 	struct ust_fold_names names = { p->res, p->sym };
-	char cand[MAX_CANDIDATES][UST_REPORT_PATH_MAX], err[256];
+	char cand[MAX_CANDIDATES][UST_REPORT_PATH_MAX];
 
 	if (!folded_wanted())
 		return;
@@ -969,27 +967,19 @@ static void fold_at_end(struct pstate *p)
 		fflush(stdout);
 		printf("# ustitch: %s\n", p->in.path);
 	}
-	if (dest[0] && strcmp(dest, "0") &&
-	    ust_fold_report(dest, p->scan ? p->scan->path : cand[0], p->scan, &names, err, sizeof(err)))
-		fprintf(stderr, "ustitch: folded stacks: %s\n", err);
-	if (svg[0]) {
-		struct ust_flame_opts fo = {
-			.icicle = opt_bool(OPT_FLAMEGRAPH_ICICLE),
-			.per_thread = opt_bool(OPT_FLAMEGRAPH_THREADS),
-			.subtitle = p->scan ? p->scan->path : cand[0],
-		};
+	struct ust_profiles_opts po = {
+		.folded = dest[0] && strcmp(dest, "0") ? dest : NULL,
+		.flamegraph = svg[0] ? svg : NULL,
+		.icicle = opt_bool(OPT_FLAMEGRAPH_ICICLE),
+		.per_thread = opt_bool(OPT_FLAMEGRAPH_THREADS),
+		.pprof = opt_str(OPT_PPROF)[0] ? opt_str(OPT_PPROF) : NULL,
+		.lines = opt_bool(OPT_LINES),
+		.weight = opt_str(OPT_WEIGHT)[0] ? opt_str(OPT_WEIGHT) : NULL,
+		.top = (unsigned int)(top_wanted() > 100000 ? 100000 : top_wanted() > 0 ? top_wanted() : 0),
+		.subtitle = p->scan ? p->scan->path : cand[0],
+	};
 
-		if (ust_flame_report(svg, fo.subtitle, p->scan, &names, &fo, err, sizeof(err)))
-			fprintf(stderr, "ustitch: flame graph: %s\n", err);
-	}
-	if (opt_str(OPT_PPROF)[0] &&
-	    ust_pprof_report(opt_str(OPT_PPROF), p->scan ? p->scan->path : cand[0], p->scan, &names,
-			     opt_bool(OPT_LINES), opt_str(OPT_WEIGHT), err, sizeof(err)))
-		fprintf(stderr, "ustitch: pprof: %s\n", err);
-	if (top_wanted() > 0 &&
-	    ust_top_report((unsigned int)(top_wanted() > 100000 ? 100000 : top_wanted()),
-			   p->scan ? p->scan->path : cand[0], p->scan, &names, err, sizeof(err)))
-		fprintf(stderr, "ustitch: top: %s\n", err);
+	ust_profiles_report(&po, po.subtitle, p->scan, &names);
 }
 
 /* Does any other input have user stack records?  Then this one's lack is news. */

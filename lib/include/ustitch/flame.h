@@ -36,14 +36,4 @@ int ust_flame_svg(const struct ust_fold *f, const struct ust_flame_opts *o, FILE
 int ust_flame_write(const struct ust_fold *f, const char *dest, const struct ust_flame_opts *o,
 		    char *err, size_t errsz);
 
-/*
- * What `-O ustitch:flamegraph=PATH` does at the end of a report: fold the
- * samples of @path (@scan: its first pass, or NULL) and write the SVG to
- * PATH, with a one-line note on stdout saying where.  0, or a negative
- * errno with @err.
- */
-int ust_flame_report(const char *dest, const char *path, const struct ust_scan *scan,
-		     const struct ust_fold_names *names, const struct ust_flame_opts *o,
-		     char *err, size_t errsz);
-
 #endif

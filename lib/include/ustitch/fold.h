@@ -64,7 +64,9 @@ struct ust_fold_names {
  * One stack, frame by frame, into @sb, then ust_fold_add(f, ust_sb_str(sb), n):
  * _begin puts the root (@comm, "[unknown]" if none; "comm-TID" per
  * thread), _put_user a user stack (@fr[0] innermost; as ust_render names
- * the frames), _put_name any other frame ("[user stack lost]", "fn_[k]").
+ * the frames; @keep: @fr stays as it is while @f lives, and names as it
+ * does now: a stack of the same frames is then named once), _put_name any
+ * other frame ("[user stack lost]", "fn_[k]").
  * For traces of other tracers' too (the babeltrace2 component).
  */
 struct ust_sb;
@@ -72,7 +74,7 @@ struct ust_dec_frame;
 
 void ust_fold_begin(const struct ust_fold *f, struct ust_sb *sb, const char *comm, int tid);
 void ust_fold_put_user(struct ust_fold *f, struct ust_sb *sb, const struct ust_fold_names *n,
-		       const struct ust_dec_frame *fr, unsigned int nr, bool has_files);
+		       const struct ust_dec_frame *fr, unsigned int nr, bool has_files, bool keep);
 void ust_fold_put_name(struct ust_sb *sb, const char *name);
 
 /*
@@ -102,6 +104,16 @@ void ust_fold_input_fini(struct ust_fold_input *in);
 bool ust_fold_counts(const struct ust_scan *sc, const struct ust_scan_sample *s);
 
 /*
+ * Fold @count entries like @s of the first pass @sc, its user stack @st
+ * (NULL: none, or "[user stack lost]" where it asked for one).
+ */
+struct ust_scan_sample;
+struct ust_stitch_stack;
+void ust_fold_entry(struct ust_fold *f, struct ust_sb *sb, const struct ust_scan *sc,
+		    const struct ust_fold_names *names, const struct ust_scan_sample *s,
+		    const struct ust_stitch_stack *st, unsigned long count);
+
+/*
  * Fold the entries of a first pass @sc: those ust_fold_counts() counts
  * (@event UINT32_MAX), or the events named @event (an index of sc->names).
  */
@@ -120,13 +132,5 @@ int ust_fold_file(struct ust_fold *f, const char *path, const struct ust_scan *s
  * line on stdout saying how many and where.  0, or a negative errno with @err.
  */
 int ust_fold_write(const struct ust_fold *f, const char *dest, char *err, size_t errsz);
-
-/*
- * What `-O ustitch:folded=DEST` does at the end of a report: fold @path and
- * print to stdout (DEST "1") or into the file DEST, with a one-line header
- * on stdout saying where.  0, or a negative errno with @err.
- */
-int ust_fold_report(const char *dest, const char *path, const struct ust_scan *scan,
-		    const struct ust_fold_names *names, char *err, size_t errsz);
 
 #endif

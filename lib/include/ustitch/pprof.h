@@ -40,6 +40,8 @@ void ust_pprof_type(struct ust_pprof *p, const char *type, const char *unit);
 struct ust_pprof_sample {
 	const struct ust_dec_frame *user;	/* innermost first */
 	unsigned int nr_user;
+	bool keep;			/* @user stays while the profile lives, named as now: */
+					/* a stack of the same frames is located once */
 	bool has_files;			/* user frames are file offsets with (dev, inode) */
 	bool lost;			/* no user stack: "[user stack lost]", label stack=lost */
 	const char *const *kernel;	/* kernel function names, innermost first */
@@ -63,19 +65,5 @@ int ust_pprof_write(struct ust_pprof *p, const char *dest, const struct ust_ppro
 		    char *err, size_t errsz);
 uint64_t ust_pprof_nr_locations(const struct ust_pprof *p);
 uint64_t ust_pprof_nr_functions(const struct ust_pprof *p);
-
-/*
- * What `-O ustitch:pprof=PATH` does at the end of a report: the samples of
- * @path (@scan: its first pass, or NULL) into PATH, a line on stdout
- * saying where; @lines (-O ustitch:lines=1): each location with its source
- * line and the functions inlined there as lines of it.  Sample types:
- * samples/count and cpu/nanoseconds for sampling events, events/count for
- * events with deferred stacks, and with @weight (-O ustitch:weight=FIELD)
- * one more named after the field, each event's value of it summed.  0, or
- * a negative errno with @err.
- */
-int ust_pprof_report(const char *dest, const char *path, const struct ust_scan *scan,
-		     const struct ust_fold_names *names, bool lines, const char *weight, char *err,
-		     size_t errsz);
 
 #endif

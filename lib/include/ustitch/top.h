@@ -19,13 +19,4 @@ struct ust_scan;
 /* The @n largest of each, as two tables on @out, of @f's @what ("samples").  0, -ENOMEM or -EIO. */
 int ust_top_print(const struct ust_fold *f, unsigned int n, const char *what, FILE *out);
 
-/*
- * What `-O ustitch:top=N` does at the end of a report: fold the samples
- * of @path (@scan: its first pass, or NULL; a recording without samples:
- * its events) and print the tables on stdout; then a pair per event name
- * where the recording has samples and events, or events of several names.  0, or a negative errno with @err.
- */
-int ust_top_report(unsigned int n, const char *path, const struct ust_scan *scan,
-		   const struct ust_fold_names *names, char *err, size_t errsz);
-
 #endif

@@ -171,7 +171,7 @@ done
 # function.  A cookie whose stack was dropped says so; none is given
 # another's stack.
 trace-cmd record -o lost.dat -b 4 -s 2000000 -O userstacktrace_delay -e syscalls:sys_enter_lseek \
-	"$UST_PATHSPROG" 100000 >lost.log 2>&1 || bad "trace-cmd record (lost) exited with $?: $(tail -3 lost.log)"
+	"$UST_PATHSPROG" 20000 >lost.log 2>&1 || bad "trace-cmd record (lost) exited with $?: $(tail -3 lost.log)"
 env TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} \
 	trace-cmd report -O ustitch:search_dirs="$(dirname "$UST_PATHSPROG")" lost.dat >lost.txt 2>lost.err ||
 	bad "trace-cmd report lost.dat exited with $?"
