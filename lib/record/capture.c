@@ -40,6 +40,7 @@ struct ust_cap {
 	bool flushed;		/* ust_cap_flush() done: every page is in the writer */
 	uint64_t *kaddrs;	/* the only kernel addresses in the file; NULL: unknown */
 	size_t nr_kaddrs;
+	bool sources_only;	/* no ftrace event: the sources write all of the file */
 };
 
 static char *read_file(const char *path, size_t *len)
@@ -514,7 +515,7 @@ int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz)
 	 * a 80 kB sampling of /bin/true.
 	 */
 	snprintf(path, sizeof(path), "%s/printk_formats", tracefs_tracing_dir());
-	if (!c->kaddrs && (text = read_file(path, &len))) {
+	if (!c->sources_only && (text = read_file(path, &len))) {
 		ust_tdw_set_printk(c->w, text, len, NULL, 0);
 		free(text);
 	}
@@ -523,7 +524,7 @@ int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz)
 			len = ust_tdw_kallsyms_cut(text, len, c->kaddrs, c->nr_kaddrs);
 		ust_tdw_take_kallsyms(c->w, text, len, NULL, 0);
 	}
-	if (!c->kaddrs)
+	if (!c->sources_only)
 		add_cmdlines(c);
 	r = ust_tdw_close(c->w, msg, sizeof(msg));
 	if (r < 0)
@@ -533,11 +534,12 @@ int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz)
 	return (int)r;
 }
 
-void ust_cap_take_kernel_addrs(struct ust_cap *c, uint64_t *addrs, size_t nr)
+void ust_cap_take_kernel_addrs(struct ust_cap *c, uint64_t *addrs, size_t nr, bool sources_only)
 {
 	free(c->kaddrs);
 	c->kaddrs = addrs;
 	c->nr_kaddrs = nr;
+	c->sources_only = sources_only;
 }
 
 void ust_cap_abort(struct ust_cap *c)

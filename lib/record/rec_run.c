@@ -827,23 +827,72 @@ static int start_spool(struct run *r)
 	return 0;
 }
 
-/*
- * Are the sources' kernel addresses the file's only ones?  No ftrace event
- * is recorded (their fields and stacks may hold any), and each source
- * reports every one it writes (perf sampling: ips and callchains).
- */
-static bool kaddrs_known(const struct run *r)
+/* Does any ftrace buffer record events?  Else the sources write all of the file. */
+static bool ftrace_events(const struct run *r)
 {
-	const struct ust_rec_source *src;
 	int b;
 
 	for (b = 0; b < r->o->nr_bufs; b++)
 		if (r->o->bufs[b].nr_ev)
-			return false;
+			return true;
+	return false;
+}
+
+/*
+ * May an ftrace buffer's records show kernel addresses?  Kernel stacks
+ * (-O stacktrace), the ftrace system's own events, or a field printed as a
+ * kernel symbol (%pS and its kin in the print format).  A recording of
+ * system calls with deferred user stacks shows none: its kallsyms (some
+ * 5 MB) would only weigh on the file and on every report of it.
+ */
+static bool ftrace_shows_kaddrs(const struct run *r)
+{
+	static const char *const sym_fmts[] = { "%pS", "%ps", "%pB", "%pF", "%pf" };
+	const struct ust_rec_buffer *b;
+	char *text, *fmt;
+	bool shows;
+	int i, k;
+	size_t f;
+
+	for (k = 0; k < r->o->nr_bufs; k++) {
+		b = &r->o->bufs[k];
+		for (i = 0; i < b->nr_opts; i++)
+			if (!strcmp(b->opts[i], "stacktrace"))
+				return true;
+		for (i = 0; i < b->nr_ev; i++) {
+			if (!strcmp(b->ev[i].system, "ftrace"))
+				return true;
+			text = ust_cap_read_format(b->ev[i].system, b->ev[i].event);
+			if (!text)
+				return true;	/* cannot tell */
+			fmt = strstr(text, "\nprint fmt:");
+			shows = !fmt;
+			for (f = 0; fmt && f < sizeof(sym_fmts) / sizeof(sym_fmts[0]); f++)
+				shows |= strstr(fmt, sym_fmts[f]) != NULL;
+			free(text);
+			if (shows)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Are the sources' kernel addresses the file's only ones?  No ftrace
+ * buffer shows any (ftrace_shows_kaddrs()), each source reports every one
+ * it writes (perf sampling: ips and callchains), and kallsyms was not
+ * asked for whole (--kallsyms).
+ */
+static bool kaddrs_known(const struct run *r)
+{
+	const struct ust_rec_source *src;
+
+	if (r->o->kallsyms || ftrace_shows_kaddrs(r))
+		return false;
 	for (src = r->o->sources; src; src = src->next)
 		if (!src->ops->kaddrs_all)
 			return false;
-	return r->o->sources != NULL;
+	return r->o->sources != NULL || ftrace_events(r);
 }
 
 /* The file's kallsyms cut to the sources' kernel addresses, when known. */
@@ -859,7 +908,7 @@ static void set_kaddrs(struct run *r)
 		return;		/* kallsyms whole */
 	while (ust_hmap_next(&r->kaddrs, &pos, &key, &v))
 		a[n++] = key;
-	ust_cap_take_kernel_addrs(r->cap, a, n);
+	ust_cap_take_kernel_addrs(r->cap, a, n, !ftrace_events(r));
 }
 
 /* The extra producers (perf sampling, lock_held(), --addr-filter).  0 or -1. */

@@ -282,27 +282,18 @@ static void put_user_frame(struct ust_fold *f, struct ust_sb *sb, const struct u
 static bool same_frames(const struct memo *m, const struct ust_dec_frame *fr, unsigned int nr,
 			bool has_files)
 {
-	unsigned int i;
-
-	if (m->nr != nr || m->has_files != has_files)
-		return false;
-	for (i = 0; i < nr; i++)
-		if (m->fr[i].off != fr[i].off || m->fr[i].ino != fr[i].ino || m->fr[i].kdev != fr[i].kdev)
-			return false;
-	return true;
+	return m->nr == nr && m->has_files == has_files && ust_dec_frames_same(m->fr, fr, nr);
 }
 
 void ust_fold_put_user(struct ust_fold *f, struct ust_sb *sb, const struct ust_fold_names *n,
 		       const struct ust_dec_frame *fr, unsigned int nr, bool has_files, bool keep)
 {
-	uint64_t h = ust_hmap_mix(nr ^ (uint64_t)has_files << 32), first;
+	uint64_t h = ust_dec_frames_hash(fr, nr) ^ has_files, first;
 	size_t at = sb->len;
 	long i = -1, last = -1;
 	struct memo *g;
 	unsigned int k;
 
-	for (k = 0; k < nr; k++)
-		h = ust_hmap_mix(h ^ fr[k].off ^ fr[k].ino << 20 ^ (uint64_t)fr[k].kdev << 44);
 	if (ust_hmap_get(&f->memo, h, &first))
 		for (i = (long)first; i >= 0; last = i, i = f->memo_v[i].next)
 			if (same_frames(&f->memo_v[i], fr, nr, has_files)) {
@@ -344,9 +335,8 @@ void ust_fold_begin(const struct ust_fold *f, struct ust_sb *sb, const char *com
 
 /* ---- the samples --------------------------------------------------------- */
 
-/* The user stack an entry shows: its request's, NULL when lost or none. */
-static const struct ust_stitch_stack *user_stack(const struct ust_scan *sc,
-						 const struct ust_scan_sample *s)
+const struct ust_stitch_stack *ust_fold_user_stack(const struct ust_scan *sc,
+						   const struct ust_scan_sample *s)
 {
 	const struct ust_stitch_stack *st = NULL;
 
@@ -452,7 +442,7 @@ void ust_fold_scan(struct ust_fold *f, const struct ust_scan *sc, const struct u
 		const struct ust_scan_sample *s = &sc->samples[i];
 
 		if (event == UINT32_MAX ? ust_fold_counts(sc, s) : s->is_event && s->event == event)
-			ust_fold_entry(f, &sb, sc, names, s, user_stack(sc, s), 1);
+			ust_fold_entry(f, &sb, sc, names, s, ust_fold_user_stack(sc, s), 1);
 	}
 	ust_sb_fini(&sb);
 }

@@ -391,27 +391,10 @@ static void note_main(struct ust_pprof *p, const struct ust_dec_frame *fr, bool 
 		map_of(p, fr->kdev, fr->ino, obj);
 }
 
-static uint64_t frames_hash(const struct ust_dec_frame *fr, unsigned int nr, bool has_files)
-{
-	uint64_t h = ust_hmap_mix(nr ^ (uint64_t)has_files << 32);
-	unsigned int k;
-
-	for (k = 0; k < nr; k++)
-		h = ust_hmap_mix(h ^ fr[k].off ^ fr[k].ino << 20 ^ (uint64_t)fr[k].kdev << 44);
-	return h;
-}
-
 static bool memo_same(const struct pmemo *m, const struct ust_pprof_sample *s)
 {
-	unsigned int i;
-
-	if (m->nr != s->nr_user || m->has_files != s->has_files)
-		return false;
-	for (i = 0; i < m->nr; i++)
-		if (m->fr[i].off != s->user[i].off || m->fr[i].ino != s->user[i].ino ||
-		    m->fr[i].kdev != s->user[i].kdev)
-			return false;
-	return true;
+	return m->nr == s->nr_user && m->has_files == s->has_files &&
+	       ust_dec_frames_same(m->fr, s->user, m->nr);
 }
 
 /* The locations of a user stack located before: pushed, true. */
@@ -420,7 +403,7 @@ static bool user_memo(struct ust_pprof *p, const struct ust_pprof_sample *s)
 	uint64_t first;
 	long i;
 
-	if (!ust_hmap_get(&p->memo, frames_hash(s->user, s->nr_user, s->has_files), &first))
+	if (!ust_hmap_get(&p->memo, ust_dec_frames_hash(s->user, s->nr_user) ^ s->has_files, &first))
 		return false;
 	for (i = (long)first; i >= 0; i = p->memo_v[i].next)
 		if (memo_same(&p->memo_v[i], s)) {
@@ -434,7 +417,7 @@ static bool user_memo(struct ust_pprof *p, const struct ust_pprof_sample *s)
 /* The user stack just located (p->locs[0 .. nr_user)), for the next time. */
 static void user_keep(struct ust_pprof *p, const struct ust_pprof_sample *s)
 {
-	uint64_t h = frames_hash(s->user, s->nr_user, s->has_files), first, *g;
+	uint64_t h = ust_dec_frames_hash(s->user, s->nr_user) ^ s->has_files, first, *g;
 	struct pmemo *m;
 	long i, last = -1;
 

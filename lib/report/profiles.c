@@ -38,27 +38,6 @@ struct ents {
 	struct ust_hmap idx;
 };
 
-/* The user stack an entry shows: its request's; NULL when lost or none. */
-static const struct ust_stitch_stack *user_stack(const struct ust_scan *sc,
-						 const struct ust_scan_sample *s)
-{
-	const struct ust_stitch_stack *st = NULL;
-
-	if (s->has_cookie) {
-		/*
-		 * The stack chosen for its request (cookies are reused once a
-		 * CPU's counter wraps: the cookie alone may name another
-		 * entry's); by cookie only where the request is not known.
-		 */
-		const struct ust_stitch_rq *rq = ust_stitch_req_at(&sc->st, s->cookie_off);
-
-		st = rq ? ust_stitch_req_stack(&sc->st, rq) : ust_stitch_lookup(&sc->st, s->cookie, s->buf);
-	}
-	if (st && st->pid != s->pid)
-		st = NULL;	/* another task's: never shown as this one's */
-	return st && !st->bad ? st : NULL;
-}
-
 static bool lost(const struct ust_scan_sample *s)
 {
 	return s->has_cookie || s->ustack == UST_PERF_ENC_USTACK_LOST;
@@ -73,12 +52,8 @@ static uint64_t ent_hash(const struct ust_scan *sc, const struct ust_stitch_stac
 
 	h = ust_hmap_mix(h ^ (uint32_t)s->pid ^ (uint64_t)s->event << 32);
 	h = ust_hmap_mix(h ^ (uint32_t)s->cpu);
-	if (st) {
-		h = ust_hmap_mix(h ^ st->nr ^ (uint64_t)st->has_files << 40);
-		for (i = 0; i < st->nr; i++)
-			h = ust_hmap_mix(h ^ st->frames[i].off ^ st->frames[i].ino << 20 ^
-					 (uint64_t)st->frames[i].kdev << 44);
-	}
+	if (st)
+		h = ust_hmap_mix(h ^ ust_dec_frames_hash(st->frames, st->nr) ^ (uint64_t)st->has_files << 40);
 	for (i = 0; i < s->nr_k; i++)
 		h = ust_hmap_mix(h ^ sc->kframes[s->kfirst + i]);
 	return h;
@@ -86,17 +61,8 @@ static uint64_t ent_hash(const struct ust_scan *sc, const struct ust_stitch_stac
 
 static bool same_stack(const struct ust_stitch_stack *a, const struct ust_stitch_stack *b)
 {
-	unsigned int i;
-
-	if (a == b)
-		return true;
-	if (!a || !b || a->nr != b->nr || a->has_files != b->has_files)
-		return false;
-	for (i = 0; i < a->nr; i++)
-		if (a->frames[i].off != b->frames[i].off || a->frames[i].ino != b->frames[i].ino ||
-		    a->frames[i].kdev != b->frames[i].kdev)
-			return false;
-	return true;
+	return a == b || (a && b && a->nr == b->nr && a->has_files == b->has_files &&
+			  ust_dec_frames_same(a->frames, b->frames, a->nr));
 }
 
 static bool ent_same(const struct ust_scan *sc, const struct ent *e, const struct ust_stitch_stack *st,
@@ -120,7 +86,7 @@ static int count_all(struct ents *es, const struct ust_scan *sc)
 
 	for (i = 0; i < sc->nr_samples; i++) {
 		const struct ust_scan_sample *s = &sc->samples[i];
-		const struct ust_stitch_stack *st = user_stack(sc, s);
+		const struct ust_stitch_stack *st = ust_fold_user_stack(sc, s);
 
 		h = ent_hash(sc, st, s);
 		at = last = -1;

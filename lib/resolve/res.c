@@ -110,11 +110,6 @@ struct ust_res {
 	struct ust_res_dbgd *dbgd;	/* ust_res_set_debuginfod; NULL: off */
 };
 
-struct ust_res_dbgd **ust_res_dbgd_slot(struct ust_res *r)
-{
-	return &r->dbgd;
-}
-
 struct ust_res *ust_res_new(const struct ust_res_opts *opts)
 {
 	size_t nr_default = sizeof(default_dirs) / sizeof(default_dirs[0]), i;
@@ -873,4 +868,50 @@ void ust_res_summary(const struct ust_res *r, struct ust_sb *out)
 	if (r->nr_nocap)
 		ust_sb_printf(out, "ustitch: %u file%s not opened by handle: open_by_handle_at needs CAP_DAC_READ_SEARCH (report as root, or name their directories with -O ustitch:search_dirs=DIR)\n",
 			      r->nr_nocap, r->nr_nocap == 1 ? " was" : "s were");
+}
+
+/* ---- debuginfod (res_debuginfod.c asks; the resolver keeps it) -------- */
+
+int ust_res_set_debuginfod(struct ust_res *r, bool on, char *err, size_t errsz)
+{
+	if (err && errsz)
+		err[0] = '\0';
+	if (!r)
+		return -EINVAL;
+	if (!on) {
+		ust_res_dbgd_free(r->dbgd);
+		r->dbgd = NULL;
+		return 0;
+	}
+	if (r->dbgd)
+		return 0;
+	return ust_res_dbgd_new(&r->dbgd, err, errsz);
+}
+
+bool ust_res_debuginfod_on(const struct ust_res *r)
+{
+	return r && r->dbgd;
+}
+
+int ust_res_debuginfod_find(struct ust_res *r, enum ust_res_dbgd_kind kind, const uint8_t *bid,
+			    size_t bid_len, char *path, size_t pathsz)
+{
+	return r ? ust_res_dbgd_find(r->dbgd, kind, bid, bid_len, path, pathsz) : -ENOENT;
+}
+
+int ust_res_debuginfod_fetch_debug(void *ctx, const uint8_t *bid, size_t bid_len, char *path,
+				   size_t pathsz)
+{
+	return ust_res_debuginfod_find(ctx, UST_RES_DBGD_DEBUGINFO, bid, bid_len, path, pathsz);
+}
+
+const char *ust_res_debuginfod_note(const struct ust_res *r, const uint8_t *bid, size_t bid_len)
+{
+	return r ? ust_res_dbgd_note(r->dbgd, bid, bid_len) : NULL;
+}
+
+void ust_res_debuginfod_summary(const struct ust_res *r, struct ust_sb *out)
+{
+	if (r && out)
+		ust_res_dbgd_summary(r->dbgd, out);
 }

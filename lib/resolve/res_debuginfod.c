@@ -118,7 +118,7 @@ static int quiet_progress(debuginfod_client *c, long a, long b)
 }
 #endif
 
-static int dbgd_new(struct ust_res_dbgd **out, char *err, size_t errsz)
+int ust_res_dbgd_new(struct ust_res_dbgd **out, char *err, size_t errsz)
 {
 #ifdef UST_HAVE_DEBUGINFOD
 	const struct dbgd_lib *lib = dbgd_lib(err, errsz);
@@ -257,7 +257,7 @@ static void ask(struct ust_res_dbgd *d, struct dbgd_ent *e)
 #endif
 }
 
-static int dbgd_find(struct ust_res_dbgd *d, enum ust_res_dbgd_kind kind, const uint8_t *bid,
+int ust_res_dbgd_find(struct ust_res_dbgd *d, enum ust_res_dbgd_kind kind, const uint8_t *bid,
 		      size_t bid_len, char *path, size_t pathsz)
 {
 	struct dbgd_ent *e;
@@ -283,7 +283,7 @@ static int dbgd_find(struct ust_res_dbgd *d, enum ust_res_dbgd_kind kind, const 
 	return 0;
 }
 
-static const char *dbgd_note(const struct ust_res_dbgd *d, const uint8_t *bid, size_t bid_len)
+const char *ust_res_dbgd_note(const struct ust_res_dbgd *d, const uint8_t *bid, size_t bid_len)
 {
 	size_t i;
 
@@ -294,7 +294,7 @@ static const char *dbgd_note(const struct ust_res_dbgd *d, const uint8_t *bid, s
 	return NULL;
 }
 
-static void dbgd_summary(const struct ust_res_dbgd *d, struct ust_sb *out)
+void ust_res_dbgd_summary(const struct ust_res_dbgd *d, struct ust_sb *out)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
 
@@ -306,53 +306,4 @@ static void dbgd_summary(const struct ust_res_dbgd *d, struct ust_sb *out)
 		ust_sb_printf(out, " (%u more request%s not made)", d->skipped,
 			      d->skipped == 1 ? "" : "s");
 	ust_sb_puts(out, "\n");
-}
-
-/* ---- the resolver's ---------------------------------------------------- */
-
-int ust_res_set_debuginfod(struct ust_res *r, bool on, char *err, size_t errsz)
-{
-	struct ust_res_dbgd **slot;
-
-	if (err && errsz)
-		err[0] = '\0';
-	if (!r)
-		return -EINVAL;
-	slot = ust_res_dbgd_slot(r);
-	if (!on) {
-		ust_res_dbgd_free(*slot);
-		*slot = NULL;
-		return 0;
-	}
-	if (*slot)
-		return 0;
-	return dbgd_new(slot, err, errsz);
-}
-
-bool ust_res_debuginfod_on(const struct ust_res *r)
-{
-	return r && *ust_res_dbgd_slot((struct ust_res *)r);
-}
-
-int ust_res_debuginfod_find(struct ust_res *r, enum ust_res_dbgd_kind kind, const uint8_t *bid,
-			    size_t bid_len, char *path, size_t pathsz)
-{
-	return r ? dbgd_find(*ust_res_dbgd_slot(r), kind, bid, bid_len, path, pathsz) : -ENOENT;
-}
-
-int ust_res_debuginfod_fetch_debug(void *ctx, const uint8_t *bid, size_t bid_len, char *path,
-				   size_t pathsz)
-{
-	return ust_res_debuginfod_find(ctx, UST_RES_DBGD_DEBUGINFO, bid, bid_len, path, pathsz);
-}
-
-const char *ust_res_debuginfod_note(const struct ust_res *r, const uint8_t *bid, size_t bid_len)
-{
-	return r ? dbgd_note(*ust_res_dbgd_slot((struct ust_res *)r), bid, bid_len) : NULL;
-}
-
-void ust_res_debuginfod_summary(const struct ust_res *r, struct ust_sb *out)
-{
-	if (r && out)
-		dbgd_summary(*ust_res_dbgd_slot((struct ust_res *)r), out);
 }

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ustitch/res_debuginfod.h"
+
 /* Open-addressing map from (kernel dev_t, inode) to a pointer. */
 struct ust_res_map {
 	struct ust_res_slot *slots;
@@ -127,11 +129,17 @@ struct ust_res_idx_ent {
 int ust_res_index_build(struct ust_res_map *m, const char *const *dirs, int nr_dirs, int max_depth,
 			unsigned int max_files);
 
-/* res_debuginfod.c: the report's debuginfod client and its answers. */
-struct ust_res;
+/*
+ * res_debuginfod.c: the report's debuginfod client and its answers, kept
+ * by the resolver (res.c; NULL: asking is off), which alone calls these.
+ */
+struct ust_sb;
 struct ust_res_dbgd;
+int ust_res_dbgd_new(struct ust_res_dbgd **out, char *err, size_t errsz);
 void ust_res_dbgd_free(struct ust_res_dbgd *d);
-/* res.c: where @r keeps it (NULL: asking is off). */
-struct ust_res_dbgd **ust_res_dbgd_slot(struct ust_res *r);
+int ust_res_dbgd_find(struct ust_res_dbgd *d, enum ust_res_dbgd_kind kind, const uint8_t *bid,
+		      size_t bid_len, char *path, size_t pathsz);
+const char *ust_res_dbgd_note(const struct ust_res_dbgd *d, const uint8_t *bid, size_t bid_len);
+void ust_res_dbgd_summary(const struct ust_res_dbgd *d, struct ust_sb *out);
 
 #endif

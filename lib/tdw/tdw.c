@@ -41,27 +41,6 @@ static bool power_of_two(unsigned int v)
 	return v && !(v & (v - 1));
 }
 
-int ust_tdw_open_beside(const char *path, int flags, mode_t mode)
-{
-	char *dir = strdup(path), *slash;
-	int fd, e;
-
-	if (!dir)
-		return -1;
-	slash = strrchr(dir, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
-	fd = open(dir, flags | O_CLOEXEC, mode);
-	e = errno;
-	free(dir);
-	errno = e;
-	return fd;
-}
-
 static struct ust_tdw *open_writer(const char *path, const struct ust_tdw_opts *opts,
 				   bool direct, char *err, size_t errsz);
 

@@ -14,6 +14,7 @@
  * once the size of that metadata is, and are patched in afterwards.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,28 @@
 #define OPT_BUFFER		3
 #define OPT_TRACECLOCK		4
 #define OPT_UNAME		5
+
+/* A file in @path's directory (O_TMPFILE: a staging file, unnamed), for the file and its pages. */
+int ust_tdw_open_beside(const char *path, int flags, mode_t mode)
+{
+	char *dir = strdup(path), *slash;
+	int fd, e;
+
+	if (!dir)
+		return -1;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	fd = open(dir, flags | O_CLOEXEC, mode);
+	e = errno;
+	free(dir);
+	errno = e;
+	return fd;
+}
 
 /* Clocks of a trace_clock file; the one in use is shown in brackets. */
 static const char *const known_clocks[] = {

@@ -23,6 +23,7 @@
 #define OPT_ADDR_FILTER	0x1700
 #define OPT_UNWIND	0x1800
 #define OPT_COMPRESSION	0x1900	/* as trace-cmd record's */
+#define OPT_KALLSYMS	0x1a00
 
 static void usage_addr_filter(FILE *out)
 {
@@ -92,6 +93,9 @@ void rec_usage(FILE *out)
 	      "  --compression ALG  compress the output as trace-cmd record does (trace.dat\n"
 	      "                   version 7; ALG: any, none, or one of trace-cmd list -c),\n"
 	      "                   by trace-cmd convert once the recording is complete\n"
+	      "  --kallsyms       keep the whole of /proc/kallsyms in the file (by default only\n"
+	      "                   the symbols of the kernel addresses it holds: none when\n"
+	      "                   no event shows one, such as system calls with user stacks)\n"
 	      "  --unwind cfi|fp|kernel  how user stacks are walked: cfi (default) by BPF,\n"
 	      "                   by unwind tables built from each file's .eh_frame, frame\n"
 	      "                   pointers where a file has none; fp by frame pointers only\n"
@@ -375,6 +379,9 @@ static int opt_one(struct ust_rec_opts *o, int c, const char *arg, bool after_ev
 		return opt_addr_filter(o, arg);
 	case OPT_UNWIND:
 		return opt_unwind(o, arg);
+	case OPT_KALLSYMS:
+		o->kallsyms = true;
+		return 0;
 	case 'h':
 		rec_usage(stdout);
 		exit(0);
@@ -455,6 +462,7 @@ int rec_parse(int argc, char **argv, struct ust_rec_opts *o, const char **compre
 		{ "addr-filter", required_argument, NULL, OPT_ADDR_FILTER },
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "compression", required_argument, NULL, OPT_COMPRESSION },
+		{ "kallsyms", no_argument, NULL, OPT_KALLSYMS },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool last_was_event = false;

@@ -78,11 +78,12 @@ unsigned long ust_cap_events(const struct ust_cap *c, int buf);
 /*
  * The file's kernel addresses are @addrs (malloc'ed, taken: freed with @c)
  * and no others: its kallsyms keeps only the lines that name them
- * (ust_tdw_kallsyms_cut()).  Its sources write all of it (no ftrace
- * event): no printk formats, and task names are the sources' own, not the
- * kernel's saved_cmdlines.  Not called: kallsyms whole, both written.
+ * (ust_tdw_kallsyms_cut()).  @sources_only: its sources write all of it (no
+ * ftrace event): no printk formats, and task names are the sources' own,
+ * not the kernel's saved_cmdlines.  Not called: kallsyms whole, both
+ * written.
  */
-void ust_cap_take_kernel_addrs(struct ust_cap *c, uint64_t *addrs, size_t nr);
+void ust_cap_take_kernel_addrs(struct ust_cap *c, uint64_t *addrs, size_t nr, bool sources_only);
 /* Stop, flush, write the trace.dat, remove the instances, free @c (also on
  * failure, which leaves no trace.dat). */
 int ust_cap_finish(struct ust_cap *c, char *err, size_t errsz);

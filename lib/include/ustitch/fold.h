@@ -104,11 +104,19 @@ void ust_fold_input_fini(struct ust_fold_input *in);
 bool ust_fold_counts(const struct ust_scan *sc, const struct ust_scan_sample *s);
 
 /*
- * Fold @count entries like @s of the first pass @sc, its user stack @st
- * (NULL: none, or "[user stack lost]" where it asked for one).
+ * The user stack entry @s of @sc shows: its request's (the cookie alone
+ * where the request is not known), never another task's; NULL when lost
+ * or none.
  */
 struct ust_scan_sample;
 struct ust_stitch_stack;
+const struct ust_stitch_stack *ust_fold_user_stack(const struct ust_scan *sc,
+						   const struct ust_scan_sample *s);
+
+/*
+ * Fold @count entries like @s of the first pass @sc, its user stack @st
+ * (NULL: none, or "[user stack lost]" where it asked for one).
+ */
 void ust_fold_entry(struct ust_fold *f, struct ust_sb *sb, const struct ust_scan *sc,
 		    const struct ust_fold_names *names, const struct ust_scan_sample *s,
 		    const struct ust_stitch_stack *st, unsigned long count);

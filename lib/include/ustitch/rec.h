@@ -77,6 +77,10 @@ struct ust_rec_opts {
 	 * kernel's unwinder follows frame pointers only.
 	 */
 	bool unwind_kernel;
+	/* --kallsyms: the file keeps the whole of /proc/kallsyms, not only
+	 * the symbols of the kernel addresses it holds (none, for a
+	 * recording of system calls with user stacks). */
+	bool kallsyms;
 };
 
 /* No command and no pid: the whole machine is recorded. */

@@ -1,13 +1,42 @@
 #!/bin/bash
 # Live tests of `ustitch record` on this kernel (root, tracefs, BPF).
-# usage: test-record.sh chain|twins|fallback|signals|badcmd|compress|refused|messages
+# usage: test-record.sh chain|twins|fallback|signals|badcmd|compress|refused|messages|kallsyms
 set -u
-. "$(dirname "$0")/../lib.sh" rec "${1:-}" chain twins fallback signals badcmd compress refused messages
+. "$(dirname "$0")/../lib.sh" rec "${1:-}" chain twins fallback signals badcmd compress refused messages kallsyms
 
 instances() { ls /sys/kernel/tracing/instances | grep '^ustitch-' || true; }
 # Of the BPF programs and links recorder @1 held ($work/ids, read while it
 # recorded: this bpftool shows no owners), those still there.
 our_progs() { bpf_left "$work/ids" | wc -l; }
+
+# Small traces are small: a recording whose events show no kernel address
+# (system calls with user stacks) keeps none of /proc/kallsyms (some 5 MB);
+# one that shows some keeps it (kernel stacks, a field printed as a
+# symbol), and --kallsyms keeps it whole anyway.
+kallsyms() {
+	local what args n
+	for what in syscalls stacktrace symbol-field asked; do
+		args=(-O userstacktrace_delay -e syscalls:sys_enter_getppid)
+		case $what in
+		stacktrace) args+=(-O stacktrace) ;;
+		symbol-field) args+=(-e kmem:kmalloc) ;;
+		asked) args+=(--kallsyms) ;;
+		esac
+		"$UST_USTITCH" record -q -o "$work/k.dat" "${args[@]}" -- "$UST_REC_PROG" 1 2>"$work/k.err" ||
+			{ bad "$what: record failed: $(cat "$work/k.err")"; continue; }
+		n=$(trace-cmd report -f "$work/k.dat" 2>/dev/null | wc -l)
+		if [ "$what" = syscalls ]; then
+			expect_eq "$what: kallsyms lines in the file ($(du -k "$work/k.dat" | cut -f1) KiB)" "$n" 0
+		else
+			at_least "$what: kallsyms lines in the file" "$n" 10000
+		fi
+		if [ "$what" = stacktrace ]; then
+			report "$work/k.dat" >"$work/k.txt"
+			at_least "$what: kernel stacks through the getppid system call, named" \
+				"$(grep -c '^=> __x64_sys_getppid\|^=> __do_sys_getppid\|^=> do_syscall_64' "$work/k.txt")" 1
+		fi
+	done
+}
 
 # chain [record args...]
 chain() {

@@ -181,6 +181,10 @@ env TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_S
 # drop notice is a cookie whose event was dropped (its own stack under it,
 # no event's); one after anything else would be astray.
 awk 'function kind() { return /EVENTS DROPPED|LOST EVENTS|LOST [0-9]+ EVENTS/ ? "drop" : "other" }
+     function show(what,   i) { if (shown[what]++ >= 3) return
+				  print "# " what ":" > "lost.cases"
+				  for (i = NR - 9; i <= NR; i++) if (i > 0) print "#   " ring[i % 10] > "lost.cases" }
+     { ring[NR % 10] = $0 }
      / sys_enter_lseek: / { o = $0; sub(/.*offset: /, "", o); sub(/,.*/, "", o)
 			    want = (o ~ /[13579bdf]$/) ? "ust_odd" : "ust_even"; ev++; prev = "event"; next }
      / user_unwind_cookie: / { cur = prev == "event" ? want : prev == "drop" ? "orphan" : "stray"
@@ -188,9 +192,9 @@ awk 'function kind() { return /EVENTS DROPPED|LOST EVENTS|LOST [0-9]+ EVENTS/ ? 
      /^\[ustitch: .*never arrived: events were lost/ { lostmark++; next }
      /^=> ust_(even|odd)\+/ { f = $2; sub(/\+.*/, "", f); stacks++
 			      if (cur == "orphan") orphan++
-			      else if (cur == "stray" || cur == "") stray++
+			      else if (cur == "stray" || cur == "") { stray++; show("astray") }
 			      else if (f == cur) right++
-			      else wrong++
+			      else { wrong++; show("wrong") }
 			      cur = ""; next }
      /^=> / { next }
      { prev = kind(); if (prev == "drop") dropped++ }
@@ -201,7 +205,7 @@ echo "# lost: $ev lseek events, $stacks stacks shown ($right under their own eve
 [ "$dropped" -gt 0 ] && ok "lost: the ring dropped records ($dropped notices)" || bad "lost: no records dropped: the burst proves nothing"
 [ "$right" -gt 0 ] && [ "$wrong" -eq 0 ] && [ "$stray" -eq 0 ] &&
 	ok "lost: each of $right stacks under its own event's path, $orphan under their own cookie only" ||
-	{ grep -m3 -B3 -A4 'user_unwind_cookie' lost.txt; bad "lost: $wrong stacks under another event's path, $stray astray, of $stacks"; }
+	{ cat lost.cases; bad "lost: $wrong stacks under another event's path, $stray astray, of $stacks"; }
 [ "$lostmark" -gt 0 ] && ok "lost: $lostmark stacks that never arrived are marked so" ||
 	bad "lost: no stack marked as lost though records were dropped"
 
