@@ -179,32 +179,36 @@ env TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_S
 # Per event: the parity of its offset, then the path its stack shows.  A
 # cookie line right after its event is that event's; one right after a
 # drop notice is a cookie whose event was dropped (its own stack under it,
-# no event's); one after anything else would be astray.
+# no event's); one after anything else would be astray.  A stack whose
+# cookie line was dropped is shown under its own user_unwind_stack line,
+# which says no event requested it.
 awk 'function kind() { return /EVENTS DROPPED|LOST EVENTS|LOST [0-9]+ EVENTS/ ? "drop" : "other" }
      function show(what,   i) { if (shown[what]++ >= 3) return
 				  print "# " what ":" > "lost.cases"
 				  for (i = NR - 9; i <= NR; i++) if (i > 0) print "#   " ring[i % 10] > "lost.cases" }
      { ring[NR % 10] = $0 }
      / sys_enter_lseek: / { o = $0; sub(/.*offset: /, "", o); sub(/,.*/, "", o)
-			    want = (o ~ /[13579bdf]$/) ? "ust_odd" : "ust_even"; ev++; prev = "event"; next }
+			    want = (o ~ /[13579bdf]$/) ? "ust_odd" : "ust_even"; ev++; prev = "event"; cur = ""; next }
      / user_unwind_cookie: / { cur = prev == "event" ? want : prev == "drop" ? "orphan" : "stray"
 			       prev = "cookie"; next }
-     /^\[ustitch: .*never arrived: events were lost/ { lostmark++; next }
+     / user_unwind_stack: / { cur = "stackline"; prev = "other"; next }
+     /^\[ustitch: user stack for cookie .* never arrived: events were lost/ { lostmark++; next }
+     /^\[ustitch: no event in this trace requested cookie/ { if (cur == "stackline") cur = "unrequested"; next }
      /^=> ust_(even|odd)\+/ { f = $2; sub(/\+.*/, "", f); stacks++
 			      if (cur == "orphan") orphan++
-			      else if (cur == "stray" || cur == "") { stray++; show("astray") }
-			      else if (f == cur) right++
-			      else { wrong++; show("wrong") }
+			      else if (cur == "unrequested") unreq++
+			      else if (cur == "ust_even" || cur == "ust_odd") { if (f == cur) right++; else { wrong++; show("wrong") } }
+			      else { stray++; show("astray") }
 			      cur = ""; next }
      /^=> / { next }
-     { prev = kind(); if (prev == "drop") dropped++ }
-     END { printf "%d %d %d %d %d %d %d %d\n", ev, stacks, right, wrong, stray, orphan, lostmark, dropped }' \
+     { prev = kind(); cur = ""; if (prev == "drop") dropped++ }
+     END { printf "%d %d %d %d %d %d %d %d %d\n", ev, stacks, right, wrong, stray, orphan, unreq, lostmark, dropped }' \
 	lost.txt >lost.sum
-read -r ev stacks right wrong stray orphan lostmark dropped <lost.sum
-echo "# lost: $ev lseek events, $stacks stacks shown ($right under their own event, $orphan under a cookie whose event was dropped, $wrong wrong, $stray astray), $lostmark marked lost, $dropped drop notices"
+read -r ev stacks right wrong stray orphan unreq lostmark dropped <lost.sum
+echo "# lost: $ev lseek events, $stacks stacks shown ($right under their own event, $orphan under a cookie whose event was dropped, $unreq under their stack record, no event's: its cookie dropped; $wrong wrong, $stray astray), $lostmark marked lost, $dropped drop notices"
 [ "$dropped" -gt 0 ] && ok "lost: the ring dropped records ($dropped notices)" || bad "lost: no records dropped: the burst proves nothing"
 [ "$right" -gt 0 ] && [ "$wrong" -eq 0 ] && [ "$stray" -eq 0 ] &&
-	ok "lost: each of $right stacks under its own event's path, $orphan under their own cookie only" ||
+	ok "lost: each of $right stacks under its own event's path; $orphan under their own cookie only, $unreq said to be no event's" ||
 	{ cat lost.cases; bad "lost: $wrong stacks under another event's path, $stray astray, of $stacks"; }
 [ "$lostmark" -gt 0 ] && ok "lost: $lostmark stacks that never arrived are marked so" ||
 	bad "lost: no stack marked as lost though records were dropped"
