@@ -287,6 +287,20 @@ top() {
 		bad "top: perf_c's self share $us %, perf report's $ps %"
 	[ -n "${main:-}" ] && awk -v m="$main" 'BEGIN { exit !(m >= 95) }' &&
 		ok "top: main's total share: $main %" || bad "top: main's total share '${main:-}', expected >= 95 %"
+	# The same two call paths (perf_c's loop, 400 ms, and read(), 200 ms:
+	# 2:1) as go tool pprof reads -O ustitch:pprof, by samples and by CPU
+	# time: perf_c's cumulative share agrees with perf report's.
+	command -v go >/dev/null || return
+	report "$work/top.dat" -O ustitch:pprof="$work/top.pb.gz" >/dev/null
+	local idx cum
+	for idx in samples cpu; do
+		cum=$(HOME=$work GOCACHE=$work/gocache go tool pprof -top -sample_index=$idx "$work/top.pb.gz" 2>/dev/null |
+			awk '$NF == "perf_c" { sub(/%/, "", $5); print $5; exit }')
+		[ -n "$cum" ] && [ -n "${ps:-}" ] &&
+			awk -v a="$cum" -v b="$ps" 'BEGIN { d = a - b; exit !(d < 8 && d > -8) }' &&
+			ok "top: go tool pprof -sample_index=$idx: perf_c's cumulative share $cum % (perf report: $ps %)" ||
+			bad "top: go tool pprof -sample_index=$idx: perf_c '${cum:-none}' %, perf report's $ps %"
+	done
 }
 
 # The profiles of an event recording: a program built here (-O2) writes 10
