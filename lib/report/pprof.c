@@ -35,7 +35,7 @@ static void pb_bytes(struct pb *p, const void *d, size_t n)
 {
 	uint8_t *g;
 
-	if (p->oom)
+	if (p->oom || !n)	/* an empty message: nothing to copy (d may be NULL) */
 		return;
 	g = ust_grow(p->b, &p->cap, p->len + n, 1, 4096);
 	if (!g) {

@@ -89,6 +89,7 @@ struct ust_bt2_opts {
 	int nr_debug_dirs;
 	bool debuginfod;	/* fetch missing files by build-id (lib/resolve/res_debuginfod.c) */
 	const char *archive;	/* `ustitch archive`'s directory, or NULL */
+	const struct ust_res_opts *res;	/* where files are looked for; NULL: everywhere */
 };
 
 /* -1: out of memory, or @o->archive cannot be used (said on stderr). */

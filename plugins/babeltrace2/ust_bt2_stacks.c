@@ -37,7 +37,7 @@ int ust_bt2_stacks_init(struct ust_bt2_stacks *s, const struct ust_bt2_opts *o)
 	ust_hmap_init(&s->ids);
 	ust_hmap_init(&s->obj_keys);
 	ust_hmap_init(&s->files);
-	s->res = ust_res_new(NULL);
+	s->res = ust_res_new(o->res);
 	/* Asked for by name: an archive that cannot be used is an error, not
 	 * a report that quietly lacks its names. */
 	if (s->res && o->archive && ust_res_set_archive(s->res, o->archive, err, sizeof(err))) {

@@ -14,7 +14,9 @@
  *   1 object  pid(1) base lo hi(8 each) dev(4) ino(1) path: len(1) bytes,
  *             build-id: len(1) bytes (a byte per element; > 64 is none)
  *   2 locks   pid(1) len(1) text
- *   3 find    id(1)
+ *   3 find    id(1): and an event with that stack id into the profiles
+ *             (sink.ustitch.text's folded, flamegraph, pprof, top; written
+ *             to /dev/null at the end, their lines on stdout too)
  * A stack whose arrays agree must be found, frame for frame, unless its
  * id was taken before.
  *
@@ -30,6 +32,7 @@
 #include "fuzz.h"
 #include "ust_bt2.h"
 #include "ustitch/abi.h"
+#include "ustitch/resolve.h"
 
 #define MAX_FRAMES	255
 
@@ -164,12 +167,25 @@ static void op_locks(struct ust_bt2_stacks *st, struct cur *c)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct ust_bt2_opts o = { .symbols = false, .lines = false };
+	/* Frames of files no object event described are not looked for on
+	 * this machine: a directory index per input would be most of the time. */
+	static const struct ust_res_opts ro = {
+		.no_proc = true, .no_index = true, .no_handle = true, .no_local_dirs = true,
+	};
+	const struct ust_bt2_opts o = { .symbols = false, .lines = false, .res = &ro };
+	const struct ust_bt2_profile_opts po = {
+		.folded = "/dev/null", .flamegraph = "/dev/null", .pprof = "/dev/null", .top = 3,
+	};
+	static bool quiet;
 	struct cur c = { data, size };
 	struct ust_bt2_stacks st;
+	struct ust_bt2_profile prof;
 	bool taken[256] = { false };
 
-	if (ust_bt2_stacks_init(&st, &o)) {
+	if (!quiet)	/* the profiles' lines: not the fuzzer's */
+		quiet = freopen("/dev/null", "w", stdout) != NULL;
+	if (ust_bt2_stacks_init(&st, &o) || ust_bt2_profile_init(&prof, &po, &st)) {
+		ust_bt2_profile_fini(&prof);
 		ust_bt2_stacks_fini(&st);
 		return 0;
 	}
@@ -186,13 +202,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 2:
 			op_locks(&st, &c);
 			break;
-		default:
-			s = ust_bt2_stacks_find(&st, get(&c, 1));
-			if (s)
-				(void)ust_bt2_stack_complete(&st, s);
+		default: {
+			uint64_t id = get(&c, 1);
+			struct ust_bt2_profile_ev pe = { .event = id & 1 ? "a:b" : "c:d", .tid = 1, .cpu = -1 };
+
+			s = ust_bt2_stacks_find(&st, id);
+			if (s && ust_bt2_stack_complete(&st, s))
+				pe.stack_key = id;
+			pe.stack = s;
+			ust_bt2_profile_add(&prof, &pe);
 			break;
 		}
+		}
 	}
+	ust_bt2_profile_finish(&prof);
+	ust_bt2_profile_fini(&prof);
 	ust_bt2_stacks_fini(&st);
 	return 0;
 }
