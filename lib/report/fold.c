@@ -431,32 +431,25 @@ bool ust_fold_counts(const struct ust_scan *sc, const struct ust_scan_sample *s)
 	return sc->nr_samples == sc->nr_events || !s->is_event;
 }
 
-void ust_fold_scan(struct ust_fold *f, const struct ust_scan *sc, const struct ust_fold_names *names,
-		   uint32_t event)
-{
-	struct ust_sb sb;
-	unsigned long i;
-
-	ust_sb_init(&sb);
-	for (i = 0; i < sc->nr_samples; i++) {
-		const struct ust_scan_sample *s = &sc->samples[i];
-
-		if (event == UINT32_MAX ? ust_fold_counts(sc, s) : s->is_event && s->event == event)
-			ust_fold_entry(f, &sb, sc, names, s, ust_fold_user_stack(sc, s), 1);
-	}
-	ust_sb_fini(&sb);
-}
-
 int ust_fold_file(struct ust_fold *f, const char *path, const struct ust_scan *scan,
 		  const struct ust_fold_names *names, char *err, size_t errsz)
 {
 	struct ust_fold_input in;
+	struct ust_sb sb;
+	unsigned long i;
 	int ret;
 
 	ret = ust_fold_input_init(&in, path, scan, names, NULL, err, errsz);
 	if (ret < 0)
 		return ret;
-	ust_fold_scan(f, in.scan, in.names, UINT32_MAX);
+	ust_sb_init(&sb);
+	for (i = 0; i < in.scan->nr_samples; i++) {
+		const struct ust_scan_sample *s = &in.scan->samples[i];
+
+		if (ust_fold_counts(in.scan, s))
+			ust_fold_entry(f, &sb, in.scan, in.names, s, ust_fold_user_stack(in.scan, s), 1);
+	}
+	ust_sb_fini(&sb);
 	ust_fold_input_fini(&in);
 	return 0;
 }

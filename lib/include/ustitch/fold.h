@@ -122,13 +122,6 @@ void ust_fold_entry(struct ust_fold *f, struct ust_sb *sb, const struct ust_scan
 		    const struct ust_stitch_stack *st, unsigned long count);
 
 /*
- * Fold the entries of a first pass @sc: those ust_fold_counts() counts
- * (@event UINT32_MAX), or the events named @event (an index of sc->names).
- */
-void ust_fold_scan(struct ust_fold *f, const struct ust_scan *sc, const struct ust_fold_names *names,
-		   uint32_t event);
-
-/*
  * Fold the samples (or events: ust_fold_counts()) of the trace.dat @path.  @scan: its first pass (the
  * stitched user stacks); NULL: one is made here.  0, or a negative errno with @err.
  */
