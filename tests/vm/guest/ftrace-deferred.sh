@@ -165,13 +165,13 @@ done
 
 # ---- 5. lost events ------------------------------------------------------------
 # A burst into one-page buffers that trace-cmd's recorder empties every
-# 2 s: the ring drops most records, cookies and stacks alike.  Each call
+# 0.2 s: the ring drops most records, cookies and stacks alike.  Each call
 # of ust-paths goes through ust_even or ust_odd by its lseek offset's
 # parity: a stack shown under another call's event would say the other
 # function.  A cookie whose stack was dropped says so; none is given
 # another's stack.
-trace-cmd record -o lost.dat -b 4 -s 2000000 -O userstacktrace_delay -e syscalls:sys_enter_lseek \
-	"$UST_PATHSPROG" 20000 >lost.log 2>&1 || bad "trace-cmd record (lost) exited with $?: $(tail -3 lost.log)"
+trace-cmd record -o lost.dat -b 4 -s 200000 -O userstacktrace_delay -e syscalls:sys_enter_lseek \
+	"$UST_PATHSPROG" 4000 >lost.log 2>&1 || bad "trace-cmd record (lost) exited with $?: $(tail -3 lost.log)"
 env TRACEEVENT_PLUGIN_DIR="$UST_PLUGIN_DIR" ${UST_SAN_PRELOAD:+LD_PRELOAD=$UST_SAN_PRELOAD} \
 	trace-cmd report -O ustitch:search_dirs="$(dirname "$UST_PATHSPROG")" lost.dat >lost.txt 2>lost.err ||
 	bad "trace-cmd report lost.dat exited with $?"
