@@ -16,7 +16,6 @@
 
 #include "ustitch/abi.h"
 #include "ustitch/decode.h"
-#include "ustitch/hmap.h"
 
 #define DEV_ELEM_SIZE	4	/* dev[] is unsigned int[] */
 
@@ -306,25 +305,4 @@ int ust_dec_pid(const struct ust_dec_layout *l, const void *data, int size)
 	if (size < 8)
 		return -EINVAL;
 	return (int)(int32_t)rd(l, (const uint8_t *)data + 4, 4);
-}
-
-uint64_t ust_dec_frames_hash(const struct ust_dec_frame *fr, unsigned int nr)
-{
-	uint64_t h = ust_hmap_mix(nr);
-	unsigned int i;
-
-	for (i = 0; i < nr; i++)
-		h = ust_hmap_mix(h ^ fr[i].off ^ fr[i].ino << 20 ^ (uint64_t)fr[i].kdev << 44);
-	return h;
-}
-
-bool ust_dec_frames_same(const struct ust_dec_frame *a, const struct ust_dec_frame *b,
-			 unsigned int nr)
-{
-	unsigned int i;
-
-	for (i = 0; i < nr; i++)
-		if (a[i].off != b[i].off || a[i].ino != b[i].ino || a[i].kdev != b[i].kdev)
-			return false;
-	return true;
 }

@@ -41,19 +41,11 @@ struct ust_fold {
 	size_t nr_objs, cap_objs;
 	struct ust_hmap obj_idx;	/* an object name's key -> objs_v[] */
 	bool per_thread;
-	/* User stacks already named, by their frames (a trace repeats few
-	 * stacks many times): a hash -> memo_v[] + 1, chained. */
+	/* User stacks already named (a trace repeats few stacks many
+	 * times): a caller's key of their frames -> memo_v[], their text. */
 	struct ust_hmap memo;
-	struct memo *memo_v;
+	char **memo_v;
 	size_t nr_memo, cap_memo;
-};
-
-struct memo {
-	const struct ust_dec_frame *fr;	/* the caller's, alive as long as the fold */
-	unsigned int nr;
-	bool has_files;
-	char *text;
-	long next;			/* same hash, -1 ends */
 };
 
 struct ust_fold *ust_fold_new(void)
@@ -88,7 +80,7 @@ void ust_fold_free(struct ust_fold *f)
 	free(f->objs_v);
 	ust_hmap_fini(&f->memo);
 	for (i = 0; i < f->nr_memo; i++)
-		free(f->memo_v[i].text);
+		free(f->memo_v[i]);
 	free(f->memo_v);
 	free(f);
 }
@@ -279,44 +271,31 @@ static void put_user_frame(struct ust_fold *f, struct ust_sb *sb, const struct u
 	note_kind(f, sb, at, obj);
 }
 
-static bool same_frames(const struct memo *m, const struct ust_dec_frame *fr, unsigned int nr,
-			bool has_files)
-{
-	return m->nr == nr && m->has_files == has_files && ust_dec_frames_same(m->fr, fr, nr);
-}
-
 void ust_fold_put_user(struct ust_fold *f, struct ust_sb *sb, const struct ust_fold_names *n,
-		       const struct ust_dec_frame *fr, unsigned int nr, bool has_files, bool keep)
+		       uint64_t key, const struct ust_dec_frame *fr, unsigned int nr, bool has_files)
 {
-	uint64_t h = ust_dec_frames_hash(fr, nr) ^ has_files, first;
 	size_t at = sb->len;
-	long i = -1, last = -1;
-	struct memo *g;
 	unsigned int k;
+	uint64_t m;
+	char **g;
 
-	if (ust_hmap_get(&f->memo, h, &first))
-		for (i = (long)first; i >= 0; last = i, i = f->memo_v[i].next)
-			if (same_frames(&f->memo_v[i], fr, nr, has_files)) {
-				ust_sb_puts(sb, f->memo_v[i].text);
-				return;
-			}
+	if (key && ust_hmap_get(&f->memo, key, &m)) {
+		ust_sb_puts(sb, f->memo_v[m]);
+		return;
+	}
 	for (k = nr; k > 0; k--)
 		put_user_frame(f, sb, n, &fr[k - 1], k - 1 > 0, has_files);
-	if (!keep || sb->oom)
+	if (!key || sb->oom)
 		return;
 	g = ust_grow(f->memo_v, &f->cap_memo, f->nr_memo + 1, sizeof(*g), 64);
 	if (!g)
 		return;
 	f->memo_v = g;
-	g[f->nr_memo] = (struct memo){ .fr = fr, .nr = nr, .has_files = has_files, .next = -1,
-				       .text = strdup(ust_sb_str(sb) + at) };
-	if (!g[f->nr_memo].text || (last < 0 && ust_hmap_put(&f->memo, h, f->nr_memo))) {
-		free(g[f->nr_memo].text);
-		return;
-	}
-	if (last >= 0)
-		f->memo_v[last].next = (long)f->nr_memo;
-	f->nr_memo++;
+	g[f->nr_memo] = strdup(ust_sb_str(sb) + at);
+	if (g[f->nr_memo] && !ust_hmap_put(&f->memo, key, f->nr_memo))
+		f->nr_memo++;
+	else
+		free(g[f->nr_memo]);
 }
 
 void ust_fold_begin(const struct ust_fold *f, struct ust_sb *sb, const char *comm, int tid)
@@ -365,7 +344,8 @@ void ust_fold_entry(struct ust_fold *f, struct ust_sb *sb, const struct ust_scan
 
 	ust_fold_begin(f, sb, comm, s->pid);
 	if (st)
-		ust_fold_put_user(f, sb, names, st->frames, st->nr, st->has_files, true);
+		ust_fold_put_user(f, sb, names, ust_stitch_stack_key(st), st->frames, st->nr,
+				  st->has_files);
 	else if (s->has_cookie || s->ustack == UST_PERF_ENC_USTACK_LOST)
 		ust_fold_put_name(sb, "[user stack lost]");
 	for (i = s->nr_k; i > 0; i--) {

@@ -98,18 +98,10 @@ struct ust_pprof {
 	uint64_t nr_locs;
 	uint64_t *locs;			/* one sample's location ids */
 	size_t nr_l, cap_l;
-	/* User stacks already located, by their frames (a trace repeats few
-	 * stacks many times): a hash -> memo_v[] + 1, chained; their location
-	 * ids memo_locs[at .. at + nr). */
+	/* User stacks already located (a trace repeats few stacks many times):
+	 * a caller's key of their frames -> (at << 16 | n) + 1, their location
+	 * ids memo_locs[at .. at + n). */
 	struct ust_hmap memo;
-	struct pmemo {
-		const struct ust_dec_frame *fr;	/* the caller's, alive as long as the profile */
-		unsigned int nr;
-		bool has_files;
-		size_t at;
-		long next;
-	} *memo_v;
-	size_t nr_memo, cap_memo;
 	uint64_t *memo_locs;
 	size_t nr_ml, cap_ml;
 	const struct ust_fold_names *names;
@@ -360,7 +352,6 @@ void ust_pprof_free(struct ust_pprof *p)
 	ust_hmap_fini(&p->map_idx);
 	ust_hmap_fini(&p->loc_idx);
 	ust_hmap_fini(&p->memo);
-	free(p->memo_v);
 	free(p->memo_locs);
 	free(p);
 }
@@ -391,56 +382,32 @@ static void note_main(struct ust_pprof *p, const struct ust_dec_frame *fr, bool 
 		map_of(p, fr->kdev, fr->ino, obj);
 }
 
-static bool memo_same(const struct pmemo *m, const struct ust_pprof_sample *s)
-{
-	return m->nr == s->nr_user && m->has_files == s->has_files &&
-	       ust_dec_frames_same(m->fr, s->user, m->nr);
-}
-
 /* The locations of a user stack located before: pushed, true. */
 static bool user_memo(struct ust_pprof *p, const struct ust_pprof_sample *s)
 {
-	uint64_t first;
-	long i;
+	uint64_t m, k;
 
-	if (!ust_hmap_get(&p->memo, ust_dec_frames_hash(s->user, s->nr_user) ^ s->has_files, &first))
+	if (!s->user_key || !ust_hmap_get(&p->memo, s->user_key, &m))
 		return false;
-	for (i = (long)first; i >= 0; i = p->memo_v[i].next)
-		if (memo_same(&p->memo_v[i], s)) {
-			for (unsigned int k = 0; k < s->nr_user; k++)
-				push_loc(p, p->memo_locs[p->memo_v[i].at + k]);
-			return true;
-		}
-	return false;
+	for (k = 0; k < ((m - 1) & 0xffff); k++)
+		push_loc(p, p->memo_locs[((m - 1) >> 16) + k]);
+	return true;
 }
 
-/* The user stack just located (p->locs[0 .. nr_user)), for the next time. */
+/* The user stack just located (p->locs[0 .. nr_l)), for the next time. */
 static void user_keep(struct ust_pprof *p, const struct ust_pprof_sample *s)
 {
-	uint64_t h = ust_dec_frames_hash(s->user, s->nr_user) ^ s->has_files, first, *g;
-	struct pmemo *m;
-	long i, last = -1;
+	uint64_t *g;
 
-	if (p->nr_l != s->nr_user)
+	if (!s->user_key || p->nr_l > 0xffff)
 		return;
-	if (ust_hmap_get(&p->memo, h, &first))
-		for (i = (long)first; i >= 0; i = p->memo_v[i].next)
-			last = i;
 	g = ust_grow(p->memo_locs, &p->cap_ml, p->nr_ml + p->nr_l, sizeof(*g), 1024);
-	m = ust_grow(p->memo_v, &p->cap_memo, p->nr_memo + 1, sizeof(*m), 64);
-	if (g)
-		p->memo_locs = g;
-	if (m)
-		p->memo_v = m;
-	if (!g || !m || (last < 0 && ust_hmap_put(&p->memo, h, p->nr_memo)))
+	if (!g)
 		return;
+	p->memo_locs = g;
 	memcpy(g + p->nr_ml, p->locs, p->nr_l * sizeof(*g));
-	m[p->nr_memo] = (struct pmemo){ .fr = s->user, .nr = s->nr_user, .has_files = s->has_files,
-					.at = p->nr_ml, .next = -1 };
-	if (last >= 0)
-		m[last].next = (long)p->nr_memo;
-	p->nr_memo++;
-	p->nr_ml += p->nr_l;
+	if (!ust_hmap_put(&p->memo, s->user_key, ((uint64_t)p->nr_ml << 16 | p->nr_l) + 1))
+		p->nr_ml += p->nr_l;
 }
 
 /* Sample (1 location_id: packed, 2 value: packed, 3 label). */
@@ -461,8 +428,7 @@ void ust_pprof_add(struct ust_pprof *p, const struct ust_pprof_sample *s)
 			note_main(p, &s->user[s->nr_user - 1], s->nr_user > 1);
 		for (i = 0; i < s->nr_user; i++)
 			user_frame(p, &s->user[i], i > 0, s->has_files);
-		if (s->keep)
-			user_keep(p, s);
+		user_keep(p, s);
 	} else if (s->lost) {
 		push_loc(p, named_loc(p, 0, "[user stack lost]"));
 	}

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
  * ust_profiles.  The first pass's entries are counted by what they fold
- * to (struct ent), the user stack compared by its frames: a trace that
- * repeats few stacks many times (each a new stitched stack) then names,
- * folds and locates each only once.  The folds (all entries, per thread,
+ * to (struct ent), the user stack by its frames (its content in the
+ * stitch index, ust_stitch_stack_key()): a trace that repeats few stacks
+ * many times (each a new stitched stack) then names, folds and locates
+ * each only once.  The folds (all entries, per thread,
  * per event name) and the pprof profile are made from the counts.
  */
 #include <errno.h>
@@ -52,17 +53,16 @@ static uint64_t ent_hash(const struct ust_scan *sc, const struct ust_stitch_stac
 
 	h = ust_hmap_mix(h ^ (uint32_t)s->pid ^ (uint64_t)s->event << 32);
 	h = ust_hmap_mix(h ^ (uint32_t)s->cpu);
-	if (st)
-		h = ust_hmap_mix(h ^ ust_dec_frames_hash(st->frames, st->nr) ^ (uint64_t)st->has_files << 40);
+	h = ust_hmap_mix(h ^ ust_stitch_stack_key(st));
 	for (i = 0; i < s->nr_k; i++)
 		h = ust_hmap_mix(h ^ sc->kframes[s->kfirst + i]);
 	return h;
 }
 
+/* The same frames: the same stack, or the same content of the stitch index. */
 static bool same_stack(const struct ust_stitch_stack *a, const struct ust_stitch_stack *b)
 {
-	return a == b || (a && b && a->nr == b->nr && a->has_files == b->has_files &&
-			  ust_dec_frames_same(a->frames, b->frames, a->nr));
+	return a == b || (ust_stitch_stack_key(a) && ust_stitch_stack_key(a) == ust_stitch_stack_key(b));
 }
 
 static bool ent_same(const struct ust_scan *sc, const struct ent *e, const struct ust_stitch_stack *st,
@@ -226,7 +226,7 @@ static void pprof_sample(struct ust_pprof *p, const struct ust_scan *sc, const s
 		ps.user = e->st->frames;
 		ps.nr_user = e->st->nr;
 		ps.has_files = e->st->has_files;
-		ps.keep = true;
+		ps.user_key = ust_stitch_stack_key(e->st);
 	} else {
 		ps.lost = lost(s);
 	}

@@ -101,8 +101,8 @@ static void fold_one(struct ust_bt2_profile *p, struct ust_fold *f, const struct
 {
 	ust_fold_begin(f, &p->sb, e->comm, e->tid);
 	if (e->stack)
-		ust_fold_put_user(f, &p->sb, &p->names, e->stack->frames, e->stack->nr, true,
-				  e->stack_key != 0);
+		ust_fold_put_user(f, &p->sb, &p->names, e->stack_key, e->stack->frames, e->stack->nr,
+				  true);
 	else
 		ust_fold_put_name(&p->sb, "[user stack lost]");
 	if (ust_fold_add(f, ust_sb_str(&p->sb), 1) || p->sb.oom)
@@ -138,7 +138,7 @@ void ust_bt2_profile_add(struct ust_bt2_profile *p, const struct ust_bt2_profile
 		struct ust_pprof_sample s = {
 			.user = e->stack ? e->stack->frames : NULL,
 			.nr_user = e->stack ? e->stack->nr : 0,
-			.keep = e->stack_key != 0,
+			.user_key = e->stack_key,
 			.has_files = true,
 			.lost = !e->stack,
 			.values = &one,

@@ -50,11 +50,6 @@ struct ust_dec_frame {
 	uint32_t kdev;			/* kernel dev_t */
 };
 
-/* A stack's frames as a key: hashed, and compared frame by frame. */
-uint64_t ust_dec_frames_hash(const struct ust_dec_frame *fr, unsigned int nr);
-bool ust_dec_frames_same(const struct ust_dec_frame *a, const struct ust_dec_frame *b,
-			 unsigned int nr);
-
 struct ust_dec_mapping {
 	uint64_t ino;
 	uint32_t kdev;

@@ -64,9 +64,9 @@ struct ust_fold_names {
  * One stack, frame by frame, into @sb, then ust_fold_add(f, ust_sb_str(sb), n):
  * _begin puts the root (@comm, "[unknown]" if none; "comm-TID" per
  * thread), _put_user a user stack (@fr[0] innermost; as ust_render names
- * the frames; @keep: @fr stays as it is while @f lives, and names as it
- * does now: a stack of the same frames is then named once), _put_name any
- * other frame ("[user stack lost]", "fn_[k]").
+ * the frames; @key, not 0, is the same for every stack of these frames
+ * and names as they do now, ust_stitch_stack_key() for instance: each is
+ * then named once), _put_name any other frame ("[user stack lost]", "fn_[k]").
  * For traces of other tracers' too (the babeltrace2 component).
  */
 struct ust_sb;
@@ -74,7 +74,7 @@ struct ust_dec_frame;
 
 void ust_fold_begin(const struct ust_fold *f, struct ust_sb *sb, const char *comm, int tid);
 void ust_fold_put_user(struct ust_fold *f, struct ust_sb *sb, const struct ust_fold_names *n,
-		       const struct ust_dec_frame *fr, unsigned int nr, bool has_files, bool keep);
+		       uint64_t key, const struct ust_dec_frame *fr, unsigned int nr, bool has_files);
 void ust_fold_put_name(struct ust_sb *sb, const char *name);
 
 /*

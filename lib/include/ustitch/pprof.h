@@ -40,8 +40,8 @@ void ust_pprof_type(struct ust_pprof *p, const char *type, const char *unit);
 struct ust_pprof_sample {
 	const struct ust_dec_frame *user;	/* innermost first */
 	unsigned int nr_user;
-	bool keep;			/* @user stays while the profile lives, named as now: */
-					/* a stack of the same frames is located once */
+	uint64_t user_key;		/* not 0: the same for every stack of these frames, */
+					/* named as now (ust_fold_put_user()): located once */
 	bool has_files;			/* user frames are file offsets with (dev, inode) */
 	bool lost;			/* no user stack: "[user stack lost]", label stack=lost */
 	const char *const *kernel;	/* kernel function names, innermost first */

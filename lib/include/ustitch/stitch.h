@@ -79,6 +79,15 @@ struct ust_stitch_stack {
 	bool has_files;		/* false for the stack-only layout */
 };
 
+/*
+ * A key of @s's frames, the same for every stack of the same frames (the
+ * stitch index stores each distinct content once); 0 for none.
+ */
+static inline uint64_t ust_stitch_stack_key(const struct ust_stitch_stack *s)
+{
+	return s && s->content != UINT32_MAX ? (uint64_t)s->content + 1 : 0;
+}
+
 struct ust_stitch_stats {
 	unsigned long requests, stacks, bad_stacks, unresolved, orphan_stacks;
 	unsigned long lost_events;
