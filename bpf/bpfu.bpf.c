@@ -664,7 +664,7 @@ __noinline int ust_bpfu_exec_code(struct ust_bpfu_rec_exec *r)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	struct mm_struct___walk *mm = (void *)task->mm;
+	struct mm_struct___walk *mm = ust_bpfu_mm_of(task);
 	struct ust_bpfu_walk_vma s;
 	__u64 at[UST_BPFU_EXEC_VMAS];
 	int i;
@@ -707,7 +707,7 @@ static __always_inline void ust_bpfu_exec_fill(__u32 tgid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	struct mm_struct___walk *mm = (void *)task->mm;
+	struct mm_struct___walk *mm = ust_bpfu_mm_of(task);
 	struct ust_bpfu_vma v;
 	__u64 at[2];
 	int i;

@@ -305,9 +305,22 @@ struct mm_struct___walk {
 	unsigned long start_stack;
 } __attribute__((preserve_access_index));
 
+/*
+ * task->mm read as a number, for the paths a walk seldom takes.  A load
+ * of a pointer from a trusted task_struct makes the verifier look up to
+ * four "task_struct__safe_*" names in vmlinux's BTF, each a scan of every
+ * type, at each state that reaches the load: on 6.18 that was a fifth of
+ * a program's verification, most of it here.  Only BPF_CORE_READ() may
+ * follow the result.
+ */
+static __always_inline struct mm_struct___walk *ust_bpfu_mm_of(struct task_struct *task)
+{
+	return (struct mm_struct___walk *)BPF_CORE_READ(task, mm);
+}
+
 static __always_inline bool ust_bpfu_walk_is_vdso(struct task_struct *task, __u64 start)
 {
-	struct mm_struct___walk *mm = (void *)task->mm;
+	struct mm_struct___walk *mm = ust_bpfu_mm_of(task);
 
 	if (!bpf_core_field_exists(mm->context.vdso))
 		return false;
@@ -1129,7 +1142,7 @@ static __always_inline int ust_bpfu_park_sparse(struct ust_bpfu_walk_task *t, st
 						__u64 want, __u64 stack_end)
 {
 	struct ust_bpfu_rec_park *r = (void *)b->out;
-	struct mm_struct___walk *mm = (void *)task->mm;
+	struct mm_struct___walk *mm = ust_bpfu_mm_of(task);
 	struct ust_bpfu_park_sparse x = { .b = b };
 	__u64 len, nb, off, size;
 
@@ -1203,7 +1216,7 @@ __noinline int ust_bpfu_walk_park(struct ust_bpfu_walk_task *t)
 	 * of every park of a compiler's stack, and no walk reads them.
 	 */
 	if (want) {
-		struct mm_struct___walk *mm = (void *)task->mm;
+		struct mm_struct___walk *mm = ust_bpfu_mm_of(task);
 		__u64 top = (__u64)BPF_CORE_READ(mm, start_stack) + 16;
 
 		if (top > sp && top < v.end)
@@ -1217,7 +1230,7 @@ __noinline int ust_bpfu_walk_park(struct ust_bpfu_walk_task *t)
 		 * (argc, argv, the environment above it: all present); other
 		 * threads' take the cap and the halving below.
 		 */
-		struct mm_struct___walk *mm = (void *)task->mm;
+		struct mm_struct___walk *mm = ust_bpfu_mm_of(task);
 		__u64 top = (__u64)BPF_CORE_READ(mm, start_stack);
 
 		top = (top | 4095) + 1;

@@ -744,7 +744,7 @@ static enum how plan(const struct ust_bpfu *u, bool kernel_may, char *why, size_
 void ust_rec_perf_probe_default(const struct ust_probe_report *r, FILE *out)
 {
 	const struct ust_probe_item *bpf = &r->items[UST_PROBE_BPF_TRACEPOINT];
-	struct ust_bpfu_opts bo = { .perf = true, .ringbuf_bytes = 4096 };
+	struct ust_bpfu_opts bo = { .perf = true, .no_events = true, .ringbuf_bytes = 4096 };
 	bool kernel = r->items[UST_PROBE_PERF_DEFER].available;
 	enum how how = kernel ? HOW_KERNEL : HOW_FP;
 	char why[320] = "", e2[256];
@@ -775,6 +775,7 @@ static int open_bpf(struct perf_src *p, struct ust_rec_ctx *c, char *err, size_t
 	bo.cookie_type = c->cookie_id;
 	bo.stack_type = c->stack_id;
 	bo.perf = true;
+	bo.no_events = true;	/* this instance is the samples' alone */
 	bo.cookie_ctr_base = BPF_CTR_BASE;
 	bo.ringbuf_bytes = p->how == HOW_BPF ? BPF_RING_BYTES : 4096;
 	bo.af = p->af;

@@ -93,6 +93,8 @@ void rec_usage(FILE *out)
 	      "  --compression ALG  compress the output as trace-cmd record does (trace.dat\n"
 	      "                   version 7; ALG: any, none, or one of trace-cmd list -c),\n"
 	      "                   by trace-cmd convert once the recording is complete\n"
+	      "                   (default: any, when trace-cmd is installed; none writes\n"
+	      "                   version 6, uncompressed)\n"
 	      "  --kallsyms       keep the whole of /proc/kallsyms in the file (by default only\n"
 	      "                   the symbols of the kernel addresses it holds: none when\n"
 	      "                   no event shows one, such as system calls with user stacks)\n"

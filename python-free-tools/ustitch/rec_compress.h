@@ -6,8 +6,13 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* Before recording: can @name (trace-cmd's: any, none, zstd, zlib) be had?  0, or 2 said. */
-int rec_compress_check(const char *name);
+/*
+ * Before recording: can @name (trace-cmd's: any, none, zstd, zlib) be had?
+ * 0, or 2 said.  @by_default: @name was not asked for (the default "any"),
+ * and a trace-cmd without algorithms, or none at all, returns 1 unsaid:
+ * the file is then written uncompressed.
+ */
+int rec_compress_check(const char *name, bool by_default);
 /*
  * @path (trace.dat version 6) rewritten as version 7 compressed with @name,
  * said on @out (NULL: stderr) unless @quiet.  0, or 1 said.

@@ -154,12 +154,21 @@ static int cmd_record(int argc, char **argv)
 {
 	const char *compression;
 	struct ust_rec_opts o;
-	bool native = false;
+	bool native = false, by_default = false;
 	int r;
 
 	r = rec_parse(argc, argv, &o, &compression);
-	if (!r && compression)
-		r = rec_compress_check(compression);
+	if (!r && !compression) {
+		compression = "any";	/* rec_compress.c: the default */
+		by_default = true;
+	}
+	if (!r) {
+		r = rec_compress_check(compression, by_default);
+		if (r == 1) {
+			compression = NULL;	/* no trace-cmd to do it: uncompressed */
+			r = 0;
+		}
+	}
 	if (!r)
 		r = rec_validate(&o, &native);
 	if (!r) {
@@ -169,8 +178,13 @@ static int cmd_record(int argc, char **argv)
 		/* A command that never ran gets a shell's status. */
 		if (cmd_errno)
 			r = cmd_errno == ENOENT ? 127 : 126;
-		else if (!r && compression)
-			r = rec_compress(o.output, compression, o.quiet, o.out);
+		else if (!r && compression) {
+			/* Asked for, it is said and its failure is the command's. */
+			int c = rec_compress(o.output, compression, o.quiet || (by_default && !o.verbose), o.out);
+
+			if (!by_default)
+				r = c;
+		}
 	}
 	ust_rec_opts_free(&o);
 	return r;
