@@ -553,30 +553,11 @@ int ust_bpfu_perf_af(struct bpf_perf_event_data *ctx)
 
 /*
  * A system call ftrace gives syscalls:* events: the 64-bit ones only
- * (trace_get_syscall_nr(): a 32-bit task's numbers are another table's,
- * and x32's have bit 30 set, beyond any set here).
+ * (ust_bpfu_compat(); x32's numbers have bit 30 set, beyond any set here).
  */
-struct thread_info___ust {
-	__u32 status;
-} __attribute__((preserve_access_index));
-
-struct task_struct___ust {
-	struct thread_info___ust thread_info;
-} __attribute__((preserve_access_index));
-
-#define UST_TS_COMPAT	0x0002	/* x86: in a 32-bit system call */
-
 static __always_inline bool ust_bpfu_sc_in(volatile __u64 *set, __u64 nr)
 {
 	return nr < UST_BPFU_NR_SYSCALLS && ((set[nr >> 6] >> (nr & 63)) & 1);
-}
-
-static __always_inline bool ust_bpfu_compat(struct task_struct *t)
-{
-	struct task_struct___ust *task = (void *)t;
-
-	return bpf_core_field_exists(task->thread_info.status) &&
-	       (task->thread_info.status & UST_TS_COMPAT);
 }
 
 /*

@@ -166,19 +166,52 @@ static __always_inline void ust_bpfu_unfollow_exiting(struct task_struct *task)
 		bpf_map_delete_elem(&ust_bpfu_tgids, &tgid);
 }
 
-/* The flags of a record of @size bytes: a wakeup or none. */
-static __always_inline __u64 ust_bpfu_rb_flags(__u64 size)
+/*
+ * The flags of a record of @size bytes into a ring whose reader is woken
+ * every @wake_bytes, counted per CPU in @unwoken (a one-entry per-CPU
+ * array of __u64): a wakeup or none.
+ */
+static __always_inline __u64 ust_rb_flags(void *unwoken, __u64 wake_bytes, __u64 size)
 {
 	__u32 k = 0;
-	__u64 *n = bpf_map_lookup_elem(&ust_bpfu_unwoken, &k);
+	__u64 *n = bpf_map_lookup_elem(unwoken, &k);
 
 	if (!n)
 		return BPF_RB_FORCE_WAKEUP;
 	*n += size;
-	if (*n < ust_rb_wake_bytes)
+	if (*n < wake_bytes)
 		return BPF_RB_NO_WAKEUP;
 	*n = 0;
 	return BPF_RB_FORCE_WAKEUP;
+}
+
+/* The same for the unwinder's ring. */
+static __always_inline __u64 ust_bpfu_rb_flags(__u64 size)
+{
+	return ust_rb_flags(&ust_bpfu_unwoken, ust_rb_wake_bytes, size);
+}
+
+/*
+ * Whether @t is in a 32-bit system call (x86's TS_COMPAT): ftrace gives
+ * syscalls:* events to the 64-bit ones only (trace_get_syscall_nr(): a
+ * 32-bit task's numbers are another table's).
+ */
+struct thread_info___ust {
+	__u32 status;
+} __attribute__((preserve_access_index));
+
+struct task_struct___ust {
+	struct thread_info___ust thread_info;
+} __attribute__((preserve_access_index));
+
+#define UST_TS_COMPAT	0x0002
+
+static __always_inline bool ust_bpfu_compat(struct task_struct *t)
+{
+	struct task_struct___ust *task = (void *)t;
+
+	return bpf_core_field_exists(task->thread_info.status) &&
+	       (task->thread_info.status & UST_TS_COMPAT);
 }
 
 /* Whether @task's events are ones to give a cookie to. */

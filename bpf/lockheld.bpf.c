@@ -30,6 +30,7 @@
 #include "ust_bpfu_kern.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
 #include "bpfu_cookie.bpf.h"
 #include "addrfilter.bpf.h"
 #include "filter_abi.h"
@@ -434,15 +435,14 @@ static __always_inline __u64 ust_lh_cookie(__u32 cpu, bool *later)
 	return cookie;
 }
 
-/* 0: drop the sample; 1: keep it; 2: keep it, and tail-call ust_bpfu_later. */
-static __attribute__((noinline)) int ust_lh_filter_body(void *ctx)
+/*
+ * Event @slot's filter on its record at @rec: 0 dropped; 1 kept, *@hit
+ * filled; 2 kept, and its stack is for ust_bpfu_later (a tail call).
+ */
+static __attribute__((noinline)) int ust_lh_filter_body(__u64 rec, __u32 slot, struct ust_lh_hit *hit)
 {
-	struct ust_lh_run r = { .e.ctx = (__u64)ctx };
+	struct ust_lh_run r = { .e.ctx = rec };
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 slot = (__u32)bpf_get_attach_cookie(ctx);
-	struct ust_lh_hit *hit;
-	__u64 ts;
-	__u32 cpu;
 	bool later = false;
 
 	UST_LH_COUNT(runs);
@@ -468,39 +468,143 @@ static __attribute__((noinline)) int ust_lh_filter_body(void *ctx)
 	 * (in a guest the clock is a paravirtual clock read).
 	 * Perf takes the sample's time after the program: still not earlier.
 	 */
-	ts = bpf_ktime_get_ns();
-	cpu = bpf_get_smp_processor_id();
+	hit->ts = bpf_ktime_get_ns();
+	hit->cpu = bpf_get_smp_processor_id();
 	UST_LH_COUNT(kept);
-	hit = bpf_ringbuf_reserve(&ust_lh_hits, sizeof(*hit), 0);
-	if (!hit) {
-		/* The sample is still kept: user space shows it without the match. */
-		UST_LH_COUNT(hit_drops);
-		return 1;
-	}
-	hit->ts = ts;
-	hit->cpu = cpu;
 	hit->tid = r.e.tid;
 	hit->mask = r.mask;
 	hit->slot = slot;
 	bpf_get_current_comm(hit->comm, sizeof(hit->comm));
-	hit->cookie = (r.p->flags & UST_FILTER_P_STACKS) ? ust_lh_cookie(cpu, &later) : 0;
-	bpf_ringbuf_submit(hit, 0);
+	hit->cookie = (r.p->flags & UST_FILTER_P_STACKS) ? ust_lh_cookie(hit->cpu, &later) : 0;
 	return later ? 2 : 1;
 }
 
 SEC("tracepoint")
 int ust_lh_filter(void *ctx)
 {
+	struct ust_lh_hit h, *hit;
 	int ret;
 
 	/* As the unwinder's programs, for the same reason (bpfu_cookie.bpf.h). */
 	ust_bpfu_preempt_off();
-	ret = ust_lh_filter_body(ctx);
+	ret = ust_lh_filter_body((__u64)ctx, (__u32)bpf_get_attach_cookie(ctx), &h);
+	if (ret) {
+		hit = bpf_ringbuf_reserve(&ust_lh_hits, sizeof(*hit), 0);
+		if (hit) {
+			*hit = h;
+			bpf_ringbuf_submit(hit, 0);
+		} else {
+			/* The sample is still kept: user space shows it without the match. */
+			UST_LH_COUNT(hit_drops);
+		}
+	}
 	ust_bpfu_preempt_on();
 	/* The hit is out, its cookie in it: the unwinder arranges the stack. */
 	if (ret == 2)
 		bpf_tail_call(ctx, &ust_lh_stack, 0);
 	return ret != 0;
+}
+
+/* --- system-call events kept without perf (lockheld_abi.h) ------------ */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UST_LH_NR_SC);
+	__type(key, __u32);
+	__type(value, struct ust_lh_sc);
+} ust_lh_sc SEC(".maps");
+
+/* The record is built here before the filter runs: its fields are the filter's too. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ust_lh_hit_raw);
+} ust_lh_scratch SEC(".maps");
+
+/* The hits ring's reader is woken every ust_lh_wake_bytes a CPU wrote (ust_rb_flags()). */
+const volatile __u64 ust_lh_wake_bytes;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} ust_lh_unwoken SEC(".maps");
+
+/*
+ * @exit: 0 at sys_enter (@v the number), 1 at sys_exit (@v the return
+ * value).  A kept event goes out whole in its hit; one the ring cannot
+ * take is lost, and counted (raw_drops).
+ */
+static __always_inline int ust_lh_sys(struct pt_regs *regs, __u64 v, __u32 exit)
+{
+	struct ust_lh_hit_raw *x, *out;
+	struct ust_lh_sc *sc;
+	__u32 k = 0, nr, n;
+	__u64 *a;
+	int ret;
+
+	nr = exit ? (__u32)regs->orig_ax : (__u32)v;
+	if (nr >= UST_LH_NR_SC)
+		return 0;
+	sc = bpf_map_lookup_elem(&ust_lh_sc, &nr);
+	if (!sc || !sc->slot1[exit] || ust_bpfu_compat(bpf_get_current_task_btf()))
+		return 0;
+	x = bpf_map_lookup_elem(&ust_lh_scratch, &k);
+	if (!x)
+		return 0;
+	/* ftrace's syscall_trace_enter / syscall_trace_exit, common fields first. */
+	*(__u16 *)x->rec = sc->type[exit];
+	x->rec[2] = 0;		/* flags: the system call's context has interrupts on */
+	x->rec[3] = 0;		/* preempt count */
+	*(__s32 *)(x->rec + 4) = (__s32)bpf_get_current_pid_tgid();
+	*(__s32 *)(x->rec + 8) = (__s32)nr;
+	*(__u32 *)(x->rec + 12) = 0;
+	a = (__u64 *)(x->rec + 16);
+	if (exit) {
+		a[0] = v;
+		x->len = 24;
+	} else {
+		n = sc->nargs;
+		if (n > 6)
+			n = 6;
+		/* x86-64's argument registers, as syscall_get_arguments() reads them. */
+		a[0] = regs->di;
+		a[1] = regs->si;
+		a[2] = regs->dx;
+		a[3] = regs->r10;
+		a[4] = regs->r8;
+		a[5] = regs->r9;
+		x->len = 16 + 8 * n;
+	}
+	ust_bpfu_preempt_off();
+	ret = ust_lh_filter_body((__u64)x->rec, sc->slot1[exit] - 1, &x->h);
+	if (ret) {
+		out = bpf_ringbuf_reserve(&ust_lh_hits, sizeof(*out), 0);
+		if (out) {
+			__builtin_memcpy(out, x, sizeof(*out));
+			bpf_ringbuf_submit(out, ust_rb_flags(&ust_lh_unwoken, ust_lh_wake_bytes, sizeof(*out)));
+		} else {
+			UST_LH_COUNT(raw_drops);
+		}
+	}
+	ust_bpfu_preempt_on();
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ust_lh_sys_enter, struct pt_regs *regs, long id)
+{
+	(void)ctx;	/* BPF_PROG()'s */
+	return ust_lh_sys(regs, (__u64)id, 0);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(ust_lh_sys_exit, struct pt_regs *regs, long ret)
+{
+	(void)ctx;
+	return ust_lh_sys(regs, (__u64)ret, 1);
 }
 
 /*

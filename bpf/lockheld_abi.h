@@ -112,12 +112,38 @@ struct ust_lh_spin_cpu {
 #define UST_LH_SLAB_MAX		8192
 
 /* Per-CPU counters (map ust_lh_stats), summed by user space. */
+/*
+ * System-call events kept without perf (ust_lh_sys_enter, ust_lh_sys_exit:
+ * raw tracepoint programs): no sample follows the hit, which carries the
+ * event's record itself, laid out as ftrace's syscalls:sys_enter_* (the
+ * number at 8, the arguments from 16) and sys_exit_* (the number, ret at
+ * 16).  A perf tracepoint event costs about what ftrace's whole kept event
+ * does before a filter runs; a raw tracepoint costs a call.
+ */
+#define UST_LH_NR_SC		1024	/* system call numbers the raw path serves */
+#define UST_LH_RAW_MAX		64	/* record bytes: 16 + 6 arguments */
+
+struct ust_lh_hit_raw {
+	struct ust_lh_hit h;
+	__u32 len;		/* bytes of rec */
+	__u32 pad;
+	__u8 rec[UST_LH_RAW_MAX];
+};
+
+/* Per system call number, [0] its sys_enter event, [1] its sys_exit. */
+struct ust_lh_sc {
+	__u32 slot1[2];		/* the event's filter slot + 1; 0: not kept raw */
+	__u16 type[2];		/* the event's ftrace id */
+	__u32 nargs;		/* sys_enter's arguments (at most 6) */
+};
+
 struct ust_lh_counters {
 	__u64 runs;		/* filter runs */
 	__u64 kept;		/* events kept */
 	__u64 hit_drops;	/* kept, but the hit record did not fit */
 	__u64 bad_prog;		/* no program for the slot or a malformed one */
 	__u64 read_fail;	/* kernel reads that failed (evaluated as false) */
+	__u64 raw_drops;	/* kept without perf, lost: the hits ring was full */
 };
 
 #endif /* UST_LH_ABI_H */

@@ -83,6 +83,9 @@ struct signal_struct {
 
 /* x86-64 kernel names (not the UAPI rip/rsp ones). */
 struct pt_regs {
+	unsigned long r10;		/* a system call's fourth argument */
+	unsigned long r9;		/* its sixth */
+	unsigned long r8;		/* its fifth */
 	unsigned long bp;
 	unsigned long bx;
 	unsigned long dx;		/* a system call's third argument (mmap's prot) */

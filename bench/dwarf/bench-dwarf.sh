@@ -158,17 +158,17 @@ ways="ustitch dwarf fp"
 echo "kernel $(uname -r); $(nproc) CPUs; $("$perf" version); ustitch -g: $("$UST_USTITCH" probe --no-verify 2>/dev/null |
 	sed -n 's/^record -g: user stacks //p')"
 
-# zbytes FILE: its size as ustitch record --compression zstd writes it
-# (the same trace-cmd convert, here on a copy: the recording is timed
-# without it).
-zbytes() {
-	trace-cmd convert --file-version 7 --compression zstd -i "$1" -o "$1.z" >/dev/null 2>&1 &&
-		stat -c %s "$1.z"
-	rm -f "$1.z"
+# ubytes FILE: its size as ustitch record --compression none writes it
+# (trace.dat version 6; ustitch compresses by default), from a copy
+# converted back by trace-cmd.
+ubytes() {
+	trace-cmd convert --file-version 6 -i "$1" -o "$1.u" >/dev/null 2>&1 &&
+		stat -c %s "$1.u"
+	rm -f "$1.u"
 }
 
 # Each way's fixed cost, per mode: recording /bin/true.
-declare -A fix_cpu fix_bytes fix_zbytes
+declare -A fix_cpu fix_bytes fix_ubytes
 for m in sample syscall; do
 	r=999
 	[ $m = syscall ] && r=-
@@ -177,7 +177,7 @@ for m in sample syscall; do
 		read -r rc _ < <(rusage "$work/fix.rus" '^true$')
 		fix_cpu[$way.$m]=$rc
 		fix_bytes[$way.$m]=$(stat -c %s "$work/fix")
-		[ "$way" = ustitch ] && fix_zbytes[$way.$m]=$(zbytes "$work/fix")
+		[ "$way" = ustitch ] && fix_ubytes[$way.$m]=$(ubytes "$work/fix")
 		printf 'fixed cost of %-7s (%s): %.3f s CPU, %d bytes (recording /bin/true)\n' "$way" "$m" \
 			"$(echo "$rc / 1000000" | bc -l)" "${fix_bytes[$way.$m]}"
 	done
@@ -185,7 +185,7 @@ done
 
 printf '%-8s %5s %-7s %7s %6s %6s %6s %9s %8s %9s %7s\n' program rate way samples reach% "prog x" \
 	"rec s" "rec us/s" bytes/s "rep us/s" "rep MiB"
-declare -A cost whole bps zbps
+declare -A cost whole bps ubps
 for prog in $progs; do
 	cmd_of "$prog" || continue
 	# The program bare, best of 3 (each its own rusage): other jobs share the CPUs.
@@ -219,7 +219,7 @@ for prog in $progs; do
 			cost[$prog.$rate.$way]=$(echo "(($rc - ${fix_cpu[$way.$mode]} + $pc - $bare) / 1000000 + $rep) / $n" | bc -l)
 			whole[$prog.$rate.$way]=$(echo "($rc + $pc - $bare) / 1000000 + $rep" | bc -l)
 			bps[$prog.$rate.$way]=$(echo "($bytes - ${fix_bytes[$way.$mode]}) / $n" | bc -l)
-			[ "$way" = ustitch ] && zbps[$prog.$rate.$way]=$(echo "($(zbytes "$out") - ${fix_zbytes[$way.$mode]}) / $n" | bc -l)
+			[ "$way" = ustitch ] && ubps[$prog.$rate.$way]=$(echo "($(ubytes "$out") - ${fix_ubytes[$way.$mode]}) / $n" | bc -l)
 			printf '%-8s %5s %-7s %7d %5.1f%% %6.2f %6.2f %9.1f %8.0f %9.1f %7.1f\n' "$prog" "$rate" "$way" "$n" \
 				"$(echo "100 * $r / $n" | bc -l)" "$(echo "$pc / $bare" | bc -l)" \
 				"$(echo "$rc / 1000000" | bc -l)" \
@@ -231,28 +231,31 @@ for prog in $progs; do
 done
 
 echo
-echo "goals per program and rate: ustitch over perf --call-graph dwarf, per sample"
-printf '%-8s %5s %22s %16s %22s %24s\n' program rate "(rec + rep) CPU <= 0.3" "whole runs" "bytes <= 0.05" \
-	"bytes, --compression zstd"
+echo "goals per program and rate: ustitch over perf --call-graph dwarf (issue 29) and over perf -g (issue 38)"
+printf '%-8s %5s %17s %10s %16s %16s %14s\n' program rate "rec+rep/sample" "whole" "whole over -g" "bytes" \
+	"uncompressed"
+printf '%-8s %5s %17s %10s %16s %16s %14s\n' "" "" "vs dwarf <= 0.3" "vs dwarf" "<= 1.3" "vs dwarf <= 0.05" "vs dwarf"
+ok() { echo "$1" | bc | sed 's/1/met/;s/0/MISS/'; }
 for prog in $progs; do
 	cmd_of "$prog" || continue
 	prates=$rates
 	[ $mode = syscall ] && prates=-
 	for rate in $prates; do
-		u=$prog.$rate.ustitch d=$prog.$rate.dwarf
-		[ -n "${cost[$u]:-}" ] && [ -n "${cost[$d]:-}" ] || continue
+		u=$prog.$rate.ustitch d=$prog.$rate.dwarf f=$prog.$rate.fp
+		[ -n "${cost[$u]:-}" ] && [ -n "${cost[$d]:-}" ] && [ -n "${whole[$f]:-}" ] || continue
 		# perf's marginal cost can vanish in the noise of a short run
 		c=$(echo "if (${cost[$d]} > 0) ${cost[$u]} / ${cost[$d]} else -1" | bc -l)
 		w=$(echo "${whole[$u]} / ${whole[$d]}" | bc -l)
+		g=$(echo "${whole[$u]} / ${whole[$f]}" | bc -l)
 		b=$(echo "${bps[$u]} / ${bps[$d]}" | bc -l)
-		z=$(echo "${zbps[$u]:-0} / ${bps[$d]}" | bc -l)
-		cs=$(printf '%16.3f %-5s' "$c" "$(echo "$c <= 0.3" | bc | sed 's/1/met/;s/0/MISS/')")
-		[ "$(echo "$c < 0" | bc)" = 1 ] && cs=$(printf '%22s' "n/a (perf's <= 0)")
-		printf '%-8s %5s %s %16.3f %16.4f %-5s %18.4f %-5s\n' "$prog" "$rate" "$cs" "$w" "$b" \
-			"$(echo "$b <= 0.05" | bc | sed 's/1/met/;s/0/MISS/')" "$z" \
-			"$(echo "$z <= 0.05" | bc | sed 's/1/met/;s/0/MISS/')"
+		z=$(echo "${ubps[$u]:-0} / ${bps[$d]}" | bc -l)
+		cs=$(printf '%11.3f %-5s' "$c" "$(ok "$c <= 0.3")")
+		[ "$(echo "$c < 0" | bc)" = 1 ] && cs=$(printf '%17s' "n/a (perf <= 0)")
+		printf '%-8s %5s %s %10.3f %10.3f %-5s %10.4f %-5s %14.4f\n' "$prog" "$rate" "$cs" "$w" "$g" \
+			"$(ok "$g <= 1.3")" "$b" "$(ok "$b <= 0.05")" "$z"
 	done
 done
-echo "per sample: each way's fixed cost apart; whole runs: recorder + the program's extra CPU + report,"
-echo "fixed costs included; rate -: system-call events (write, read), not sampled; --compression zstd:"
-echo "ustitch's file as that option writes it, against perf dwarf's default (uncompressed: perf -z not used)"
+echo "rec+rep/sample: each way's fixed cost apart; whole: recorder (with its trace-cmd convert) +"
+echo "the program's extra CPU + report, fixed costs included; rate -: system-call events (write, read),"
+echo "not sampled; bytes: ustitch's file as written by default (compressed as by --compression any),"
+echo "against perf dwarf's default (uncompressed: perf -z not used); uncompressed: --compression none"

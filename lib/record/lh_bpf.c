@@ -48,6 +48,7 @@ typedef __u64 u64;
 
 _Static_assert(sizeof(struct ust_lh_hit_u) == sizeof(struct ust_lh_hit), "one hit layout");
 _Static_assert(sizeof(struct ust_lh_bpf_stats) == sizeof(struct ust_lh_counters), "one stats layout");
+_Static_assert(UST_LH_BPF_NR_SC == UST_LH_NR_SC, "one system call bound");
 
 #define MAX_LINKS 256
 
@@ -59,7 +60,7 @@ struct ust_lh_bpf {
 	int nr_links;
 	bool mmap_read;
 	bool own_run;		/* ust_bpfu_run is ours, not the unwinder's */
-	void (*fn)(const struct ust_lh_hit_u *h, void *ctx);
+	void (*fn)(const struct ust_lh_hit_u *h, const void *rec, size_t len, void *ctx);
 	void *fn_ctx;
 };
 
@@ -79,8 +80,14 @@ static int on_hit(void *ctx, void *data, size_t size)
 {
 	struct ust_lh_bpf *b = ctx;
 
-	if (size >= sizeof(struct ust_lh_hit_u) && b->fn)
-		b->fn(data, b->fn_ctx);
+	const struct ust_lh_hit_raw *raw = data;
+
+	if (!b->fn)
+		return 0;
+	if (size >= sizeof(*raw) && raw->len <= sizeof(raw->rec))
+		b->fn(data, raw->rec, raw->len, b->fn_ctx);
+	else if (size >= sizeof(struct ust_lh_hit_u))
+		b->fn(data, NULL, 0, b->fn_ctx);
 	return 0;
 }
 
@@ -212,6 +219,8 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 	/* No unwinder to follow children and clean up: our own followers do. */
 	bpf_program__set_autoload(b->skel->progs.ust_lh_fork, o->follow && !o->bpfu);
 	bpf_program__set_autoload(b->skel->progs.ust_lh_exit, o->follow && !o->bpfu);
+	bpf_program__set_autoload(b->skel->progs.ust_lh_sys_enter, o->raw_enter);
+	bpf_program__set_autoload(b->skel->progs.ust_lh_sys_exit, o->raw_exit);
 	b->skel->rodata->ust_lh_stacks = o->bpfu && ust_bpfu_deferred(o->bpfu) &&
 					 ust_bpfu_later_fd(o->bpfu) >= 0;
 	b->skel->rodata->ust_lh_mmap_track = o->mmap_read;
@@ -220,6 +229,8 @@ struct ust_lh_bpf *ust_lh_bpf_open(const struct ust_lh_bpf_opts *o, char *err, s
 	b->skel->rodata->ust_lh_tracking = o->families != 0;
 	b->skel->rodata->ust_lh_spin_tracking = (o->families & UST_LH_FAM_SPINLOCK) != 0;
 	bpf_map__set_max_entries(b->skel->maps.ust_lh_hits, (__u32)pow2(o->hits_bytes, 1 << 20));
+	/* Kept records in the hits: their reader is woken by the amount, as the unwinder's. */
+	b->skel->rodata->ust_lh_wake_bytes = ust_bpfu_wake_bytes(pow2(o->hits_bytes, 1 << 20));
 	bpf_object__for_each_map(m, b->skel->obj) {
 		const char *name = bpf_map__name(m);
 		int fd;
@@ -426,7 +437,46 @@ int ust_lh_bpf_attach(struct ust_lh_bpf *b, int slot, int perf_fd)
 							       perf_fd, &po));
 }
 
-int ust_lh_bpf_hits(struct ust_lh_bpf *b, void (*fn)(const struct ust_lh_hit_u *h, void *ctx),
+int ust_lh_bpf_set_raw(struct ust_lh_bpf *b, int slot, int nr, bool exit, uint16_t type,
+		       unsigned int nargs)
+{
+	struct bpf_program *p = exit ? b->skel->progs.ust_lh_sys_exit : b->skel->progs.ust_lh_sys_enter;
+	struct ust_lh_sc sc;
+	__u32 key = (__u32)nr;
+	int ret;
+
+	if (slot < 0 || slot >= UST_LH_MAX_PROGS || nr < 0 || nr >= UST_LH_NR_SC || nargs > 6 ||
+	    !bpf_program__autoload(p))
+		return -EINVAL;
+	/* Its sys_enter and its sys_exit share the number's entry. */
+	ret = bpf_map__lookup_elem(b->skel->maps.ust_lh_sc, &key, sizeof(key), &sc, sizeof(sc), 0);
+	if (ret)
+		return ret;
+	sc.slot1[exit] = (__u32)slot + 1;
+	sc.type[exit] = type;
+	if (!exit)
+		sc.nargs = nargs;
+	return bpf_map__update_elem(b->skel->maps.ust_lh_sc, &key, sizeof(key), &sc, sizeof(sc), BPF_ANY);
+}
+
+int ust_lh_bpf_attach_raw(struct ust_lh_bpf *b)
+{
+	int ret = 0;
+
+	if (bpf_program__autoload(b->skel->progs.ust_lh_sys_enter))
+		ret = add_link(b, bpf_program__attach(b->skel->progs.ust_lh_sys_enter));
+	if (!ret && bpf_program__autoload(b->skel->progs.ust_lh_sys_exit))
+		ret = add_link(b, bpf_program__attach(b->skel->progs.ust_lh_sys_exit));
+	return ret;
+}
+
+int ust_lh_bpf_hits_fd(const struct ust_lh_bpf *b)
+{
+	return b->rb ? ring_buffer__epoll_fd(b->rb) : -1;
+}
+
+int ust_lh_bpf_hits(struct ust_lh_bpf *b,
+		    void (*fn)(const struct ust_lh_hit_u *h, const void *rec, size_t len, void *ctx),
 		    void *ctx)
 {
 	int ret;
@@ -612,7 +662,27 @@ int ust_lh_bpf_attach_late(struct ust_lh_bpf *b)
 	return -EOPNOTSUPP;
 }
 
-int ust_lh_bpf_hits(struct ust_lh_bpf *b, void (*fn)(const struct ust_lh_hit_u *h, void *ctx),
+int ust_lh_bpf_set_raw(struct ust_lh_bpf *b, int slot, int nr, bool exit, uint16_t type,
+		       unsigned int nargs)
+{
+	(void)b, (void)slot, (void)nr, (void)exit, (void)type, (void)nargs;
+	return -EOPNOTSUPP;
+}
+
+int ust_lh_bpf_attach_raw(struct ust_lh_bpf *b)
+{
+	(void)b;
+	return -EOPNOTSUPP;
+}
+
+int ust_lh_bpf_hits_fd(const struct ust_lh_bpf *b)
+{
+	(void)b;
+	return -1;
+}
+
+int ust_lh_bpf_hits(struct ust_lh_bpf *b,
+		    void (*fn)(const struct ust_lh_hit_u *h, const void *rec, size_t len, void *ctx),
 		    void *ctx)
 {
 	(void)b, (void)fn, (void)ctx;

@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <sys/epoll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@
 #include "ustitch/capture.h"
 #include "ustitch/encode.h"
 #include "ustitch/hmap.h"
+#include "ustitch/kbits.h"
 #include "ustitch/lh.h"
 #include "ustitch/lh_env.h"
 #include "ustitch/lh_bpf.h"
@@ -56,6 +58,10 @@ struct lh_event {
 	char *system, *event, *filter;
 	bool stacktrace;		/* -O stacktrace in its buffer */
 	bool stacks;			/* -O userstacktrace_delay in its buffer */
+	/* Kept without perf (raw_ok()): system call raw_nr's entry or exit. */
+	bool raw, raw_exit;
+	int raw_nr, raw_id;
+	unsigned int raw_nargs;
 	struct ust_lh_expr expr;
 	struct ust_lh_compiled comp;
 	struct ust_perf_tp perf;
@@ -93,6 +99,7 @@ struct lh_src {
 	unsigned long stale_hits, spool_err;
 	struct ust_af *af;		/* --addr-filter: every event is ours */
 	bool any_lock;			/* some -f uses lock_held() */
+	bool any_raw;			/* some event is kept without perf */
 	unsigned char buf[65536 + 4096] __attribute__((aligned(8)));
 };
 
@@ -277,28 +284,15 @@ static int read_id(const char *sys, const char *ev)
 	return id;
 }
 
-static void on_hit(const struct ust_lh_hit_u *h, void *ctx)
+static void put_kept(struct lh_src *s, struct lh_event *e, unsigned int cpu, uint64_t ts, uint32_t tid,
+		     const unsigned char *raw, size_t raw_size, const struct ust_lh_hit_u *hit,
+		     const uint64_t *ips, uint64_t nr_ips);
+
+/* The latest name of the hit's task, for the file's command lines. */
+static void note_comm(struct lh_src *s, const struct ust_lh_hit_u *h)
 {
-	struct lh_src *s = ctx;
-	struct lh_hitvec *v;
 	uint64_t idx;
 
-	if ((int)h->cpu >= s->nr_cpus)
-		return;
-	v = &s->pending[h->cpu];
-	if (v->nr == v->cap && v->head) {
-		memmove(v->v, v->v + v->head, (v->nr - v->head) * sizeof(*v->v));
-		v->nr -= v->head;
-		v->head = 0;
-	}
-	if (v->nr == v->cap) {
-		void *n = ust_grow(v->v, &v->cap, v->nr + 1, sizeof(*v->v), 64);
-
-		if (!n)
-			return;
-		v->v = n;
-	}
-	v->v[v->nr++] = *h;
 	if (ust_hmap_get(&s->comm_seen, h->tid, &idx)) {
 		/* The latest name: a command is "ustitch" until its exec. */
 		memcpy(s->comms[idx].comm, h->comm, 15);
@@ -314,6 +308,82 @@ static void on_hit(const struct ust_lh_hit_u *h, void *ctx)
 		ust_hmap_put(&s->comm_seen, h->tid, s->nr_comms);
 		s->nr_comms++;
 	}
+}
+
+/*
+ * Whether @e (format @text) can be kept without perf (lockheld_abi.h): a
+ * system call's sys_enter_* or sys_exit_* event in ftrace's own layout
+ * (the number at 8, then 8-byte arguments from 16, or ret at 16), and
+ * nothing asked of it that perf gives: the ftrace part of its filter
+ * (perf's SET_FILTER applies it), a kernel stack, a user stack (the
+ * unwinder takes it over by a tail call, between tracepoint programs
+ * only), --addr-filter.  USTITCH_LH_PERF=1 keeps every event on perf
+ * (benchmarks compare the two).
+ */
+static bool raw_ok(const struct lh_src *s, struct lh_event *e, const char *text)
+{
+	struct ust_lh_format f;
+	bool exit, ok = false;
+	int nr, i, k = 0;
+
+	if (s->af || e->stacktrace || e->stacks || (e->comp.ftrace && *e->comp.ftrace) ||
+	    strcmp(e->system, "syscalls") || !text || getenv("USTITCH_LH_PERF"))
+		return false;
+	exit = !strncmp(e->event, "sys_exit_", 9);
+	if (!exit && strncmp(e->event, "sys_enter_", 10))
+		return false;
+	nr = ust_kbits_syscall_nr(e->event + (exit ? 9 : 10));
+	if (nr < 0 || nr >= UST_LH_BPF_NR_SC || ust_lh_format_parse(text, &f))
+		return false;
+	for (i = 0; i < f.nr_fields; i++) {
+		const struct ust_lh_field *fl = &f.fields[i];
+
+		if (!strncmp(fl->name, "common_", 7))
+			continue;
+		if (k == 0 ? strcmp(fl->name, "__syscall_nr") || fl->off != 8 || fl->size != 4 :
+			     fl->off != 16 + 8 * (unsigned int)(k - 1) || fl->size != 8 || fl->is_string ||
+			     fl->is_array)
+			goto out;
+		k++;
+	}
+	ok = exit ? k == 2 : k >= 1 && k <= 7;
+	e->raw_exit = exit;
+	e->raw_nr = nr;
+	e->raw_id = f.id;
+	e->raw_nargs = exit ? 0 : (unsigned int)(k - 1);
+out:
+	ust_lh_format_free(&f);
+	return ok;
+}
+
+static void on_hit(const struct ust_lh_hit_u *h, const void *rec, size_t len, void *ctx)
+{
+	struct lh_src *s = ctx;
+	struct lh_hitvec *v;
+
+	if ((int)h->cpu >= s->nr_cpus)
+		return;
+	note_comm(s, h);
+	if (rec) {
+		/* Kept without perf: the record is here, no sample follows. */
+		if ((int)h->slot < s->nr_ev && s->ev[h->slot].raw && len >= 16)
+			put_kept(s, &s->ev[h->slot], h->cpu, h->ts, h->tid, rec, len, h, NULL, 0);
+		return;
+	}
+	v = &s->pending[h->cpu];
+	if (v->nr == v->cap && v->head) {
+		memmove(v->v, v->v + v->head, (v->nr - v->head) * sizeof(*v->v));
+		v->nr -= v->head;
+		v->head = 0;
+	}
+	if (v->nr == v->cap) {
+		void *n = ust_grow(v->v, &v->cap, v->nr + 1, sizeof(*v->v), 64);
+
+		if (!n)
+			return;
+		v->v = n;
+	}
+	v->v[v->nr++] = *h;
 }
 
 /* The hit of this sample, taken out of the CPU's pending ones, or false. */
@@ -381,41 +451,42 @@ struct lh_read {
 	int slot;
 };
 
-static void on_sample(const struct ust_perf_tp_sample *sm, void *ctx)
+/*
+ * A kept event @raw (its ftrace record) and what goes with it, at @ts on
+ * @cpu: its lock match (from @hit, NULL: none came), its kernel stack
+ * (@ips), its user stack's cookie.
+ */
+static void put_kept(struct lh_src *s, struct lh_event *e, unsigned int cpu, uint64_t ts, uint32_t tid,
+		     const unsigned char *raw, size_t raw_size, const struct ust_lh_hit_u *hit,
+		     const uint64_t *ips, uint64_t nr_ips)
 {
-	struct lh_read *rd = ctx;
-	struct lh_src *s = rd->s;
-	struct lh_event *e = rd->e;
-	const unsigned char *raw = sm->raw;
 	unsigned char *b = s->buf;
-	struct ust_lh_hit_u hit;
-	bool have = take_hit(s, sm, rd->slot, &hit);
 	uint64_t i, n;
 
 	e->kept++;
-	spool(s, sm->cpu, sm->time, raw, sm->raw_size);
-	if (!have) {
+	spool(s, cpu, ts, raw, raw_size);
+	if (!hit) {
 		e->no_hit++;
-	} else if (hit.mask) {
+	} else if (hit->mask) {
 		struct ust_sb sb;
 		uint32_t len, loc;
 		int l;
 
 		ust_sb_init(&sb);
 		for (l = 0; l < e->comp.nr_leaves && l < 32; l++) {
-			if (!(hit.mask & (1U << l)))
+			if (!(hit->mask & (1U << l)))
 				continue;
 			ust_sb_printf(&sb, "%s%s%s", sb.len ? ", " : "",
 				      e->comp.leaf_negated[l] ? "!" : "", e->comp.leaf_text[l]);
 		}
 		len = (uint32_t)sb.len + 1;
 		if (!sb.oom && 16 + len <= sizeof(s->buf)) {
-			put_common(b, s->match_id, raw, sm->tid);
-			memcpy(b + 8, &hit.mask, 4);
+			put_common(b, s->match_id, raw, tid);
+			memcpy(b + 8, &hit->mask, 4);
 			loc = 16 | (len << 16);
 			memcpy(b + 12, &loc, 4);
 			memcpy(b + 16, ust_sb_str(&sb), len);
-			spool(s, sm->cpu, sm->time, b, 16 + len);
+			spool(s, cpu, ts, b, 16 + len);
 		}
 		ust_sb_fini(&sb);
 	}
@@ -423,25 +494,35 @@ static void on_sample(const struct ust_perf_tp_sample *sm, void *ctx)
 		/* ftrace's kernel_stack: int size (entries), then the addresses. */
 		int32_t nr;
 
-		for (i = 0, n = 0; i < sm->nr_ips && 16 + 8 * (n + 1) <= sizeof(s->buf); i++) {
-			uint64_t ip = sm->ips[i];
+		for (i = 0, n = 0; i < nr_ips && 16 + 8 * (n + 1) <= sizeof(s->buf); i++) {
+			uint64_t ip = ips[i];
 
 			if (ip >= (uint64_t)-4095)	/* PERF_CONTEXT_* markers */
 				continue;
 			memcpy(b + 16 + 8 * n, &ip, 8);
 			n++;
 		}
-		put_common(b, (uint16_t)s->kstack_id, raw, sm->tid);
+		put_common(b, (uint16_t)s->kstack_id, raw, tid);
 		nr = (int32_t)n;
 		memcpy(b + 8, &nr, 4);
 		memset(b + 12, 0, 4);
-		spool(s, sm->cpu, sm->time, b, 16 + 8 * n);
+		spool(s, cpu, ts, b, 16 + 8 * n);
 	}
-	if (have && hit.cookie) {
-		put_common(b, s->c->cookie_id, raw, sm->tid);
-		memcpy(b + 8, &hit.cookie, 8);
-		spool(s, sm->cpu, sm->time, b, 16);
+	if (hit && hit->cookie) {
+		put_common(b, s->c->cookie_id, raw, tid);
+		memcpy(b + 8, &hit->cookie, 8);
+		spool(s, cpu, ts, b, 16);
 	}
+}
+
+static void on_sample(const struct ust_perf_tp_sample *sm, void *ctx)
+{
+	struct lh_read *rd = ctx;
+	struct ust_lh_hit_u hit;
+	bool have = take_hit(rd->s, sm, rd->slot, &hit);
+
+	put_kept(rd->s, rd->e, sm->cpu, sm->time, sm->tid, sm->raw, sm->raw_size, have ? &hit : NULL,
+		 sm->ips, sm->nr_ips);
 }
 
 /* 1: a ring is filling up, come back soon. */
@@ -477,6 +558,14 @@ static int lh_wait_fds(struct ust_rec_source *src, int epfd)
 	struct lh_src *s = src->priv;
 	int i;
 
+	if (s->any_raw) {
+		/* Kept records come in the hits: their ring wakes us too. */
+		struct epoll_event ev = { .events = EPOLLIN };
+		int fd = ust_lh_bpf_hits_fd(s->bpf);
+
+		if (fd >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev))
+			return -1;
+	}
 	for (i = 0; i < s->nr_ev; i++)
 		if (s->ev[i].perf_open && ust_perf_tp_wait_fds(&s->ev[i].perf, epfd))
 			return -1;
@@ -490,7 +579,7 @@ static int lh_start(struct ust_rec_source *src, struct ust_rec_ctx *c, char *err
 	struct ust_sb note;
 	bool rcu = false, stacks = false;
 	char *text;
-	int i, id;
+	int i, k, id;
 
 	s->c = c;
 	s->nr_cpus = (int)sysconf(_SC_NPROCESSORS_CONF);
@@ -503,6 +592,15 @@ static int lh_start(struct ust_rec_source *src, struct ust_rec_ctx *c, char *err
 	for (i = 0; i < s->nr_ev; i++) {
 		const struct ust_lh_compiled *cp = &s->ev[i].comp;
 
+		text = ust_cap_read_format(s->ev[i].system, s->ev[i].event);
+		s->ev[i].raw = raw_ok(s, &s->ev[i], text);
+		free(text);
+		if (s->ev[i].raw) {
+			s->any_raw = true;
+			bo.raw_enter |= !s->ev[i].raw_exit;
+			bo.raw_exit |= s->ev[i].raw_exit;
+		}
+
 		bo.mmap_read |= cp->mmap_read;
 		bo.families |= cp->families;
 		bo.track_slab |= cp->needs_track_slab;
@@ -511,6 +609,9 @@ static int lh_start(struct ust_rec_source *src, struct ust_rec_ctx *c, char *err
 	}
 	bo.bpfu = stacks ? c->bpfu : NULL;
 	bo.follow = c->child > 0 || c->o->nr_pids > 0;
+	/* Kept records in the hits: as much room as ftrace's buffers (-b), at least 8 MiB. */
+	if (s->any_raw)
+		bo.hits_bytes = c->o->buffer_kb ? c->o->buffer_kb * 1024 * (size_t)s->nr_cpus : 8 << 20;
 	s->bpf = ust_lh_bpf_open(&bo, err, errlen);
 	if (!s->bpf)
 		return -1;
@@ -559,6 +660,16 @@ static int lh_start(struct ust_rec_source *src, struct ust_rec_ctx *c, char *err
 				 strerror(-r));
 			return -1;
 		}
+		if (e->raw) {
+			r = ust_lh_bpf_set_raw(s->bpf, i, e->raw_nr, e->raw_exit, (uint16_t)e->raw_id,
+					       e->raw_nargs);
+			if (r) {
+				snprintf(err, errlen, "%s:%s: keeping it without perf: %s", e->system,
+					 e->event, strerror(-r));
+				return -1;
+			}
+			continue;
+		}
 		e->perf_open = true;
 		if (ust_perf_tp_open(&e->perf, e->system, e->event, e->comp.ftrace, e->stacktrace,
 				     LH_PAGES, perr, sizeof(perr))) {
@@ -573,19 +684,26 @@ static int lh_start(struct ust_rec_source *src, struct ust_rec_ctx *c, char *err
 			return -1;
 		}
 	}
+	if (s->any_raw && ust_lh_bpf_attach_raw(s->bpf)) {
+		snprintf(err, errlen, "attaching to the system call tracepoints: %s", strerror(errno));
+		return -1;
+	}
 	if (ust_lh_bpf_attach_late(s->bpf)) {
 		snprintf(err, errlen, "attaching to mmap_lock_released: %s", strerror(errno));
 		return -1;
 	}
 	for (i = 0; i < s->nr_ev; i++)
-		ust_perf_tp_enable(&s->ev[i].perf, true);
+		if (s->ev[i].perf_open)
+			ust_perf_tp_enable(&s->ev[i].perf, true);
 	/* Measured on 6.18: the filter's verdict is every perf user's. */
 	ust_sb_init(&note);
 	ust_sb_printf(&note, PFX "note: while recording, the %s BPF filter also drops the samples other perf users (perf record, ...) take of",
 		      lh_what(s));
-	for (i = 0; i < s->nr_ev; i++)
-		ust_sb_printf(&note, "%s %s:%s", i ? "," : "", s->ev[i].system, s->ev[i].event);
-	ust_rec_info("%s; ftrace is not affected\n", ust_sb_str(&note));
+	for (i = 0, k = 0; i < s->nr_ev; i++)
+		if (!s->ev[i].raw)
+			ust_sb_printf(&note, "%s %s:%s", k++ ? "," : "", s->ev[i].system, s->ev[i].event);
+	if (k)
+		ust_rec_info("%s; ftrace is not affected\n", ust_sb_str(&note));
 	ust_sb_fini(&note);
 	return 0;
 }
@@ -634,6 +752,8 @@ static void lh_summary(struct ust_rec_source *src, FILE *out)
 		lh_what(s), kept, (unsigned long long)st.runs);
 	if (lost)
 		fprintf(out, ", %lu lost (perf buffer full)", lost);
+	if (st.raw_drops)
+		fprintf(out, ", %llu lost (BPF ring buffer full)", (unsigned long long)st.raw_drops);
 	if (no_hit)
 		fprintf(out, ", %lu without their lock match (BPF ring buffer full)", no_hit);
 	fputc('\n', out);
@@ -649,6 +769,7 @@ static void lh_counts(struct ust_rec_source *src, struct ust_rec_counts *n)
 		return;
 	ust_lh_bpf_stats(s->bpf, &st);
 	n->filtered += (unsigned long)st.runs;
+	n->lost += (unsigned long)st.raw_drops;
 	for (i = 0; i < s->nr_ev; i++) {
 		n->kept += s->ev[i].kept;
 		n->lost += s->ev[i].perf.lost;

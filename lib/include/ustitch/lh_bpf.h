@@ -25,6 +25,9 @@ struct ust_lh_bpf;
 struct ust_lh_compiled;
 struct ust_bpfu;
 
+/* System call numbers the events kept without perf may have (lockheld_abi.h's). */
+#define UST_LH_BPF_NR_SC	1024
+
 struct ust_lh_bpf_opts {
 	/* Kept events get cookies from this unwinder's sequence (NULL: none). */
 	struct ust_bpfu *bpfu;
@@ -33,6 +36,11 @@ struct ust_lh_bpf_opts {
 	unsigned int families;	/* held-lock tracking families (UST_LH_FAM_*) */
 	bool track_slab;
 	size_t hits_bytes;	/* 0: 1 MiB */
+	/*
+	 * Load the programs that keep sys_enter_* / sys_exit_* events without
+	 * perf (ust_lh_bpf_set_raw()): their kept records come whole in the hits.
+	 */
+	bool raw_enter, raw_exit;
 };
 
 /* One kept event's side record (bpf/lockheld_abi.h's ust_lh_hit). */
@@ -43,7 +51,7 @@ struct ust_lh_hit_u {
 };
 
 struct ust_lh_bpf_stats {
-	uint64_t runs, kept, hit_drops, bad_prog, read_fail;
+	uint64_t runs, kept, hit_drops, bad_prog, read_fail, raw_drops;
 };
 
 #include "ustitch/bpfload.h"
@@ -86,9 +94,25 @@ int ust_lh_bpf_attach(struct ust_lh_bpf *b, int slot, int perf_fd);
 int ust_lh_bpf_attach_late(struct ust_lh_bpf *b);
 /* --addr-filter: its ranges and start/stop probes (lib/record/af_bpf.c). */
 int ust_lh_bpf_set_af(struct ust_lh_bpf *b, const struct ust_af *af, char *err, size_t errsz);
-/* Hand every waiting hit to @fn. Returns how many or a negative errno. */
-int ust_lh_bpf_hits(struct ust_lh_bpf *b, void (*fn)(const struct ust_lh_hit_u *h, void *ctx),
+/*
+ * Event @slot is system call @nr's sys_enter (@exit false) or sys_exit
+ * event, ftrace id @type, @nargs arguments (sys_enter): kept without perf,
+ * by the raw tracepoint program (opts.raw_enter / raw_exit), its record
+ * built as ftrace's syscall events lay it out.  Then ust_lh_bpf_attach_raw().
+ */
+int ust_lh_bpf_set_raw(struct ust_lh_bpf *b, int slot, int nr, bool exit, uint16_t type,
+		       unsigned int nargs);
+int ust_lh_bpf_attach_raw(struct ust_lh_bpf *b);
+/*
+ * Hand every waiting hit to @fn: @rec (@len bytes) is the event's record
+ * for events kept without perf, NULL for those whose perf sample follows.
+ * Returns how many or a negative errno.
+ */
+int ust_lh_bpf_hits(struct ust_lh_bpf *b,
+		    void (*fn)(const struct ust_lh_hit_u *h, const void *rec, size_t len, void *ctx),
 		    void *ctx);
+/* A descriptor to wait on for hits (an epoll fd), or -1. */
+int ust_lh_bpf_hits_fd(const struct ust_lh_bpf *b);
 int ust_lh_bpf_stats(struct ust_lh_bpf *b, struct ust_lh_bpf_stats *st);
 int ust_lh_bpf_rcu_bias(const struct ust_lh_bpf *b);
 void ust_lh_bpf_close(struct ust_lh_bpf *b);
