@@ -10,9 +10,9 @@
 # filtered count must equal the reference count of the events for which
 # the predicate is true, and be 0 where it is false.
 #
-# usage: test-lockheld.sh mmap|rcu|fields|address|stacks|refusals|track|track-spin
+# usage: test-lockheld.sh mmap|rcu|fields|syscalls|address|stacks|refusals|track|track-spin
 set -u
-. "$(dirname "$0")/../lib.sh" lh "${1:-}" mmap rcu fields stacks refusals track track-spin
+. "$(dirname "$0")/../lib.sh" lh "${1:-}" mmap rcu fields syscalls stacks refusals track track-spin
 
 PAGES=64
 ROUNDS=8
@@ -186,6 +186,45 @@ stacks() {
 		grep -m3 -B6 '\[ustitch:' "$work/st.txt"
 	grep -q 'note: while recording, the lock_held() BPF filter also drops the samples other perf users' \
 		"$work/st.log" && ok "warned about other perf users" || bad "no warning: $(cat "$work/st.log")"
+}
+
+# System-call events are kept without perf (rec_lockheld.c, raw_ok()): a
+# BPF program on sys_enter/sys_exit builds the record as ftrace does and
+# sends it when the filter keeps it (the filter reads the record's fields
+# there).  Each kept madvise() entry and exit must read as ftrace's own
+# record of the same call, recorded beside it,
+# and again when perf keeps them (USTITCH_LH_PERF=1, the way of events
+# with stacks or an ftrace part in their filter).
+syscalls() {
+	local way ft lh n
+	for way in raw perf; do
+		if [ $way = perf ]; then export USTITCH_LH_PERF=1; else unset USTITCH_LH_PERF; fi
+		"$UST_USTITCH" record -q -o "$work/sc-$way.dat" \
+			-e syscalls:sys_enter_madvise -e syscalls:sys_exit_madvise -B lh \
+			-e syscalls:sys_enter_madvise -f '!lock_held(mmap_lock:W)' \
+			-e syscalls:sys_exit_madvise -f 'ret == 0 || lock_held(rcu)' \
+			-- "$UST_LH_PROG" $PAGES 2>"$work/sc-$way.log" ||
+			{ bad "$way: record: $(cat "$work/sc-$way.log")"; continue; }
+		trace-cmd report -N "$work/sc-$way.dat" >"$work/sc-$way.txt" 2>/dev/null
+		# task, event and fields: the CPU and time are each copy's own
+		ft=$(awk '$1 !~ /^ustitch:/ && / sys_(enter|exit)_madvise: / { t = $1; sub(/.*\] [0-9.]+: */, ""); print t, $0 }' "$work/sc-$way.txt")
+		lh=$(awk '$1 ~ /^ustitch:/ && / sys_(enter|exit)_madvise: / { t = $2; sub(/.*\] [0-9.]+: */, ""); print t, $0 }' "$work/sc-$way.txt")
+		n=$(grep -c ' sys_enter_madvise: ' <<<"$ft")
+		at_least "$way: madvise() calls in ftrace's copy" "$n" 3
+		expect_eq "$way: each kept entry and exit as ftrace's record" "$lh" "$ft"
+		# Exits pass by their field, read from the record BPF built: no lock matched.
+		expect_eq "$way: each entry with its lock match" \
+			"$(grep -c '^ustitch: .* lock_match: ' "$work/sc-$way.txt")" "$n"
+		# The perf users' note names the events perf keeps, and only them.
+		if [ $way = perf ]; then
+			grep -q 'also drops the samples other perf users .* syscalls:sys_enter_madvise, syscalls:sys_exit_madvise' \
+				"$work/sc-$way.log" && ok "perf: perf keeps them" || bad "perf: $(cat "$work/sc-$way.log")"
+		else
+			grep -q 'other perf users' "$work/sc-$way.log" &&
+				bad "raw: perf keeps them: $(cat "$work/sc-$way.log")" || ok "raw: no perf event"
+		fi
+	done
+	unset USTITCH_LH_PERF
 }
 
 # Held-lock tracking (fexit on lock functions, fentry on unlock ones):
