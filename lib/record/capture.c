@@ -35,7 +35,14 @@ struct ust_cap {
 	struct ust_tdw *w;
 	char name[64];
 	unsigned long pages;
-	char **systems;		/* systems whose formats go into the file */
+	/*
+	 * Formats that go into the file: "system" for all of a system's,
+	 * "system/event" for one.  As trace-cmd record, only the events
+	 * enabled: each format is parsed by every report, twice with the
+	 * plugin, and a whole system (syscalls: 700 events) was most of a
+	 * small report's time.
+	 */
+	char **systems;
 	int nr_systems;
 	bool flushed;		/* ust_cap_flush() done: every page is in the writer */
 	uint64_t *kaddrs;	/* the only kernel addresses in the file; NULL: unknown */
@@ -80,6 +87,18 @@ char *ust_cap_read_format(const char *system, const char *event)
 
 	snprintf(path, sizeof(path), "%s/events/%s/%s/format", tracefs_tracing_dir(), system, event);
 	return read_file(path, NULL);
+}
+
+static int add_system(struct ust_cap *c, const char *sys);
+
+/* @sys's event @ev; NULL or a pattern: all of @sys. */
+static int add_event(struct ust_cap *c, const char *sys, const char *ev)
+{
+	char one[512];
+
+	if (!ev || strpbrk(ev, "*?[") || snprintf(one, sizeof(one), "%s/%s", sys, ev) >= (int)sizeof(one))
+		return add_system(c, sys);
+	return add_system(c, one);
 }
 
 static int add_system(struct ust_cap *c, const char *sys)
@@ -192,7 +211,7 @@ static int setup_buf(struct ust_cap *c, struct cap_buf *b, const struct ust_cap_
 				 e->system, e->event, e->filter);
 			return -EINVAL;
 		}
-		if (add_system(c, e->system)) {
+		if (add_event(c, e->system, e->event)) {
 			snprintf(err, errsz, "out of memory");
 			return -ENOMEM;
 		}
@@ -402,6 +421,17 @@ int ust_cap_lost(struct ust_cap *c, int buf, int cpu, struct ust_cap_lost *l,
 	return 0;
 }
 
+/* Whether all of system @sys (@len bytes) is listed. */
+static bool system_whole(const struct ust_cap *c, const char *sys, size_t len)
+{
+	int i;
+
+	for (i = 0; i < c->nr_systems; i++)
+		if (strlen(c->systems[i]) == len && !strncmp(c->systems[i], sys, len))
+			return true;
+	return false;
+}
+
 static void add_formats(struct ust_cap *c)
 {
 	const char *tdir = tracefs_tracing_dir();
@@ -409,9 +439,25 @@ static void add_formats(struct ust_cap *c)
 	int s;
 
 	for (s = 0; s < c->nr_systems; s++) {
+		const char *slash = strchr(c->systems[s], '/');
 		struct dirent *d;
 		DIR *dir;
 
+		if (slash) {
+			char sys[256], *text;
+			size_t len = (size_t)(slash - c->systems[s]);
+
+			if (len >= sizeof(sys) || system_whole(c, c->systems[s], len))
+				continue;
+			memcpy(sys, c->systems[s], len);
+			sys[len] = '\0';
+			text = ust_cap_read_format(sys, slash + 1);
+			if (text) {
+				ust_tdw_add_format(c->w, sys, text, NULL, 0);
+				free(text);
+			}
+			continue;
+		}
 		snprintf(path, sizeof(path), "%s/events/%s", tdir, c->systems[s]);
 		dir = opendir(path);
 		if (!dir)

@@ -207,8 +207,8 @@ syscalls() {
 			{ bad "$way: record: $(cat "$work/sc-$way.log")"; continue; }
 		trace-cmd report -N "$work/sc-$way.dat" >"$work/sc-$way.txt" 2>/dev/null
 		# task, event and fields: the CPU and time are each copy's own
-		ft=$(awk '$1 !~ /^ustitch:/ && / sys_(enter|exit)_madvise: / { t = $1; sub(/.*\] [0-9.]+: */, ""); print t, $0 }' "$work/sc-$way.txt")
-		lh=$(awk '$1 ~ /^ustitch:/ && / sys_(enter|exit)_madvise: / { t = $2; sub(/.*\] [0-9.]+: */, ""); print t, $0 }' "$work/sc-$way.txt")
+		ft=$(awk '$1 !~ /^ustitch:/ && / sys_(enter|exit)_madvise: / { t = $1; sub(/.*\] +[0-9.]+: */, ""); print t, $0 }' "$work/sc-$way.txt")
+		lh=$(awk '$1 ~ /^ustitch:/ && / sys_(enter|exit)_madvise: / { t = $2; sub(/.*\] +[0-9.]+: */, ""); print t, $0 }' "$work/sc-$way.txt")
 		n=$(grep -c ' sys_enter_madvise: ' <<<"$ft")
 		at_least "$way: madvise() calls in ftrace's copy" "$n" 3
 		expect_eq "$way: each kept entry and exit as ftrace's record" "$lh" "$ft"
