@@ -27,9 +27,12 @@
 #              every stack, function names only;
 #   rep MiB    the report's peak RSS.
 # Fixed costs (recording /bin/true) are printed apart.  Then per program
-# and rate the two goals of issue 29: ustitch's (rec + rep) per sample over
-# perf dwarf's (goal <= 0.3) and its bytes per sample over perf dwarf's
-# (goal <= 0.05).  Figures, no asserts.
+# and rate: ustitch's (rec + rep) per sample over perf dwarf's (issue 29's
+# goal: <= 0.3) and over whole runs; its whole run over perf -g's (issue
+# 38's goal: <= 1.3, with stacks as complete as perf dwarf's: the reach%
+# column); its bytes per sample over perf dwarf's as written by default,
+# compressed (goal <= 0.05), and with --compression none.  Figures, no
+# asserts.
 #   meson test -C build --benchmark dwarf -v
 # UST_BENCH_SCALE divides the inputs; UST_BENCH_DWARF_PROGS (default
 # "python3 xz sqlite3 g++ tar gzip sort") and UST_BENCH_DWARF_RATES

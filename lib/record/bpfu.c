@@ -540,14 +540,19 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool cfi, enum ust_bpfu_tw tw, bool i
 		return NULL;
 	}
 	/* One event program of the two, or only the sample filter. */
-	bpf_program__set_autoload(skel->progs.ust_bpfu_event, !imm && !o->af_only && !o->no_events);
+	bool tp = !o->af_only && !o->no_events && !o->no_tracepoints;
+
+	bpf_program__set_autoload(skel->progs.ust_bpfu_event, !imm && tp);
+	/* Without task_work every event, system calls too, is this one's. */
 	bpf_program__set_autoload(skel->progs.ust_bpfu_event_imm, imm && !o->af_only && !o->no_events);
-	bpf_program__set_autoload(skel->progs.ust_bpfu_later, !imm && !o->af_only && !o->no_events);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_later,
+				  !imm && !o->af_only && !o->no_events && !o->no_later);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_fork, !o->no_children && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_exit, !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_exec, cfi && ust_bpfu_want_cfi(o));
 	bpf_program__set_autoload(skel->progs.ust_bpfu_sys_exit, !imm && !o->af_only);
-	bpf_program__set_autoload(skel->progs.ust_bpfu_sys_enter, !imm && !o->af_only && !o->no_events);
+	bpf_program__set_autoload(skel->progs.ust_bpfu_sys_enter,
+				  !imm && !o->af_only && !o->no_events && !o->no_sys_enter);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf, o->perf && !imm && !o->af_only);
 	bpf_program__set_autoload(skel->progs.ust_bpfu_perf_af, o->perf && o->af_only);
 	/* Attached by lib/record/af_bpf.c for start/stop ranges. */
@@ -882,6 +887,8 @@ static int ust_bpfu_attach_syscall(struct ust_bpfu *u, const char *system, const
 	if (nr < 0 || nr >= UST_BPFU_NR_SYSCALLS)
 		return -ENOENT;
 	if (enter) {
+		if (!bpf_program__autoload(u->skel->progs.ust_bpfu_sys_enter))
+			return -EINVAL;		/* opened with opts.no_sys_enter */
 		/* Now, as the tracepoint programs are: after ftrace's probe. */
 		if (!u->sc_enter_on) {
 			int ret = ust_bpfu_keep_link(u, bpf_program__attach_raw_tracepoint(
@@ -913,11 +920,11 @@ int ust_bpfu_attach(struct ust_bpfu *u, const char *system, const char *event)
 					      u->skel->progs.ust_bpfu_event_imm;
 	int ret;
 
-	if (!bpf_program__autoload(p))
-		return -EINVAL;		/* opened with opts.no_events */
 	ret = ust_bpfu_attach_syscall(u, system, event);
 	if (ret != -ENOENT)
 		return ret;
+	if (!bpf_program__autoload(p))
+		return -EINVAL;		/* opened with opts.no_events or no_tracepoints */
 	return ust_bpfu_keep_link(u, bpf_program__attach_tracepoint(p, system, event));
 }
 

@@ -564,6 +564,22 @@ static int open_bpf(struct run *r)
 	/* The whole machine but the recorder (see start_capture()). */
 	if (ust_rec_whole_machine(r->o))
 		bo.ignore_tgid = (uint32_t)getpid();
+	/* Only the programs start_bpf() attaches, and lock_held()'s handover. */
+	bo.no_tracepoints = bo.no_sys_enter = true;
+	bo.no_later = !r->o->sources;
+	for (b = 0; b < r->o->nr_bufs; b++) {
+		const struct ust_rec_buffer *rb = &r->o->bufs[b];
+		int i;
+
+		for (i = 0; rb->deferred && i < rb->nr_ev; i++) {
+			const char *sys = rb->ev[i].system, *ev = rb->ev[i].event;
+
+			if (!strcmp(sys, "syscalls") && !strncmp(ev, "sys_enter_", 10))
+				bo.no_sys_enter = false;
+			else if (strcmp(sys, "syscalls") || strncmp(ev, "sys_exit_", 9))
+				bo.no_tracepoints = false;
+		}
+	}
 	r->bpfu = ust_bpfu_open(&bo, err, sizeof(err));
 	if (r->bpfu) {
 		ust_bpfu_on_exec(r->bpfu, on_exec, r);

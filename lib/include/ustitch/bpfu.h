@@ -68,12 +68,17 @@ struct ust_bpfu_opts {
 	 */
 	bool perf;
 	/*
-	 * Perf samples alone (with .perf): ust_bpfu_attach() is refused and
-	 * the tracepoint programs it would attach stay unloaded.  Each holds
-	 * the walk, whose verification costs about 50 ms of a recording's
-	 * start on 6.18 (a third of the fixed cost of recording with -g).
+	 * What the recording will not ask for, so that the programs for it
+	 * stay unloaded: each holds the walk, whose verification costs about
+	 * 50 ms of a recording's start on 6.18 (a third of the fixed cost of
+	 * recording /bin/true with -g).  ust_bpfu_attach() then refuses
+	 * (-EINVAL) what needs them, and ust_bpfu_later_fd() is negative.
+	 *   no_events: no ust_bpfu_attach() at all (perf samples alone);
+	 *   no_tracepoints: no event but syscalls:sys_enter_* / sys_exit_*;
+	 *   no_sys_enter: no syscalls:sys_enter_* event;
+	 *   no_later: no lock_held() filter hands its stacks over.
 	 */
-	bool no_events;
+	bool no_events, no_tracepoints, no_sys_enter, no_later;
 	/*
 	 * First value of the per-CPU cookie counters.  Two instances writing
 	 * into one trace use disjoint ranges, so that their cookies never meet.
