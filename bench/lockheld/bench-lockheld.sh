@@ -50,7 +50,7 @@ prog_ns() {
 	# name cut to 15 characters) where the event is kept without perf.
 	"$UST_USTITCH" record -q -o "$work/s.dat" -b 65536 "$@" -- sh -c \
 		"'$UST_LH_BENCH' events $n >/dev/null; bpftool prog show" 2>/dev/null |
-		awk '/ name ust_lh_(filter|sys_ente) / && /run_time_ns/ {
+		awk '/ name ust_lh_(filter|sys_enter?) / && /run_time_ns/ {
 			for (i = 1; i < NF; i++) { if ($i == "run_time_ns") t += $(i + 1)
 				if ($i == "run_cnt") c += $(i + 1) } }
 			END { if (c) printf "%.1f\n", t / c; else print "-" }'
