@@ -111,7 +111,6 @@ struct ust_lh_spin_cpu {
 #define UST_LH_SLAB_NAME	64
 #define UST_LH_SLAB_MAX		8192
 
-/* Per-CPU counters (map ust_lh_stats), summed by user space. */
 /*
  * System-call events kept without perf (ust_lh_sys_enter, ust_lh_sys_exit:
  * raw tracepoint programs): no sample follows the hit, which carries the
@@ -137,6 +136,7 @@ struct ust_lh_sc {
 	__u32 nargs;		/* sys_enter's arguments (at most 6) */
 };
 
+/* Per-CPU counters (map ust_lh_stats), summed by user space. */
 struct ust_lh_counters {
 	__u64 runs;		/* filter runs */
 	__u64 kept;		/* events kept */

@@ -530,6 +530,7 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool cfi, enum ust_bpfu_tw tw, bool i
 					   struct ust_bpfload_report *rep, char *err, size_t errlen)
 {
 	struct ust_bpfu_skel *skel = ust_bpfu_variant_open(cfi, tw);
+	bool tp = !o->af_only && !o->no_events && !o->no_tracepoints;
 	struct ust_bpfload l;
 	char what[96];
 	size_t rb;
@@ -540,8 +541,6 @@ static struct ust_bpfu_skel *ust_bpfu_load(bool cfi, enum ust_bpfu_tw tw, bool i
 		return NULL;
 	}
 	/* One event program of the two, or only the sample filter. */
-	bool tp = !o->af_only && !o->no_events && !o->no_tracepoints;
-
 	bpf_program__set_autoload(skel->progs.ust_bpfu_event, !imm && tp);
 	/* Without task_work every event, system calls too, is this one's. */
 	bpf_program__set_autoload(skel->progs.ust_bpfu_event_imm, imm && !o->af_only && !o->no_events);

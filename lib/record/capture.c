@@ -89,18 +89,6 @@ char *ust_cap_read_format(const char *system, const char *event)
 	return read_file(path, NULL);
 }
 
-static int add_system(struct ust_cap *c, const char *sys);
-
-/* @sys's event @ev; NULL or a pattern: all of @sys. */
-static int add_event(struct ust_cap *c, const char *sys, const char *ev)
-{
-	char one[512];
-
-	if (!ev || strpbrk(ev, "*?[") || snprintf(one, sizeof(one), "%s/%s", sys, ev) >= (int)sizeof(one))
-		return add_system(c, sys);
-	return add_system(c, one);
-}
-
 static int add_system(struct ust_cap *c, const char *sys)
 {
 	char **n;
@@ -115,6 +103,16 @@ static int add_system(struct ust_cap *c, const char *sys)
 	c->systems = n;
 	c->systems[c->nr_systems] = strdup(sys);
 	return c->systems[c->nr_systems++] ? 0 : -1;
+}
+
+/* @sys's event @ev; NULL or a pattern: all of @sys. */
+static int add_event(struct ust_cap *c, const char *sys, const char *ev)
+{
+	char one[512];
+
+	if (!ev || strpbrk(ev, "*?[") || snprintf(one, sizeof(one), "%s/%s", sys, ev) >= (int)sizeof(one))
+		return add_system(c, sys);
+	return add_system(c, one);
 }
 
 static void close_buf(struct ust_cap *c, struct cap_buf *b)

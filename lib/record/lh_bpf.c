@@ -78,9 +78,8 @@ static int add_link(struct ust_lh_bpf *b, struct bpf_link *l)
 
 static int on_hit(void *ctx, void *data, size_t size)
 {
-	struct ust_lh_bpf *b = ctx;
-
 	const struct ust_lh_hit_raw *raw = data;
+	struct ust_lh_bpf *b = ctx;
 
 	if (!b->fn)
 		return 0;

@@ -58,6 +58,7 @@ struct lh_event {
 	char *system, *event, *filter;
 	bool stacktrace;		/* -O stacktrace in its buffer */
 	bool stacks;			/* -O userstacktrace_delay in its buffer */
+	char *format;			/* its format text, read once when claimed */
 	/* Kept without perf (raw_ok()): system call raw_nr's entry or exit. */
 	bool raw, raw_exit;
 	int raw_nr, raw_id;
@@ -138,7 +139,7 @@ static int claim_one(struct lh_src *s, struct ust_rec_buffer *b, const struct us
 {
 	struct lh_event *e;
 	struct ust_lh_format fmt;
-	char why[768], *text;
+	char why[768];
 	int r;
 
 	if (s->nr_ev == LH_MAX_EVENTS)
@@ -150,7 +151,10 @@ static int claim_one(struct lh_src *s, struct ust_rec_buffer *b, const struct us
 	e->filter = re->filter ? strdup(re->filter) : NULL;
 	e->stacktrace = buf_has_opt(b, "stacktrace");
 	e->stacks = b->deferred;
+	e->format = ust_cap_read_format(re->system, re->event);
 	s->nr_ev++;
+	if (!e->format)
+		return say(err, errsz, "%s:%s: cannot read its format", re->system, re->event);
 	if (!ust_lh_mentions(re->filter) && (!re->filter || !e->stacks)) {
 		/* --addr-filter alone: the address tests, then the -f as ftrace's.
 		 * (With user stacks BPF evaluates the -f too: see below.) */
@@ -163,12 +167,8 @@ static int claim_one(struct lh_src *s, struct ust_rec_buffer *b, const struct us
 		return say(err, errsz, "%s:%s: -f '%s': %s", re->system, re->event, re->filter, why);
 	if (ust_lh_resolve(&e->expr, ust_lh_env_live(), why, sizeof(why)))
 		return say(err, errsz, "%s:%s: -f '%s': %s", re->system, re->event, re->filter, why);
-	text = ust_cap_read_format(re->system, re->event);
-	if (!text || ust_lh_format_parse(text, &fmt)) {
-		free(text);
+	if (ust_lh_format_parse(e->format, &fmt))
 		return say(err, errsz, "%s:%s: cannot read its format", re->system, re->event);
-	}
-	free(text);
 	/* With user stacks, BPF also decides the ftrace part: no cookie for
 	 * an event the kernel's filter would then drop. */
 	r = ust_lh_compile(&e->expr, &fmt, e->stacks, &e->comp, why, sizeof(why));
@@ -284,10 +284,6 @@ static int read_id(const char *sys, const char *ev)
 	return id;
 }
 
-static void put_kept(struct lh_src *s, struct lh_event *e, unsigned int cpu, uint64_t ts, uint32_t tid,
-		     const unsigned char *raw, size_t raw_size, const struct ust_lh_hit_u *hit,
-		     const uint64_t *ips, uint64_t nr_ips);
-
 /* The latest name of the hit's task, for the file's command lines. */
 static void note_comm(struct lh_src *s, const struct ust_lh_hit_u *h)
 {
@@ -354,36 +350,6 @@ static bool raw_ok(const struct lh_src *s, struct lh_event *e, const char *text)
 out:
 	ust_lh_format_free(&f);
 	return ok;
-}
-
-static void on_hit(const struct ust_lh_hit_u *h, const void *rec, size_t len, void *ctx)
-{
-	struct lh_src *s = ctx;
-	struct lh_hitvec *v;
-
-	if ((int)h->cpu >= s->nr_cpus)
-		return;
-	note_comm(s, h);
-	if (rec) {
-		/* Kept without perf: the record is here, no sample follows. */
-		if ((int)h->slot < s->nr_ev && s->ev[h->slot].raw && len >= 16)
-			put_kept(s, &s->ev[h->slot], h->cpu, h->ts, h->tid, rec, len, h, NULL, 0);
-		return;
-	}
-	v = &s->pending[h->cpu];
-	if (v->nr == v->cap && v->head) {
-		memmove(v->v, v->v + v->head, (v->nr - v->head) * sizeof(*v->v));
-		v->nr -= v->head;
-		v->head = 0;
-	}
-	if (v->nr == v->cap) {
-		void *n = ust_grow(v->v, &v->cap, v->nr + 1, sizeof(*v->v), 64);
-
-		if (!n)
-			return;
-		v->v = n;
-	}
-	v->v[v->nr++] = *h;
 }
 
 /* The hit of this sample, taken out of the CPU's pending ones, or false. */
@@ -525,6 +491,36 @@ static void on_sample(const struct ust_perf_tp_sample *sm, void *ctx)
 		 sm->ips, sm->nr_ips);
 }
 
+static void on_hit(const struct ust_lh_hit_u *h, const void *rec, size_t len, void *ctx)
+{
+	struct lh_src *s = ctx;
+	struct lh_hitvec *v;
+
+	if ((int)h->cpu >= s->nr_cpus)
+		return;
+	note_comm(s, h);
+	if (rec) {
+		/* Kept without perf: the record is here, no sample follows. */
+		if ((int)h->slot < s->nr_ev && s->ev[h->slot].raw && len >= 16)
+			put_kept(s, &s->ev[h->slot], h->cpu, h->ts, h->tid, rec, len, h, NULL, 0);
+		return;
+	}
+	v = &s->pending[h->cpu];
+	if (v->nr == v->cap && v->head) {
+		memmove(v->v, v->v + v->head, (v->nr - v->head) * sizeof(*v->v));
+		v->nr -= v->head;
+		v->head = 0;
+	}
+	if (v->nr == v->cap) {
+		void *n = ust_grow(v->v, &v->cap, v->nr + 1, sizeof(*v->v), 64);
+
+		if (!n)
+			return;
+		v->v = n;
+	}
+	v->v[v->nr++] = *h;
+}
+
 /* 1: a ring is filling up, come back soon. */
 static int lh_poll(struct ust_rec_source *src, struct ust_rec_ctx *c)
 {
@@ -592,9 +588,7 @@ static int lh_start(struct ust_rec_source *src, struct ust_rec_ctx *c, char *err
 	for (i = 0; i < s->nr_ev; i++) {
 		const struct ust_lh_compiled *cp = &s->ev[i].comp;
 
-		text = ust_cap_read_format(s->ev[i].system, s->ev[i].event);
-		s->ev[i].raw = raw_ok(s, &s->ev[i], text);
-		free(text);
+		s->ev[i].raw = raw_ok(s, &s->ev[i], s->ev[i].format);
 		if (s->ev[i].raw) {
 			s->any_raw = true;
 			bo.raw_enter |= !s->ev[i].raw_exit;
@@ -647,13 +641,10 @@ static int lh_start(struct ust_rec_source *src, struct ust_rec_ctx *c, char *err
 		char perr[512];
 		int r;
 
-		text = ust_cap_read_format(e->system, e->event);
-		if (!text || ust_rec_ctx_add_format(c, e->system, text)) {
-			free(text);
-			snprintf(err, errlen, "%s:%s: cannot read its format", e->system, e->event);
+		if (ust_rec_ctx_add_format(c, e->system, e->format)) {
+			snprintf(err, errlen, "%s:%s: out of memory", e->system, e->event);
 			return -1;
 		}
-		free(text);
 		r = ust_lh_bpf_set_prog(s->bpf, i, &e->comp, e->stacks);
 		if (r) {
 			snprintf(err, errlen, "%s:%s: loading its filter: %s", e->system, e->event,
@@ -791,6 +782,7 @@ static void lh_free(struct ust_rec_source *src)
 			free(s->ev[i].system);
 			free(s->ev[i].event);
 			free(s->ev[i].filter);
+			free(s->ev[i].format);
 		}
 		for (i = 0; s->pending && i < s->nr_cpus; i++)
 			free(s->pending[i].v);
