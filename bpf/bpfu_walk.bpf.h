@@ -143,7 +143,10 @@ struct ust_bpfu_walk_vma {
 	__u32 tstate;		/* enum ust_bpfu_cfi_state; NONE for anonymous memory */
 	__u32 tfirst;
 	__u32 tnr;
+	__u32 tshape;		/* the table's index (struct ust_bpfu_cfi_file) */
+	__u32 tidx;
 	__u32 vdso;
+	__u32 pad;
 };
 
 /*
@@ -354,6 +357,8 @@ static __always_inline void ust_bpfu_walk_table(__u32 tgid, struct ust_bpfu_walk
 		s->tstate = f->state;
 		s->tfirst = f->first;
 		s->tnr = f->nr;
+		s->tshape = f->shape;
+		s->tidx = f->idx;
 		return;
 	}
 	s->tstate = UST_BPFU_CFI_PENDING;
@@ -496,17 +501,32 @@ static __always_inline bool ust_bpfu_walk_row_is(__u32 first, __u32 nr, __u32 k,
 }
 
 /*
- * The index of the last row of rows [first, first + nr) whose off is <=
- * @off, or -1: its hint, or as many halving steps as the file has rows
- * (15 for libc's 28k), each without a branch but the map lookup's and the
- * end test.  A global function of scalars: verified once.
+ * Entry @b of the index at element @idx (struct ust_bpfu_cfi_file), or
+ * UST_BPFU_CFI_IDX_NONE when it cannot be read.
  */
-__noinline int ust_bpfu_walk_row(__u32 first, __u32 nr, __u32 off)
+static __always_inline __u32 ust_bpfu_walk_idx(__u32 idx, __u32 b)
+{
+	const __u32 *e;
+	__u32 k = idx + (b >> 2);
+
+	e = bpf_map_lookup_elem(&ust_bpfu_cfi_rows, &k);
+	return e ? e[b & 3] : UST_BPFU_CFI_IDX_NONE;
+}
+
+/*
+ * The index of the last row of rows [first, first + nr) whose off is <=
+ * @off, or -1: its hint, or halving steps between the rows its bucket of
+ * the table's index (@shape, @idx) brackets (a few), or, without an index,
+ * as many as the file has rows (15 for libc's 28k); each step without a
+ * branch but the map lookup's and the end test.  A global function of
+ * scalars: verified once.
+ */
+__noinline int ust_bpfu_walk_row(__u32 first, __u32 nr, __u32 off, __u32 shape, __u32 idx)
 {
 	const struct ust_cfi_row *row;
 	struct ust_bpfu_walk_hints *h;
 	__u64 lo = 0, hi = nr, mid, ge;
-	__u32 k, i, zero = 0, slot;
+	__u32 k, i, zero = 0, slot, nb, b, e;
 
 	if (!nr || first > 0x7fffffff)
 		return -1;
@@ -516,6 +536,23 @@ __noinline int ust_bpfu_walk_row(__u32 first, __u32 nr, __u32 off)
 		k = h->row[slot];
 		if (ust_bpfu_walk_row_is(first, nr, k, off))
 			return (int)(k & 0x7fffffff);
+	}
+	nb = UST_BPFU_CFI_SHAPE_NB(shape);
+	if (nb) {
+		b = off >> UST_BPFU_CFI_SHAPE_SHIFT(shape);
+		if (b >= nb)
+			b = nb - 1;
+		e = ust_bpfu_walk_idx(idx, b);
+		lo = e == UST_BPFU_CFI_IDX_NONE ? 0 : e;
+		if (b + 1 < nb) {
+			e = ust_bpfu_walk_idx(idx, b + 1);
+			/* None at the next bucket's start: none at or below @off either. */
+			hi = e == UST_BPFU_CFI_IDX_NONE ? 1 : (__u64)e + 1;
+		}
+		if (lo >= hi || hi > nr) {	/* an index that does not fit: all rows */
+			lo = 0;
+			hi = nr;
+		}
 	}
 	for (i = 0; i < UST_BPFU_WALK_SEARCH_STEPS; i++) {
 		if (hi - lo <= 1)
@@ -738,7 +775,7 @@ __noinline int ust_bpfu_walk_frame(struct ust_bpfu_walk_task *t)
 	if (s && s->tstate == UST_BPFU_CFI_READY && pc >= s->v.start) {
 		off = pc - s->v.start + (s->v.pgoff << 12);
 		if (off <= 0xffffffffULL) {
-			ri = ust_bpfu_walk_row(s->tfirst, s->tnr, (__u32)off);
+			ri = ust_bpfu_walk_row(s->tfirst, s->tnr, (__u32)off, s->tshape, s->tidx);
 			if (ri >= 0) {
 				k = (__u32)ri;
 				row = bpf_map_lookup_elem(&ust_bpfu_cfi_rows, &k);

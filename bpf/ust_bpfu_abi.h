@@ -306,8 +306,27 @@ struct ust_bpfu_cfi_file {
 	__u32 state;		/* enum ust_bpfu_cfi_state */
 	__u32 first;
 	__u32 nr;
+	__u32 shape;		/* the rows' index: UST_BPFU_CFI_SHAPE(), 0: none */
+	__u32 idx;		/* the index's first element in ust_bpfu_cfi_rows */
 	__u32 pad;
 };
+
+/*
+ * A large table's index, so that a frame's row is searched for among a
+ * few rows, not all of them: cc1plus's 700,000 rows took 20 dependent
+ * loads a frame, each a cache miss.  File offsets are cut into buckets of
+ * 1 << shift bytes (from offset 0); bucket b's entry is the row (counted
+ * from .first) of the last row whose off is <= b << shift, or
+ * UST_BPFU_CFI_IDX_NONE.  The row of an offset in bucket b lies between
+ * the entries of b and b + 1 (the table's end for the last bucket).
+ * Entries are __u32s, four to an element of ust_bpfu_cfi_rows, from
+ * element .idx on (right after the table's rows).
+ */
+#define UST_BPFU_CFI_IDX_NONE		0xffffffffU
+#define UST_BPFU_CFI_SHAPE_NB_BITS	27
+#define UST_BPFU_CFI_SHAPE(shift, nb)	((__u32)(shift) << UST_BPFU_CFI_SHAPE_NB_BITS | (__u32)(nb))
+#define UST_BPFU_CFI_SHAPE_SHIFT(s)	((s) >> UST_BPFU_CFI_SHAPE_NB_BITS)
+#define UST_BPFU_CFI_SHAPE_NB(s)	((s) & ((1U << UST_BPFU_CFI_SHAPE_NB_BITS) - 1))
 
 /*
  * The recorder's switches, set at run time by user space (map ust_bpfu_run,

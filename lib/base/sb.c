@@ -42,18 +42,51 @@ static bool reserve(struct ust_sb *sb, size_t more)
 
 void ust_sb_printf(struct ust_sb *sb, const char *fmt, ...)
 {
+	size_t room = sb->cap > sb->len ? sb->cap - sb->len : 0;
 	va_list ap;
 	int n;
 
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || !reserve(sb, (size_t)n))
+	if (sb->oom)
 		return;
+	/* Formatted once where it fits (nearly always), twice where it does not. */
 	va_start(ap, fmt);
-	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	n = vsnprintf(room ? sb->buf + sb->len : NULL, room, fmt, ap);
 	va_end(ap);
+	if (n < 0) {
+		if (room)
+			sb->buf[sb->len] = '\0';
+		return;
+	}
+	if ((size_t)n >= room) {
+		if (!reserve(sb, (size_t)n)) {
+			if (room)
+				sb->buf[sb->len] = '\0';
+			return;
+		}
+		va_start(ap, fmt);
+		vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
 	sb->len += (size_t)n;
+}
+
+void ust_sb_putx(struct ust_sb *sb, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char tmp[18];
+	int i = (int)sizeof(tmp);
+
+	do {
+		tmp[--i] = digits[v & 15];
+		v >>= 4;
+	} while (v);
+	tmp[--i] = 'x';
+	tmp[--i] = '0';
+	if (!reserve(sb, sizeof(tmp) - (size_t)i))
+		return;
+	memcpy(sb->buf + sb->len, tmp + i, sizeof(tmp) - (size_t)i);
+	sb->len += sizeof(tmp) - (size_t)i;
+	sb->buf[sb->len] = '\0';
 }
 
 void ust_sb_puts(struct ust_sb *sb, const char *s)

@@ -48,6 +48,9 @@
 /* An array map's elements are 8-byte aligned: 12-byte rows sit 16 apart. */
 #define ROW_STRIDE	((sizeof(struct ust_cfi_row) + 7) & ~(size_t)7)
 
+/* Tables of fewer rows have no index (a search of them takes 8 steps at most). */
+#define INDEX_MIN_ROWS	256
+
 /* A file the walk asked for and that could not be opened: asked again up to this often. */
 #define CFI_MAX_TRIES	3
 
@@ -59,7 +62,7 @@ struct ust_bpfu_cfi {
 	unsigned char *rows;		/* the array map, mmap()ed: ROW_STRIDE bytes a row */
 	size_t map_bytes;
 	struct ust_cfi_cache *cache;
-	struct ust_hmap placed;		/* table pointer -> first << 32 | nr */
+	struct ust_hmap placed;		/* table pointer -> its first row */
 	struct ust_hmap tries;		/* key hash -> failed attempts */
 	/* key hash -> struct known *: the tables of files, for walks finished here (bpfu_park.c) */
 	struct ust_hmap known;
@@ -170,11 +173,65 @@ static void note_error(struct ust_bpfu_cfi *c, const char *what, const char *msg
 }
 
 /* Under c->lock: the entry is a syscall, the barrier after the rows written before it. */
-static int set_file(struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_key *key,
-		    enum ust_bpfu_cfi_state state, uint32_t first, uint32_t nr)
+/*
+ * The shape of @t's index (UST_BPFU_CFI_SHAPE(), ust_bpfu_abi.h): buckets
+ * about half as many as the rows, so that a bucket brackets two or three
+ * rows; 0 (none) for a table a search crosses in a few steps anyway.
+ */
+static uint32_t index_shape(const struct ust_cfi_table *t)
 {
-	struct ust_bpfu_cfi_file f = { .state = state, .first = first, .nr = nr };
+	uint64_t last, want;
+	uint32_t shift = 4;
 
+	if (t->nr_rows < INDEX_MIN_ROWS)
+		return 0;
+	last = t->rows[t->nr_rows - 1].off;
+	want = t->nr_rows / 2;
+	while (shift < 31 && (last >> shift) + 1 > want)
+		shift++;
+	if ((last >> shift) + 1 >= 1ULL << UST_BPFU_CFI_SHAPE_NB_BITS)
+		return 0;
+	return UST_BPFU_CFI_SHAPE(shift, (last >> shift) + 1);
+}
+
+/* The elements of the rows array an index of @shape takes: four entries each. */
+static uint32_t index_elems(uint32_t shape)
+{
+	return (UST_BPFU_CFI_SHAPE_NB(shape) + 3) / 4;
+}
+
+_Static_assert(ROW_STRIDE == 4 * sizeof(uint32_t), "an element of the rows array holds four index entries");
+
+/* @t's index, of @shape, into the rows array from element @at. */
+static void put_index(struct ust_bpfu_cfi *c, uint32_t at, const struct ust_cfi_table *t,
+		      uint32_t shape)
+{
+	uint32_t shift = UST_BPFU_CFI_SHAPE_SHIFT(shape), nb = UST_BPFU_CFI_SHAPE_NB(shape);
+	uint32_t b, j = 0, v;
+
+	for (b = 0; b < nb; b++) {
+		while (j < t->nr_rows && t->rows[j].off <= (uint64_t)b << shift)
+			j++;
+		v = j ? j - 1 : UST_BPFU_CFI_IDX_NONE;
+		memcpy(c->rows + (size_t)(at + b / 4) * ROW_STRIDE + (b % 4) * sizeof(v), &v, sizeof(v));
+	}
+}
+
+/*
+ * @key's entry: @t's rows at @first, then its index (or, @t NULL, no
+ * table, as @state says).
+ */
+static int set_file(struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_key *key,
+		    enum ust_bpfu_cfi_state state, uint32_t first, const struct ust_cfi_table *t)
+{
+	struct ust_bpfu_cfi_file f = { .state = state };
+
+	if (t) {
+		f.first = first;
+		f.nr = t->nr_rows;
+		f.shape = index_shape(t);
+		f.idx = first + t->nr_rows;
+	}
 	if (bpf_map_update_elem(c->files_fd, key, &f, BPF_ANY))
 		return -errno;
 	if (state == UST_BPFU_CFI_READY)
@@ -188,7 +245,7 @@ static void set_file_locked(struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_ke
 			    enum ust_bpfu_cfi_state state)
 {
 	pthread_mutex_lock(&c->lock);
-	set_file(c, key, state, 0, 0);
+	set_file(c, key, state, 0, NULL);
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -254,45 +311,48 @@ int ust_bpfu_cfi_table_of(struct ust_bpfu_cfi *c, uint32_t dev, uint64_t ino,
 }
 
 /*
- * @t's rows in the array (once per table), then @key's entry.  The rows
- * are reserved under the lock and copied without it: the reader, asking
- * for a table meanwhile, does not wait for cc1plus's 11 MB.  Nobody reads
- * them before the entry that names them.
+ * @t's rows in the array (once per table) and their index, then @key's
+ * entry.  The rows are reserved under the lock and copied without it:
+ * the reader, asking for a table meanwhile, does not wait for cc1plus's
+ * 11 MB.  Nobody reads them before the entry that names them.
  */
 static int place(struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_key *key,
 		 const struct ust_cfi_table *t)
 {
-	uint32_t first, i;
-	uint64_t v;
+	uint32_t first, i, shape;
+	uint64_t v, need;
 	int ret;
 
 	pthread_mutex_lock(&c->lock);
 	if (!t->nr_rows) {
-		ret = set_file(c, key, UST_BPFU_CFI_NONE, 0, 0);
+		ret = set_file(c, key, UST_BPFU_CFI_NONE, 0, NULL);
 		goto out;
 	}
 	remember(c, key, t);
 	if (ust_hmap_get(&c->placed, (uint64_t)(uintptr_t)t, &v)) {
-		ret = set_file(c, key, UST_BPFU_CFI_READY, (uint32_t)(v >> 32), (uint32_t)v);
+		ret = set_file(c, key, UST_BPFU_CFI_READY, (uint32_t)v, t);
 		goto out;
 	}
-	if (t->nr_rows > c->st.cap - c->st.rows) {
+	shape = index_shape(t);
+	need = (uint64_t)t->nr_rows + index_elems(shape);
+	if (need > c->st.cap - c->st.rows) {
 		c->st.full++;
 		snprintf(c->st.last_error, sizeof(c->st.last_error),
-			 "unwind tables: %" PRIu32 " rows more do not fit the %" PRIu32
-			 " rows of the table map (frame pointers for that file)", t->nr_rows, c->st.cap);
-		ret = set_file(c, key, UST_BPFU_CFI_NONE, 0, 0);
+			 "unwind tables: %" PRIu64 " rows more do not fit the %" PRIu32
+			 " rows of the table map (frame pointers for that file)", need, c->st.cap);
+		ret = set_file(c, key, UST_BPFU_CFI_NONE, 0, NULL);
 		goto out;
 	}
 	first = c->st.rows;
-	c->st.rows += t->nr_rows;
+	c->st.rows += (uint32_t)need;
 	pthread_mutex_unlock(&c->lock);
 	for (i = 0; i < t->nr_rows; i++)
 		memcpy(c->rows + (size_t)(first + i) * ROW_STRIDE, &t->rows[i], sizeof(t->rows[i]));
+	put_index(c, first + t->nr_rows, t, shape);
 	pthread_mutex_lock(&c->lock);
 	/* Not kept (out of memory): a file of the same build-id takes a copy of its own. */
-	ust_hmap_put(&c->placed, (uint64_t)(uintptr_t)t, (uint64_t)first << 32 | t->nr_rows);
-	ret = set_file(c, key, UST_BPFU_CFI_READY, first, t->nr_rows);
+	ust_hmap_put(&c->placed, (uint64_t)(uintptr_t)t, first);
+	ret = set_file(c, key, UST_BPFU_CFI_READY, first, t);
 out:
 	pthread_mutex_unlock(&c->lock);
 	return ret;
@@ -346,7 +406,7 @@ static int load(struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_key *key, cons
 		pthread_mutex_lock(&c->lock);
 		note_error(c, what, err);
 		/* Not ELF, corrupt: frame pointers for it, and no more asking. */
-		set_file(c, key, UST_BPFU_CFI_NONE, 0, 0);
+		set_file(c, key, UST_BPFU_CFI_NONE, 0, NULL);
 		pthread_mutex_unlock(&c->lock);
 	} else {
 		ret = place(c, key, t);
@@ -517,7 +577,7 @@ void ust_bpfu_cfi_need(struct ust_bpfu_cfi *c, const struct ust_bpfu_rec_need *n
 		if (tries + 1 >= CFI_MAX_TRIES) {
 			pthread_mutex_lock(&c->lock);
 			note_error(c, what, "the mapped file could not be opened");
-			set_file(c, &key, UST_BPFU_CFI_NONE, 0, 0);
+			set_file(c, &key, UST_BPFU_CFI_NONE, 0, NULL);
 			pthread_mutex_unlock(&c->lock);
 		} else {
 			bpf_map_delete_elem(c->files_fd, &key);

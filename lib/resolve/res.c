@@ -75,6 +75,7 @@ struct answer {
 	uint64_t ino;
 	bool found, uncertain;
 	unsigned int handle_links;	/* named by its handle's fd, one of this many links */
+	struct ust_res_memo memo;	/* ust_res_hit.memo */
 };
 
 struct ust_res {
@@ -768,6 +769,7 @@ int ust_res_lookup(struct ust_res *r, uint32_t kdev, uint64_t ino,
 		hit->uncertain = a->uncertain;
 		hit->note = a->note;
 		hit->name_by_handle = a->handle_links != 0;
+		hit->memo = &a->memo;
 	}
 	return a->found ? 0 : -ENOENT;
 }

@@ -20,6 +20,13 @@
 
 #include "sym_internal.h"
 
+#define SYM_MEMO	4096
+
+struct sym_memo {
+	uint64_t key;			/* the address + 1; 0: empty */
+	const struct ust_sym_ent *ent;
+};
+
 struct ust_sym_file {
 	struct ust_sym_file *next;	/* hash chain */
 	char *key;
@@ -44,6 +51,13 @@ struct ust_sym_file {
 
 	bool demangle;			/* names leave demangled (opts.raw_names) */
 	struct ust_sym_dm dm;		/* what they became, once each */
+	/*
+	 * The symbol of an address, as last looked up, direct-mapped: a
+	 * report asks for the same return addresses at every stack (the
+	 * outer frames repeat), and a search of cc1plus's 100,000
+	 * symbols is 17 cache misses.
+	 */
+	struct sym_memo *memo;		/* SYM_MEMO of them, on the first lookup */
 };
 
 struct ust_sym_cache {
@@ -56,7 +70,10 @@ struct ust_sym_cache {
 	struct ust_sym_file **buckets;
 	size_t nr_buckets;
 	size_t nr_files;
+	uint64_t serial;	/* ust_sym_cache_serial() */
 };
+
+static uint64_t next_serial;
 
 struct ust_sym_cache *ust_sym_cache_new(const struct ust_sym_opts *opts)
 {
@@ -65,6 +82,8 @@ struct ust_sym_cache *ust_sym_cache_new(const struct ust_sym_opts *opts)
 
 	if (!c)
 		return NULL;
+	/* Never 0, never reused in the process (threads: atomically). */
+	c->serial = __atomic_add_fetch(&next_serial, 1, __ATOMIC_RELAXED);
 	c->nr_buckets = 256;
 	if (opts) {
 		c->fetch_debug = opts->fetch_debug;
@@ -95,6 +114,7 @@ err:
 static void file_free(struct ust_sym_file *f)
 {
 	ust_sym_dm_fini(&f->dm);
+	free(f->memo);
 	ust_sym_dwarf_close(f->dwarf);
 	ust_sym_tab_free(&f->tab);
 	free(f->segs);
@@ -104,6 +124,11 @@ static void file_free(struct ust_sym_file *f)
 	free(f->path);
 	free(f->key);
 	free(f);
+}
+
+uint64_t ust_sym_cache_serial(const struct ust_sym_cache *c)
+{
+	return c ? c->serial : 0;
 }
 
 void ust_sym_cache_free(struct ust_sym_cache *c)
@@ -420,6 +445,22 @@ static struct ust_sym_dwarf *file_dwarf(struct ust_sym_file *f)
 	return f->dwarf;
 }
 
+/* ust_sym_tab_lookup() through the file's memo (without one if memory is short). */
+static const struct ust_sym_ent *tab_lookup(struct ust_sym_file *f, uint64_t addr)
+{
+	size_t k = (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 52) & (SYM_MEMO - 1);
+
+	if (!f->memo)
+		f->memo = calloc(SYM_MEMO, sizeof(*f->memo));
+	if (!f->memo)
+		return ust_sym_tab_lookup(&f->tab, addr);
+	if (f->memo[k].key != addr + 1) {
+		f->memo[k].key = addr + 1;
+		f->memo[k].ent = ust_sym_tab_lookup(&f->tab, addr);
+	}
+	return f->memo[k].ent;
+}
+
 int ust_sym_lookup(struct ust_sym_file *f, uint64_t file_off, bool is_return,
 		   bool want_lines, struct ust_sym_frame *out, int max)
 {
@@ -442,7 +483,7 @@ int ust_sym_lookup(struct ust_sym_file *f, uint64_t file_off, bool is_return,
 	 * of the address recorded.
 	 */
 	pc = is_return && vaddr ? vaddr - 1 : vaddr;
-	sym = ust_sym_tab_lookup(&f->tab, pc);
+	sym = tab_lookup(f, pc);
 	/*
 	 * Nothing before it but a function starting right there: no call
 	 * returns there, but a signal handler "returns" to the sigreturn

@@ -34,6 +34,12 @@ struct ust_res_opts {
 	bool no_archive;		/* ignore PATH.ustitch/ (ust_res_set_trace) */
 };
 
+/* See ust_res_hit.memo. */
+struct ust_res_memo {
+	uint64_t owner;
+	void *val;
+};
+
 struct ust_res_hit {
 	const char *path;		/* what to open (may be /proc/self/fd/N); NULL: not found */
 	const uint8_t *build_id;	/* from a mapping record or the archive, else NULL */
@@ -48,6 +54,13 @@ struct ust_res_hit {
 	bool name_by_handle;		/* name: the link the kernel gave the file's handle, one
 					 * of several, as nothing else named it (a last resort,
 					 * said by ust_res_summary) */
+	/*
+	 * What a caller derived from this answer, kept with it (ust_render
+	 * keeps the symbol file there, tagged by its cache's serial): empty
+	 * for a new answer, and a record that changes the answer starts a
+	 * new one.
+	 */
+	struct ust_res_memo *memo;
 };
 
 struct ust_res *ust_res_new(const struct ust_res_opts *opts);

@@ -45,6 +45,11 @@ struct ust_sym_frame {
 
 struct ust_sym_cache *ust_sym_cache_new(const struct ust_sym_opts *opts);
 void ust_sym_cache_free(struct ust_sym_cache *c);
+/*
+ * The cache's serial: unique in the process, never 0, not reused after
+ * the cache is freed (a file pointer kept elsewhere is tagged with it).
+ */
+uint64_t ust_sym_cache_serial(const struct ust_sym_cache *c);
 
 /*
  * Load (once) the object at @path.  @build_id, if given, locates a separate
