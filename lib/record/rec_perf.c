@@ -138,6 +138,8 @@ struct perf_src {
 	unsigned long kstacks, ustacks, spool_errs;
 	unsigned long live_samples;	/* read so far, for the status line */
 	struct ust_rec_stack_counts walks;	/* how the BPF stacks were taken */
+	size_t flush_at;		/* the stitch's items that make a flush (flush()) */
+	uint64_t flush_lag;		/* ... up to this long before the newest */
 	bool started, stopped;
 };
 
@@ -527,37 +529,6 @@ static int on_bpf_record(const struct ust_bpfu_rec *r, void *ctx)
 					 r->cookie, r->data, r->size) ? -ENOMEM : 0;
 }
 
-static int perf_poll(struct ust_rec_source *s, struct ust_rec_ctx *c)
-{
-	struct perf_src *p = s->priv;
-	struct ust_bpfu_stats bs;
-	size_t i;
-
-	(void)c;
-	for (i = 0; i < p->nr_rings; i++) {
-		struct read_ctx rc = { .p = p, .ring = (unsigned int)i };
-
-		if (ust_perf_ring_read(&p->rings[i].r, on_perf_record, &rc) < 0 || rc.err)
-			return -1;
-	}
-	if (p->maps_stale)
-		reread_maps(p);
-	if (!p->bpfu)
-		return 0;
-	if (ust_bpfu_consume(p->bpfu, on_bpf_record, p) < 0)
-		return -1;
-	/* Records the BPF side could not hand over: lost, from now back. */
-	if (!ust_bpfu_get_stats(p->bpfu, &bs) && bs.drops > p->bpf_drops) {
-		uint64_t now = ust_rec_mono_now();
-
-		if (ust_perf_stitch_add_lost(p->st, 0, now, bs.drops - p->bpf_drops) ||
-		    ust_rec_spool_add_lost(p->c->spool, 0, now, bs.drops - p->bpf_drops))
-			return -1;
-		p->bpf_drops = bs.drops;
-	}
-	return 0;
-}
-
 /*
  * The BPF unwinder's ring wakes the main loop: its exec, NEED_CFI and
  * mmap records ask for tables (a wakeup each), the others once enough
@@ -816,6 +787,32 @@ fail:
 	return -1;
 }
 
+/*
+ * Memory: the stitch holds every record until its fate is known.  Once it
+ * holds FLUSH_ITEMS, what is older than FLUSH_LAG_NS before the newest
+ * record goes to the spool (on disk) and is forgotten: a recording then
+ * holds about a second of records, and the samples whose stacks have not
+ * come yet, however long it runs.  The rings are read every 50 ms at most
+ * (perf_wait_fds()), so nothing older arrives after.  Each flush sorts
+ * what is held: the next waits for twice what is left.
+ */
+#define FLUSH_ITEMS	65536
+#define FLUSH_LAG_NS	1000000000ULL
+
+static void flush_init(struct perf_src *p)
+{
+	const char *v = getenv("USTITCH_TEST_STITCH_FLUSH");
+	unsigned long items, ms;
+
+	p->flush_at = FLUSH_ITEMS;
+	p->flush_lag = FLUSH_LAG_NS;
+	/* Test aid: "ITEMS:LAG_MS", to flush in a short recording. */
+	if (v && sscanf(v, "%lu:%lu", &items, &ms) == 2 && items > 0 && ms > 0) {
+		p->flush_at = items;
+		p->flush_lag = (uint64_t)ms * 1000000;
+	}
+}
+
 static int perf_start(struct ust_rec_source *s, struct ust_rec_ctx *c, char *err, size_t errlen)
 {
 	struct perf_src *p = s->priv;
@@ -857,6 +854,7 @@ static int perf_start(struct ust_rec_source *s, struct ust_rec_ctx *c, char *err
 	if (!p->st)
 		goto oom;
 	ust_perf_stitch_expect_requests(p->st, p->how == HOW_BPF);
+	flush_init(p);
 	if (p->how == HOW_KERNEL || p->how == HOW_FP) {
 		p->maps = ust_perf_maps_new();
 		if (!p->maps)
@@ -1005,40 +1003,92 @@ static void set_comm(struct perf_src *p, uint32_t pid, uint32_t tid, const char 
 		snprintf(t->comm, sizeof(t->comm), "%s", comm);
 }
 
+static void put_item(struct perf_src *p, const struct ust_perf_item *it)
+{
+	switch (it->kind) {
+	case UST_PERF_ITEM_OTHER:
+		if (p->maps)
+			ust_perf_maps_apply(p->maps, &it->ev);
+		if (it->ev.type == PERF_RECORD_COMM)
+			set_comm(p, it->ev.u.comm.pid, it->ev.u.comm.tid, it->ev.u.comm.comm);
+		break;
+	case UST_PERF_ITEM_LOST:
+		if (ust_rec_spool_add_lost(p->c->spool, it->cpu, it->time, it->lost))
+			p->spool_errs++;
+		break;
+	case UST_PERF_ITEM_SAMPLE:
+		put_sample(p, it);
+		break;
+	case UST_PERF_ITEM_DEFERRED:
+		put_deferred(p, it);
+		break;
+	case UST_PERF_ITEM_REQUEST:
+		break;
+	}
+}
+
+static void put_flushed(const struct ust_perf_item *it, void *ctx)
+{
+	put_item(ctx, it);
+}
+
+static int flush(struct perf_src *p)
+{
+	uint64_t newest = ust_perf_stitch_newest(p->st);
+	size_t left;
+
+	if (ust_perf_stitch_pending(p->st) < p->flush_at || newest <= p->flush_lag)
+		return 0;
+	if (ust_perf_stitch_flush(p->st, newest - p->flush_lag, put_flushed, p))
+		return -1;
+	left = ust_perf_stitch_pending(p->st);
+	p->flush_at = left > p->flush_at / 2 ? 2 * left : p->flush_at;
+	return 0;
+}
+
 static void write_all(struct perf_src *p)
 {
 	struct ust_tdw *w = ust_cap_writer(p->c->cap);
 	size_t i, n = ust_perf_stitch_count(p->st);
 
-	for (i = 0; i < n; i++) {
-		const struct ust_perf_item *it = ust_perf_stitch_at(p->st, i);
-
-		switch (it->kind) {
-		case UST_PERF_ITEM_OTHER:
-			if (p->maps)
-				ust_perf_maps_apply(p->maps, &it->ev);
-			if (it->ev.type == PERF_RECORD_COMM)
-				set_comm(p, it->ev.u.comm.pid, it->ev.u.comm.tid, it->ev.u.comm.comm);
-			break;
-		case UST_PERF_ITEM_LOST:
-			if (ust_rec_spool_add_lost(p->c->spool, it->cpu, it->time, it->lost))
-				p->spool_errs++;
-			break;
-		case UST_PERF_ITEM_SAMPLE:
-			put_sample(p, it);
-			break;
-		case UST_PERF_ITEM_DEFERRED:
-			put_deferred(p, it);
-			break;
-		case UST_PERF_ITEM_REQUEST:
-			break;
-		}
-	}
+	for (i = 0; i < n; i++)
+		put_item(p, ust_perf_stitch_at(p->st, i));
 	/* Names of the sampled threads: ftrace knows none of them unless an
 	 * ftrace event was recorded for them too. */
 	for (i = 0; w && i < p->nr_ti; i++)
 		if (p->ti[i].tid && p->ti[i].comm[0])
 			ust_tdw_add_cmdline(w, (int)p->ti[i].tid, p->ti[i].comm, NULL, 0);
+}
+
+static int perf_poll(struct ust_rec_source *s, struct ust_rec_ctx *c)
+{
+	struct perf_src *p = s->priv;
+	struct ust_bpfu_stats bs;
+	size_t i;
+
+	(void)c;
+	for (i = 0; i < p->nr_rings; i++) {
+		struct read_ctx rc = { .p = p, .ring = (unsigned int)i };
+
+		if (ust_perf_ring_read(&p->rings[i].r, on_perf_record, &rc) < 0 || rc.err)
+			return -1;
+	}
+	if (p->maps_stale)
+		reread_maps(p);
+	if (!p->bpfu)
+		return flush(p);
+	if (ust_bpfu_consume(p->bpfu, on_bpf_record, p) < 0)
+		return -1;
+	/* Records the BPF side could not hand over: lost, from now back. */
+	if (!ust_bpfu_get_stats(p->bpfu, &bs) && bs.drops > p->bpf_drops) {
+		uint64_t now = ust_rec_mono_now();
+
+		if (ust_perf_stitch_add_lost(p->st, 0, now, bs.drops - p->bpf_drops) ||
+		    ust_rec_spool_add_lost(p->c->spool, 0, now, bs.drops - p->bpf_drops))
+			return -1;
+		p->bpf_drops = bs.drops;
+	}
+	return flush(p);
 }
 
 static void perf_stop(struct ust_rec_source *s, struct ust_rec_ctx *c)

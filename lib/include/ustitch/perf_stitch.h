@@ -72,6 +72,8 @@ struct ust_perf_item {
 	void *raw;
 	long next_same_key;
 	long stack_idx, sample_idx;
+	bool tried;			/* SAMPLE: its request was looked for */
+	bool decided;			/* SAMPLE: ustack is final */
 };
 
 struct ust_perf_stitch_stats {
@@ -118,11 +120,28 @@ int ust_perf_stitch_add_stack(struct ust_perf_stitch *st, uint32_t cpu, uint64_t
 int ust_perf_stitch_add_lost(struct ust_perf_stitch *st, uint32_t cpu, uint64_t time,
 			     uint64_t count);
 
-/* Merge, match, resolve.  Call once, after the last add.  0, -ENOMEM, or
- * -EINVAL when called again. */
+/*
+ * Merge, match and resolve the items older than @before, and hand @cb,
+ * in time order, each of them whose fate is known; then forget those (the
+ * pointers @cb got are valid during the call only).  Kept for later:
+ * samples whose stack has not come yet, and requests and stacks less than
+ * 10 ms older than @before (their samples may lie just after it).  Items
+ * added later must be younger than @before, or they are stitched with
+ * what is left only.  Between adds, any number of times: a long recording
+ * then holds only its last moments.  0, -ENOMEM, or -EINVAL once finished.
+ */
+int ust_perf_stitch_flush(struct ust_perf_stitch *st, uint64_t before,
+			  void (*cb)(const struct ust_perf_item *it, void *ctx), void *ctx);
+/* Items held (0 once finished), and the latest time of any item added. */
+size_t ust_perf_stitch_pending(const struct ust_perf_stitch *st);
+uint64_t ust_perf_stitch_newest(const struct ust_perf_stitch *st);
+
+/* Merge, match, resolve what is left.  Call once, after the last add.
+ * @stats: of every item, flushed ones included.  0, -ENOMEM, or -EINVAL
+ * when called again. */
 int ust_perf_stitch_finish(struct ust_perf_stitch *st, struct ust_perf_stitch_stats *stats);
 
-/* After finish: every item in time order. */
+/* After finish: every item left (not flushed) in time order. */
 size_t ust_perf_stitch_count(const struct ust_perf_stitch *st);
 const struct ust_perf_item *ust_perf_stitch_at(const struct ust_perf_stitch *st, size_t i);
 

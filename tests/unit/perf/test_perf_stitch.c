@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -441,6 +442,142 @@ static void test_bpf_gap_before(void **state)
 	bpf_gap(-1);
 }
 
+
+/* ---- flush: a long recording in bounded memory ------------------------- */
+
+/* What a sample became, to compare one way of stitching with another. */
+struct fate {
+	uint64_t time;
+	uint32_t tid;
+	uint64_t cookie;
+	int ustack;
+	unsigned int served;	/* DEFERRED: samples it served */
+	int kind;
+};
+
+struct fates {
+	struct fate v[20000];
+	int n;
+};
+
+static void note_fate(const struct ust_perf_item *it, void *ctx)
+{
+	struct fates *f = ctx;
+
+	if (it->kind != UST_PERF_ITEM_SAMPLE && it->kind != UST_PERF_ITEM_DEFERRED)
+		return;
+	assert_true(f->n < (int)(sizeof(f->v) / sizeof(f->v[0])));
+	f->v[f->n++] = (struct fate){ .time = it->time, .tid = it->tid,
+				      .cookie = it->has_cookie || it->kind == UST_PERF_ITEM_DEFERRED ?
+						it->cookie : 0,
+				      .ustack = it->kind == UST_PERF_ITEM_SAMPLE ? (int)it->ustack : -1,
+				      .served = it->served, .kind = it->kind };
+}
+
+static int cmp_fate(const void *a, const void *b)
+{
+	const struct fate *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+#define MS	1000000ULL
+
+/*
+ * 3,000 samples 100 us apart on two CPUs: most with a BPF request and a
+ * stack taken at the sample; every 7th in the kernel, its stack 30 ms
+ * later on the other CPU; every 50th never getting one; records lost now
+ * and then.  Stitched at the end only, and flushed every 64 adds up to
+ * 100 ms before the newest item: the same fate for every sample and
+ * stack, the same counts, and no more items held than the last 100 ms.
+ */
+static void run_long(struct fates *f, struct ust_perf_stitch_stats *s, bool flush,
+		     size_t *most)
+{
+	struct ust_perf_stitch *st = ust_perf_stitch_new();
+	int i, adds = 0;
+	size_t j;
+
+	ust_perf_stitch_expect_requests(st, true);
+	*most = 0;
+	for (i = 0; i < 3000; i++) {
+		uint64_t t = 1000 * MS + (uint64_t)i * 100000;
+		uint32_t cpu = (uint32_t)i & 1;
+
+		if (i % 50 == 49) {
+			add_sample(st, cpu, cpu, TID + 3, t, 0x900000 + (uint64_t)i);
+		} else if (i % 7 == 6) {
+			add_sample(st, cpu, cpu, TID + 2, t, 0x100000 + (uint64_t)i);
+			add_deferred(st, 1 - cpu, 1 - cpu, TID + 2, t + 30 * MS, 0x100000 + (uint64_t)i,
+				     U1, 3);
+		} else {
+			add_pair(st, +1, cpu, TID, t, 0x4000 + (uint64_t)i, 0x1000 + (uint64_t)i, true,
+				 true, false);
+			ust_perf_stitch_add_stack(st, cpu, t + 5, PID, TID, 0x1000 + (uint64_t)i, BLOB,
+						  sizeof(BLOB));
+		}
+		if (i % 400 == 399)
+			add_lost(st, cpu, cpu, t + 50, 1);
+		if (ust_perf_stitch_pending(st) > *most)
+			*most = ust_perf_stitch_pending(st);
+		if (flush && ++adds % 64 == 0)
+			assert_int_equal(ust_perf_stitch_flush(st, ust_perf_stitch_newest(st) - 100 * MS,
+							       note_fate, f), 0);
+	}
+	assert_int_equal(ust_perf_stitch_finish(st, s), 0);
+	for (j = 0; j < ust_perf_stitch_count(st); j++)
+		note_fate(ust_perf_stitch_at(st, j), f);
+	qsort(f->v, (size_t)f->n, sizeof(f->v[0]), cmp_fate);
+	ust_perf_stitch_free(st);
+}
+
+static void test_flush_same_as_finish(void **state)
+{
+	static struct fates whole, flushed;
+	struct ust_perf_stitch_stats a, b;
+	size_t most_a, most_b;
+	int i;
+
+	(void)state;
+	run_long(&whole, &a, false, &most_a);
+	run_long(&flushed, &b, true, &most_b);
+	assert_int_equal(whole.n, flushed.n);
+	for (i = 0; i < whole.n; i++) {
+		assert_int_equal(whole.v[i].time, flushed.v[i].time);
+		assert_int_equal(whole.v[i].kind, flushed.v[i].kind);
+		assert_int_equal(whole.v[i].tid, flushed.v[i].tid);
+		assert_int_equal(whole.v[i].cookie, flushed.v[i].cookie);
+		assert_int_equal(whole.v[i].ustack, flushed.v[i].ustack);
+		assert_int_equal(whole.v[i].served, flushed.v[i].served);
+	}
+	assert_int_equal(a.samples, 3000);
+	assert_int_equal(a.samples, b.samples);
+	assert_int_equal(a.with_cookie, b.with_cookie);
+	assert_int_equal(a.deferred_ok, b.deferred_ok);
+	assert_int_equal(a.deferred_ok, 3000 - 60);
+	assert_int_equal(a.lost + a.unfinished, 60);
+	assert_int_equal(a.lost, b.lost);
+	assert_int_equal(a.unfinished, b.unfinished);
+	assert_int_equal(a.no_cookie, b.no_cookie);
+	assert_int_equal(a.no_cookie, 0);
+	assert_int_equal(a.deferred, b.deferred);
+	assert_int_equal(a.orphan_deferred, b.orphan_deferred);
+	assert_int_equal(a.requests, b.requests);
+	assert_int_equal(a.requests_matched, b.requests_matched);
+	assert_int_equal(a.requests_ambiguous, b.requests_ambiguous);
+	assert_int_equal(a.lost_marks, b.lost_marks);
+	assert_int_equal(a.lost_count, b.lost_count);
+	/* Everything held till the end (8,467 items), against the last 100 ms
+	 * or so (1,000 samples, about three items each) and the samples still
+	 * waiting for their stacks. */
+	assert_int_equal(most_a, 8467);
+	assert_true(most_b < 2500);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_bpf_flipped),
 		cmocka_unit_test(test_bpf_gap_after),
 		cmocka_unit_test(test_bpf_gap_before),
+		cmocka_unit_test(test_flush_same_as_finish),
 	};
 	char err[160];
 
