@@ -29,24 +29,24 @@ peak_anon() {
 	echo "$peak"
 }
 
-busy() {	# busy SECONDS: the program recorded
-	echo /usr/bin/python3 -c "import time
+# The program recorded: busy for $1 seconds, growing nothing.
+cat >"$work/busy.py" <<'PY'
+import sys, time
 t = time.time()
 d = {}
-while time.time() - t < $1:
-    d[len(d) % 1000] = str(len(d)) * 10"
-}
+while time.time() - t < float(sys.argv[1]):
+    d[len(d) % 1000] = str(len(d)) * 10
+PY
 
 declare -A peak
 printf '%-8s %8s %14s\n' way seconds "peak anon kB"
 for way in ustitch perf; do
 	for s in 3 12; do
-		# shellcheck disable=SC2046  # the command's words
 		case $way in
 		ustitch) peak[$way.$s]=$(peak_anon "$UST_USTITCH" record -q -o "$work/u.dat" -e cpu-clock \
-					-F 10000 -g -- $(busy "$s")) ;;
+					-F 10000 -g -- /usr/bin/python3 "$work/busy.py" "$s") ;;
 		perf) peak[$way.$s]=$(peak_anon perf record -q -o "$work/p.data" -e cpu-clock -F 10000 -g \
-				     -- $(busy "$s")) ;;
+				     -- /usr/bin/python3 "$work/busy.py" "$s") ;;
 		esac
 		printf '%-8s %8d %14d\n' "$way" "$s" "${peak[$way.$s]}"
 	done
