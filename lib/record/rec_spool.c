@@ -1,6 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1
-/* The BPF record spool: a temporary file plus a small index. */
+/*
+ * The BPF record spool: the records in a temporary file, and their index
+ * (time, CPU, place) in memory until it holds RUN_ENTS entries; then
+ * sorted and written to a second temporary file as a run.  At the end the
+ * runs and what is left in memory are merged, by CPU then time, into the
+ * trace: a recording of any length holds at most one run of the index
+ * (8 MB), not 32 bytes a record for all of its records.
+ */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -22,6 +30,8 @@ struct spool_ent {
 
 /* The spool's stdio buffer. */
 #define SPOOL_BUF (256 * 1024)
+/* Index entries held before they go to disk as a sorted run (test aid: USTITCH_TEST_SPOOL_RUN). */
+#define RUN_ENTS (256 * 1024)
 
 struct ust_rec_spool {
 	FILE *f;
@@ -29,6 +39,12 @@ struct ust_rec_spool {
 	uint64_t off;
 	struct spool_ent *ents;
 	size_t nr, cap;
+	size_t run_ents;		/* RUN_ENTS, or the test's */
+	uint64_t seq;			/* records so far */
+	FILE *runs;			/* the sorted runs, one after the other; NULL: none yet */
+	size_t *run_nr;			/* entries of each run */
+	size_t nr_runs, cap_runs;
+	unsigned long total;		/* records, lost marks included */
 };
 
 struct ust_rec_spool *ust_rec_spool_new(void)
@@ -49,6 +65,9 @@ struct ust_rec_spool *ust_rec_spool_new(void)
 	s->vbuf = malloc(SPOOL_BUF);
 	if (s->vbuf)
 		setvbuf(s->f, s->vbuf, _IOFBF, SPOOL_BUF);
+	s->run_ents = RUN_ENTS;
+	if (getenv("USTITCH_TEST_SPOOL_RUN") && atol(getenv("USTITCH_TEST_SPOOL_RUN")) > 0)
+		s->run_ents = (size_t)atol(getenv("USTITCH_TEST_SPOOL_RUN"));
 	return s;
 }
 
@@ -60,11 +79,48 @@ static int neg_errno(void)
 	return -errno;
 }
 
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct spool_ent *x = a, *y = b;
+
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The index held, sorted, to the runs file. */
+static int spill(struct ust_rec_spool *s)
+{
+	if (!s->runs) {
+		s->runs = tmpfile();
+		if (!s->runs)
+			return neg_errno();
+	}
+	if (s->nr_runs == s->cap_runs) {
+		void *n = ust_grow(s->run_nr, &s->cap_runs, s->nr_runs + 1, sizeof(*s->run_nr), 16);
+
+		if (!n)
+			return neg_errno();
+		s->run_nr = n;
+	}
+	qsort(s->ents, s->nr, sizeof(*s->ents), cmp_ent);
+	if (fwrite(s->ents, sizeof(*s->ents), s->nr, s->runs) != s->nr)
+		return neg_errno();
+	s->run_nr[s->nr_runs++] = s->nr;
+	s->nr = 0;
+	return 0;
+}
+
 int ust_rec_spool_add(struct ust_rec_spool *s, unsigned int cpu, uint64_t ts,
 		  const void *data, size_t len)
 {
 	struct spool_ent *e;
+	int ret;
 
+	if (s->nr >= s->run_ents && (ret = spill(s)))
+		return ret;
 	if (s->nr == s->cap) {
 		void *n = ust_grow(s->ents, &s->cap, s->nr + 1, sizeof(*s->ents), 4096);
 
@@ -76,24 +132,14 @@ int ust_rec_spool_add(struct ust_rec_spool *s, unsigned int cpu, uint64_t ts,
 		return neg_errno();
 	e = &s->ents[s->nr];
 	e->ts = ts;
-	e->seq = s->nr;
+	e->seq = s->seq++;
 	e->off = s->off;
 	e->cpu = cpu;
 	e->len = (uint32_t)len;
 	s->off += len;
 	s->nr++;
+	s->total++;
 	return 0;
-}
-
-static int cmp_ent(const void *a, const void *b)
-{
-	const struct spool_ent *x = a, *y = b;
-
-	if (x->cpu != y->cpu)
-		return x->cpu < y->cpu ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* A lost mark is an entry of length 0 whose offset holds the count. */
@@ -128,14 +174,62 @@ static const void *spool_bytes(int fd, const unsigned char *map, const struct sp
 	return *data;
 }
 
+/* One sorted run being merged: its entries, and the next one's index. */
+struct cursor {
+	const struct spool_ent *e;
+	size_t nr, at;
+};
+
+/* Is cursor @x's next entry before @y's? */
+static bool before(const struct cursor *x, const struct cursor *y)
+{
+	return cmp_ent(&x->e[x->at], &y->e[y->at]) < 0;
+}
+
+/* The min-heap of cursors @h[0..n), restored downward from @i. */
+static void sift(struct cursor *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct cursor t;
+
+		if (l < n && before(&h[l], &h[m]))
+			m = l;
+		if (l + 1 < n && before(&h[l + 1], &h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/* Entry @e into the trace. */
+static int put_ent(struct ust_tdw *w, int buf, int nr_cpus, int fd, const unsigned char *map,
+		   const struct spool_ent *e, unsigned char **data, size_t *cap)
+{
+	const void *bytes;
+
+	if ((int)e->cpu >= nr_cpus)
+		return 0;
+	if (!e->len)
+		return ust_tdw_lost(w, buf, (int)e->cpu, (unsigned long)e->off, NULL, 0);
+	bytes = spool_bytes(fd, map, e, data, cap);
+	if (!bytes)
+		return neg_errno();
+	return ust_tdw_event(w, buf, (int)e->cpu, e->ts, bytes, e->len, NULL, 0);
+}
+
 int ust_rec_spool_write(struct ust_rec_spool *s, struct ust_tdw *w, int buf, int nr_cpus)
 {
-	unsigned char *data = NULL, *map = NULL;
-	size_t cap = 0;
-	unsigned long i;
+	unsigned char *data = NULL, *map = NULL, *runs = NULL;
+	size_t cap = 0, runs_len = 0, n = 0, i, at = 0;
+	struct cursor *h = NULL;
 	int fd, ret = 0;
 
-	if (fflush(s->f))
+	if (fflush(s->f) || (s->runs && fflush(s->runs)))
 		return neg_errno();
 	fd = fileno(s->f);
 	/*
@@ -150,25 +244,44 @@ int ust_rec_spool_write(struct ust_rec_spool *s, struct ust_tdw *w, int buf, int
 			madvise(map, (size_t)s->off, MADV_SEQUENTIAL);
 	}
 	qsort(s->ents, s->nr, sizeof(*s->ents), cmp_ent);
-	for (i = 0; i < s->nr && ret >= 0; i++) {
-		struct spool_ent *e = &s->ents[i];
-		const void *bytes;
-
-		if ((int)e->cpu >= nr_cpus)
-			continue;
-		if (!e->len) {
-			ret = ust_tdw_lost(w, buf, (int)e->cpu, (unsigned long)e->off, NULL, 0);
-			continue;
-		}
-		bytes = spool_bytes(fd, map, e, &data, &cap);
-		if (!bytes) {
-			ret = neg_errno();
-			break;
-		}
-		ret = ust_tdw_event(w, buf, (int)e->cpu, e->ts, bytes, e->len, NULL, 0);
+	/* The runs on disk and the one in memory, merged through a heap. */
+	h = calloc(s->nr_runs + 1, sizeof(*h));
+	if (!h) {
+		ret = neg_errno();
+		goto out;
 	}
+	if (s->nr_runs) {
+		for (i = 0; i < s->nr_runs; i++)
+			runs_len += s->run_nr[i] * sizeof(struct spool_ent);
+		runs = mmap(NULL, runs_len, PROT_READ, MAP_PRIVATE, fileno(s->runs), 0);
+		if (runs == MAP_FAILED) {
+			runs = NULL;
+			ret = neg_errno();
+			goto out;
+		}
+	}
+	for (i = 0; i < s->nr_runs; i++) {
+		if (s->run_nr[i])
+			h[n++] = (struct cursor){ .e = (const struct spool_ent *)(runs + at),
+						  .nr = s->run_nr[i] };
+		at += s->run_nr[i] * sizeof(struct spool_ent);
+	}
+	if (s->nr)
+		h[n++] = (struct cursor){ .e = s->ents, .nr = s->nr };
+	for (i = n; i-- > 0;)
+		sift(h, n, i);
+	while (n && ret >= 0) {
+		ret = put_ent(w, buf, nr_cpus, fd, map, &h[0].e[h[0].at], &data, &cap);
+		if (++h[0].at == h[0].nr)
+			h[0] = h[--n];
+		sift(h, n, 0);
+	}
+out:
+	if (runs)
+		munmap(runs, runs_len);
 	if (map)
 		munmap(map, (size_t)s->off);
+	free(h);
 	free(data);
 	if (ret < 0) {
 		errno = -ret;
@@ -179,7 +292,7 @@ int ust_rec_spool_write(struct ust_rec_spool *s, struct ust_tdw *w, int buf, int
 
 unsigned long ust_rec_spool_count(const struct ust_rec_spool *s)
 {
-	return s->nr;
+	return s->total;
 }
 
 void ust_rec_spool_free(struct ust_rec_spool *s)
@@ -188,7 +301,10 @@ void ust_rec_spool_free(struct ust_rec_spool *s)
 		return;
 	if (s->f)
 		fclose(s->f);
+	if (s->runs)
+		fclose(s->runs);
 	free(s->vbuf);
 	free(s->ents);
+	free(s->run_nr);
 	free(s);
 }
