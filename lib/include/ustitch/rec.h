@@ -161,9 +161,10 @@ ust_rec_print_fn_t ust_rec_set_print(ust_rec_print_fn_t fn);
 
 /* ---- the spool (rec_spool.c) --------------------------------------------- */
 
-/* Records of the "ustitch" buffer kept until the end, then written per CPU
- * in timestamp order (a task_work can be preempted between taking its
- * timestamp and reserving ring-buffer space). */
+/* Records of the "ustitch" buffer kept until the end (on disk, their index
+ * in sorted runs), then written per CPU in timestamp order (a task_work
+ * can be preempted between taking its timestamp and reserving ring-buffer
+ * space). */
 struct ust_rec_spool;
 struct ust_rec_spool *ust_rec_spool_new(void);
 /* These return 0, or a negative errno (also left in errno). */
