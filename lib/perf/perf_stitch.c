@@ -570,7 +570,6 @@ int ust_perf_stitch_flush(struct ust_perf_stitch *st, uint64_t before,
 			  void (*cb)(const struct ust_perf_item *it, void *ctx), void *ctx)
 {
 	size_t i, n = 0;
-	bool *keep;
 
 	if (st->finished)
 		return -EINVAL;
@@ -578,26 +577,24 @@ int ust_perf_stitch_flush(struct ust_perf_stitch *st, uint64_t before,
 		before--;	/* UINT64_MAX is the end's: finish() decides the rest */
 	if (sort_items(st) || match_requests(st, before) || resolve(st, before))
 		return -ENOMEM;
-	keep = calloc(st->nr ? st->nr : 1, sizeof(*keep));
-	if (!keep)
-		return -ENOMEM;
 	link_items(st);
 	for (i = 0; i < st->nr; i++) {
-		size_t idx = st->order[i];
-		const struct ust_perf_item *it = &st->items[idx];
+		const struct ust_perf_item *it = &st->items[st->order[i]];
 
-		keep[idx] = kept_back(it, before);
-		if (keep[idx])
+		if (kept_back(it, before))
 			continue;
 		count(st, it);
 		if (cb)
 			cb(it, ctx);
 	}
-	/* The rest, in arrival order, their links undone (the array moves). */
+	/*
+	 * The rest, in arrival order, their links undone (the array moves).
+	 * Nothing kept_back() reads changed since: the same items stay.
+	 */
 	for (i = 0; i < st->nr; i++) {
 		struct ust_perf_item *it = &st->items[i];
 
-		if (!keep[i]) {
+		if (!kept_back(it, before)) {
 			free(it->raw);
 			continue;
 		}
@@ -612,7 +609,6 @@ int ust_perf_stitch_flush(struct ust_perf_stitch *st, uint64_t before,
 		n++;
 	}
 	st->nr = n;
-	free(keep);
 	free(st->order);
 	st->order = NULL;
 	return 0;

@@ -45,7 +45,7 @@
 #include "bpfu_cfi.h"
 #include "bpfu_pool.h"
 
-/* An array map's elements are 8-byte aligned: 12-byte rows sit 16 apart. */
+/* An array map's elements are 8-byte aligned: a row's slot, 16 bytes as the row is. */
 #define ROW_STRIDE	((sizeof(struct ust_cfi_row) + 7) & ~(size_t)7)
 
 /* Tables of fewer rows have no index (a search of them takes 8 steps at most). */
@@ -172,7 +172,6 @@ static void note_error(struct ust_bpfu_cfi *c, const char *what, const char *msg
 	snprintf(c->st.last_error, sizeof(c->st.last_error), "%s: %s", what, msg);
 }
 
-/* Under c->lock: the entry is a syscall, the barrier after the rows written before it. */
 /*
  * The shape of @t's index (UST_BPFU_CFI_SHAPE(), ust_bpfu_abi.h): buckets
  * about half as many as the rows, so that a bucket brackets two or three
@@ -219,7 +218,8 @@ static void put_index(struct ust_bpfu_cfi *c, uint32_t at, const struct ust_cfi_
 
 /*
  * @key's entry: @t's rows at @first, then its index (or, @t NULL, no
- * table, as @state says).
+ * table, as @state says).  Under c->lock: the entry is a syscall, the
+ * barrier after the rows written before it.
  */
 static int set_file(struct ust_bpfu_cfi *c, const struct ust_bpfu_cfi_key *key,
 		    enum ust_bpfu_cfi_state state, uint32_t first, const struct ust_cfi_table *t)

@@ -138,6 +138,7 @@ struct perf_src {
 	unsigned long kstacks, ustacks, spool_errs;
 	unsigned long live_samples;	/* read so far, for the status line */
 	struct ust_rec_stack_counts walks;	/* how the BPF stacks were taken */
+	size_t flush_items;		/* FLUSH_ITEMS, or the test's */
 	size_t flush_at;		/* the stitch's items that make a flush (flush()) */
 	uint64_t flush_lag;		/* ... up to this long before the newest */
 	bool started, stopped;
@@ -794,7 +795,8 @@ fail:
  * holds about a second of records, and the samples whose stacks have not
  * come yet, however long it runs.  The rings are read every 50 ms at most
  * (perf_wait_fds()), so nothing older arrives after.  Each flush sorts
- * what is held: the next waits for twice what is left.
+ * what is held: the next waits for twice what is left (at least
+ * FLUSH_ITEMS).
  */
 #define FLUSH_ITEMS	65536
 #define FLUSH_LAG_NS	1000000000ULL
@@ -804,13 +806,14 @@ static void flush_init(struct perf_src *p)
 	const char *v = getenv("USTITCH_TEST_STITCH_FLUSH");
 	unsigned long items, ms;
 
-	p->flush_at = FLUSH_ITEMS;
+	p->flush_items = FLUSH_ITEMS;
 	p->flush_lag = FLUSH_LAG_NS;
 	/* Test aid: "ITEMS:LAG_MS", to flush in a short recording. */
 	if (v && sscanf(v, "%lu:%lu", &items, &ms) == 2 && items > 0 && ms > 0) {
-		p->flush_at = items;
+		p->flush_items = items;
 		p->flush_lag = (uint64_t)ms * 1000000;
 	}
+	p->flush_at = p->flush_items;
 }
 
 static int perf_start(struct ust_rec_source *s, struct ust_rec_ctx *c, char *err, size_t errlen)
@@ -1041,8 +1044,9 @@ static int flush(struct perf_src *p)
 		return 0;
 	if (ust_perf_stitch_flush(p->st, newest - p->flush_lag, put_flushed, p))
 		return -1;
+	/* Twice what is left, so that a flush does not sort the same items again at once. */
 	left = ust_perf_stitch_pending(p->st);
-	p->flush_at = left > p->flush_at / 2 ? 2 * left : p->flush_at;
+	p->flush_at = 2 * left > p->flush_items ? 2 * left : p->flush_items;
 	return 0;
 }
 
@@ -1075,12 +1079,10 @@ static int perf_poll(struct ust_rec_source *s, struct ust_rec_ctx *c)
 	}
 	if (p->maps_stale)
 		reread_maps(p);
-	if (!p->bpfu)
-		return flush(p);
-	if (ust_bpfu_consume(p->bpfu, on_bpf_record, p) < 0)
+	if (p->bpfu && ust_bpfu_consume(p->bpfu, on_bpf_record, p) < 0)
 		return -1;
 	/* Records the BPF side could not hand over: lost, from now back. */
-	if (!ust_bpfu_get_stats(p->bpfu, &bs) && bs.drops > p->bpf_drops) {
+	if (p->bpfu && !ust_bpfu_get_stats(p->bpfu, &bs) && bs.drops > p->bpf_drops) {
 		uint64_t now = ust_rec_mono_now();
 
 		if (ust_perf_stitch_add_lost(p->st, 0, now, bs.drops - p->bpf_drops) ||

@@ -40,16 +40,17 @@ struct ust_rec_spool {
 	struct spool_ent *ents;
 	size_t nr, cap;
 	size_t run_ents;		/* RUN_ENTS, or the test's */
-	uint64_t seq;			/* records so far */
+	uint64_t seq;			/* records so far, lost marks included */
 	FILE *runs;			/* the sorted runs, one after the other; NULL: none yet */
 	size_t *run_nr;			/* entries of each run */
 	size_t nr_runs, cap_runs;
-	unsigned long total;		/* records, lost marks included */
 };
 
 struct ust_rec_spool *ust_rec_spool_new(void)
 {
 	struct ust_rec_spool *s = calloc(1, sizeof(*s));
+	const char *v;
+	long run;
 
 	if (!s)
 		return NULL;
@@ -65,9 +66,9 @@ struct ust_rec_spool *ust_rec_spool_new(void)
 	s->vbuf = malloc(SPOOL_BUF);
 	if (s->vbuf)
 		setvbuf(s->f, s->vbuf, _IOFBF, SPOOL_BUF);
-	s->run_ents = RUN_ENTS;
-	if (getenv("USTITCH_TEST_SPOOL_RUN") && atol(getenv("USTITCH_TEST_SPOOL_RUN")) > 0)
-		s->run_ents = (size_t)atol(getenv("USTITCH_TEST_SPOOL_RUN"));
+	v = getenv("USTITCH_TEST_SPOOL_RUN");
+	run = v ? atol(v) : 0;
+	s->run_ents = run > 0 ? (size_t)run : RUN_ENTS;
 	return s;
 }
 
@@ -138,7 +139,6 @@ int ust_rec_spool_add(struct ust_rec_spool *s, unsigned int cpu, uint64_t ts,
 	e->len = (uint32_t)len;
 	s->off += len;
 	s->nr++;
-	s->total++;
 	return 0;
 }
 
@@ -260,10 +260,9 @@ int ust_rec_spool_write(struct ust_rec_spool *s, struct ust_tdw *w, int buf, int
 			goto out;
 		}
 	}
-	for (i = 0; i < s->nr_runs; i++) {
-		if (s->run_nr[i])
-			h[n++] = (struct cursor){ .e = (const struct spool_ent *)(runs + at),
-						  .nr = s->run_nr[i] };
+	for (i = 0; i < s->nr_runs; i++) {	/* never empty: spill() runs full */
+		h[n++] = (struct cursor){ .e = (const struct spool_ent *)(runs + at),
+					  .nr = s->run_nr[i] };
 		at += s->run_nr[i] * sizeof(struct spool_ent);
 	}
 	if (s->nr)
@@ -292,7 +291,7 @@ out:
 
 unsigned long ust_rec_spool_count(const struct ust_rec_spool *s)
 {
-	return s->total;
+	return (unsigned long)s->seq;
 }
 
 void ust_rec_spool_free(struct ust_rec_spool *s)
