@@ -173,14 +173,36 @@ static __always_inline bool ust_lh_read8(__u64 addr, __u64 *v)
 	return true;
 }
 
-/* A write-locked rw_semaphore at @addr owned by @me. */
-static __always_inline bool ust_lh_rwsem_writer(__u64 addr, __u64 me)
+/* The owner word of the rw_semaphore at @addr; 0 if it cannot be read. */
+static __always_inline __u64 ust_lh_rwsem_owner(__u64 addr)
+{
+	__u64 w = 0;
+
+	if (bpf_rdonly_cast)
+		return UST_LH_CAST(struct rw_semaphore___lh, addr)->owner.counter;
+	ust_lh_read8(addr + bpf_core_field_offset(struct rw_semaphore___lh, owner), &w);
+	return w;
+}
+
+/* Owner word @w of a write-locked rw_semaphore owned by @me. */
+static __always_inline bool ust_lh_rwsem_writer(__u64 w, __u64 me)
+{
+	return !(w & UST_LH_RWSEM_READER_OWNED) && (w & ~UST_LH_RWSEM_FLAGS) == me;
+}
+
+/* Whether the rt_mutex at @addr is owned by @me (its owner: a task | HAS_WAITERS). */
+static __always_inline bool ust_lh_rtmutex_owned(__u64 addr, __u64 me)
 {
 	__u64 w;
 
-	if (!ust_lh_read8(addr + bpf_core_field_offset(struct rw_semaphore___lh, owner), &w))
-		return false;
-	return !(w & UST_LH_RWSEM_READER_OWNED) && (w & ~UST_LH_RWSEM_FLAGS) == me;
+	if (bpf_rdonly_cast) {
+		/* A task pointer to the verifier: compared whole, never masked. */
+		struct task_struct *o = UST_LH_CAST(struct rt_mutex_base___lh, addr)->owner;
+
+		return o == (void *)me || o == (void *)(me | UST_LH_RTMUTEX_FLAGS);
+	}
+	return ust_lh_read8(addr + bpf_core_field_offset(struct rt_mutex_base___lh, owner), &w) &&
+	       (w & ~UST_LH_RTMUTEX_FLAGS) == me;
 }
 
 /*
@@ -192,31 +214,42 @@ static __always_inline bool ust_lh_rwsem_writer(__u64 addr, __u64 me)
  */
 static __always_inline bool ust_lh_owned(__u64 addr, __u64 me)
 {
-	__u64 w;
+	__u64 w = 0;
 
-	if (ust_lh_read8(addr + bpf_core_field_offset(struct mutex___lh, owner), &w) &&
-	    (w & ~UST_LH_MUTEX_FLAGS) == me)
+	if (bpf_rdonly_cast)
+		w = UST_LH_CAST(struct mutex___lh, addr)->owner.counter;
+	else
+		ust_lh_read8(addr + bpf_core_field_offset(struct mutex___lh, owner), &w);
+	if ((w & ~UST_LH_MUTEX_FLAGS) == me)
 		return true;
-	if (ust_lh_rwsem_writer(addr, me))
+	if (ust_lh_rwsem_writer(ust_lh_rwsem_owner(addr), me))
 		return true;
-	if (bpf_core_type_exists(struct rt_mutex_base___lh) &&
-	    ust_lh_read8(addr + bpf_core_field_offset(struct rt_mutex_base___lh, owner), &w) &&
-	    (w & ~UST_LH_RTMUTEX_FLAGS) == me)
-		return true;
-	return false;
+	return bpf_core_type_exists(struct rt_mutex_base___lh) && ust_lh_rtmutex_owned(addr, me);
 }
 
 static __always_inline bool ust_lh_mmap_held(struct ust_lh_env *r, __u8 mode)
 {
 	struct task_struct___lh *t = (void *)r->me;
 	struct ust_lh_mmap_state *st;
-	__u64 mm = (__u64)BPF_CORE_READ(t, mm);
+	__u64 mm, lock;
 
-	if (!mm)
-		return false;
-	if ((mode & UST_FILTER_M_WRITE) &&
-	    ust_lh_rwsem_writer(mm + bpf_core_field_offset(struct mm_struct___lh, mmap_lock), r->me))
-		return true;
+	if (bpf_rdonly_cast) {
+		struct mm_struct___lh *m = UST_LH_CAST(struct task_struct___lh, r->me)->mm;
+
+		if (!m)
+			return false;
+		if ((mode & UST_FILTER_M_WRITE) &&
+		    ust_lh_rwsem_writer(m->mmap_lock.owner.counter, r->me))
+			return true;
+		mm = (__u64)m;
+	} else {
+		mm = (__u64)BPF_CORE_READ(t, mm);
+		if (!mm)
+			return false;
+		lock = mm + bpf_core_field_offset(struct mm_struct___lh, mmap_lock);
+		if ((mode & UST_FILTER_M_WRITE) && ust_lh_rwsem_writer(ust_lh_rwsem_owner(lock), r->me))
+			return true;
+	}
 	if (!(mode & UST_FILTER_M_READ) || !ust_lh_mmap_track)
 		return false;
 	st = bpf_task_storage_get(&ust_lh_mmap, bpf_get_current_task_btf(), 0, 0);
@@ -335,10 +368,15 @@ static __always_inline bool ust_lh_test(struct ust_lh_env *r, const struct ust_f
 	case UST_FILTER_OP_RCU:
 		if (!bpf_core_field_exists(t->rcu_read_lock_nesting))
 			return false;
+		if (bpf_rdonly_cast)
+			return UST_LH_CAST(struct task_struct___lh, r->me)->rcu_read_lock_nesting -
+			       ust_lh_rcu_bias > 0;
 		return BPF_CORE_READ(t, rcu_read_lock_nesting) - ust_lh_rcu_bias > 0;
 	case UST_FILTER_OP_RCU_TRACE:
 		if (!bpf_core_field_exists(t->trc_reader_nesting))
 			return false;
+		if (bpf_rdonly_cast)
+			return UST_LH_CAST(struct task_struct___lh, r->me)->trc_reader_nesting > 0;
 		return BPF_CORE_READ(t, trc_reader_nesting) > 0;
 	case UST_FILTER_OP_TRACKED:
 		if (in->arg == UST_LH_WHAT_SIGLOCK) {
@@ -436,13 +474,15 @@ static __always_inline __u64 ust_lh_cookie(__u32 cpu, bool *later)
 }
 
 /*
- * Event @slot's filter on its record at @rec: 0 dropped; 1 kept, *@hit
- * filled; 2 kept, and its stack is for ust_bpfu_later (a tail call).
+ * Event @slot's filter on its record at @rec, in task @id at @me
+ * (bpf_get_current_pid_tgid()'s and bpf_get_current_task()'s, which the
+ * callers have): 0 dropped; 1 kept, *@hit filled; 2 kept, and its stack
+ * is for ust_bpfu_later (a tail call).
  */
-static __attribute__((noinline)) int ust_lh_filter_body(__u64 rec, __u32 slot, struct ust_lh_hit *hit)
+static __attribute__((noinline)) int ust_lh_filter_body(__u64 rec, __u32 slot, __u64 id, __u64 me,
+							 struct ust_lh_hit *hit)
 {
-	struct ust_lh_run r = { .e.ctx = rec };
-	__u64 id = bpf_get_current_pid_tgid();
+	struct ust_lh_run r = { .e.ctx = rec, .e.me = me };
 	bool later = false;
 
 	UST_LH_COUNT(runs);
@@ -453,7 +493,6 @@ static __attribute__((noinline)) int ust_lh_filter_body(__u64 rec, __u32 slot, s
 		UST_LH_COUNT(bad_prog);
 		return 0;
 	}
-	r.e.me = (__u64)bpf_get_current_task();
 	r.e.tid = (__u32)id;
 	if (r.p->flags & UST_FILTER_P_AF_FILE)
 		ust_af_user_ip(&r.e);
@@ -474,7 +513,11 @@ static __attribute__((noinline)) int ust_lh_filter_body(__u64 rec, __u32 slot, s
 	hit->tid = r.e.tid;
 	hit->mask = r.mask;
 	hit->slot = slot;
-	bpf_get_current_comm(hit->comm, sizeof(hit->comm));
+	if (bpf_rdonly_cast)	/* as the helper copies it, without a call */
+		__builtin_memcpy(hit->comm, UST_LH_CAST(struct task_struct___lh, r.e.me)->comm,
+				 sizeof(hit->comm));
+	else
+		bpf_get_current_comm(hit->comm, sizeof(hit->comm));
 	hit->cookie = (r.p->flags & UST_FILTER_P_STACKS) ? ust_lh_cookie(hit->cpu, &later) : 0;
 	return later ? 2 : 1;
 }
@@ -487,7 +530,8 @@ int ust_lh_filter(void *ctx)
 
 	/* As the unwinder's programs, for the same reason (bpfu_cookie.bpf.h). */
 	ust_bpfu_preempt_off();
-	ret = ust_lh_filter_body((__u64)ctx, (__u32)bpf_get_attach_cookie(ctx), &h);
+	ret = ust_lh_filter_body((__u64)ctx, (__u32)bpf_get_attach_cookie(ctx),
+				 bpf_get_current_pid_tgid(), (__u64)bpf_get_current_task(), &h);
 	if (ret) {
 		hit = bpf_ringbuf_reserve(&ust_lh_hits, sizeof(*hit), 0);
 		if (hit) {
@@ -542,14 +586,18 @@ static __always_inline int ust_lh_sys(struct pt_regs *regs, __u64 v, __u32 exit)
 	struct ust_lh_hit_raw *x, *out;
 	struct ust_lh_sc *sc;
 	__u32 k = 0, nr, n;
-	__u64 *a;
+	__u64 *a, id, me;
 	int ret;
 
 	nr = exit ? (__u32)regs->orig_ax : (__u32)v;
 	if (nr >= UST_LH_NR_SC)
 		return 0;
 	sc = bpf_map_lookup_elem(&ust_lh_sc, &nr);
-	if (!sc || !sc->slot1[exit] || ust_bpfu_compat(bpf_get_current_task_btf()))
+	if (!sc || !sc->slot1[exit])
+		return 0;
+	me = (__u64)bpf_get_current_task();
+	if (bpf_rdonly_cast ? ust_bpfu_compat(UST_LH_CAST(struct task_struct, me)) :
+			      ust_bpfu_compat(bpf_get_current_task_btf()))
 		return 0;
 	x = bpf_map_lookup_elem(&ust_lh_scratch, &k);
 	if (!x)
@@ -558,7 +606,8 @@ static __always_inline int ust_lh_sys(struct pt_regs *regs, __u64 v, __u32 exit)
 	*(__u16 *)x->rec = sc->type[exit];
 	x->rec[2] = 0;		/* flags: the system call's context has interrupts on */
 	x->rec[3] = 0;		/* preempt count */
-	*(__s32 *)(x->rec + 4) = (__s32)bpf_get_current_pid_tgid();
+	id = bpf_get_current_pid_tgid();
+	*(__s32 *)(x->rec + 4) = (__s32)id;
 	*(__s32 *)(x->rec + 8) = (__s32)nr;
 	*(__u32 *)(x->rec + 12) = 0;
 	a = (__u64 *)(x->rec + 16);
@@ -579,7 +628,7 @@ static __always_inline int ust_lh_sys(struct pt_regs *regs, __u64 v, __u32 exit)
 		x->len = 16 + 8 * n;
 	}
 	ust_bpfu_preempt_off();
-	ret = ust_lh_filter_body((__u64)x->rec, sc->slot1[exit] - 1, &x->h);
+	ret = ust_lh_filter_body((__u64)x->rec, sc->slot1[exit] - 1, id, me, &x->h);
 	if (ret) {
 		out = bpf_ringbuf_reserve(&ust_lh_hits, sizeof(*out), 0);
 		if (out) {
