@@ -93,6 +93,20 @@ struct {
  * least) refuse a call of a global function with preemption off, and
  * their tracepoints never run a program preemptible anyway.
  */
+/*
+ * Kernel memory read by plain loads where the kernel can type a number as
+ * a read-only pointer: bpf_rdonly_cast() (6.2+) is no call at all (the
+ * verifier makes it a move), and a load through its pointer is one
+ * instruction whose fault the JIT's exception table turns into 0, where
+ * bpf_probe_read_kernel() is a helper call, and each costs 15 to 25 ns
+ * where the kernel guards calls and returns (retpolines, return thunks).
+ * Weak: on 6.1, which has no such kfunc, the callers read through the
+ * helper (test bpf_rdonly_cast first).
+ */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+#define UST_KCAST(type, addr) \
+	((type *)bpf_rdonly_cast((const void *)(addr), bpf_core_type_id_kernel(type)))
+
 extern void bpf_preempt_disable(void) __ksym __weak;
 extern void bpf_preempt_enable(void) __ksym __weak;
 const volatile bool ust_preempt_off;

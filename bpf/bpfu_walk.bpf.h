@@ -827,15 +827,31 @@ __noinline int ust_bpfu_walk_recheck_vma(struct ust_bpfu_walk_task *t, __u32 i)
 	s = &w->vmas[i & (UST_BPFU_WALK_VMAS - 1)];
 	if (!s->v.found)
 		return 0;
+	if (!s->v.vma) {
+		s->v.found = 0;
+		return 0;
+	}
+	if (bpf_rdonly_cast) {
+		/* Six plain loads, not six helper calls (UST_KCAST()). */
+		vma = UST_KCAST(struct vm_area_struct, s->v.vma);
+		if ((__u64)vma->vm_mm != (__u64)task->mm || vma->vm_start != s->v.start ||
+		    vma->vm_end != s->v.end || vma->vm_pgoff != s->v.pgoff ||
+		    (__u64)vma->vm_file != s->v.file) {
+			s->v.found = 0;
+			return 0;
+		}
+		/* An mprotect() of the whole range (a JIT's W^X) keeps all five. */
+		s->v.exec = !!(vma->vm_flags & VM_EXEC);
+		return 1;
+	}
 	vma = (struct vm_area_struct *)s->v.vma;
-	if (!vma || (__u64)BPF_CORE_READ(vma, vm_mm) != (__u64)task->mm ||
+	if ((__u64)BPF_CORE_READ(vma, vm_mm) != (__u64)task->mm ||
 	    BPF_CORE_READ(vma, vm_start) != s->v.start || BPF_CORE_READ(vma, vm_end) != s->v.end ||
 	    BPF_CORE_READ(vma, vm_pgoff) != s->v.pgoff ||
 	    (__u64)BPF_CORE_READ(vma, vm_file) != s->v.file) {
 		s->v.found = 0;
 		return 0;
 	}
-	/* An mprotect() of the whole range (a JIT's W^X) keeps all five. */
 	s->v.exec = !!(BPF_CORE_READ(vma, vm_flags) & VM_EXEC);
 	return 1;
 }

@@ -179,7 +179,7 @@ static __always_inline __u64 ust_lh_rwsem_owner(__u64 addr)
 	__u64 w = 0;
 
 	if (bpf_rdonly_cast)
-		return UST_LH_CAST(struct rw_semaphore___lh, addr)->owner.counter;
+		return UST_KCAST(struct rw_semaphore___lh, addr)->owner.counter;
 	ust_lh_read8(addr + bpf_core_field_offset(struct rw_semaphore___lh, owner), &w);
 	return w;
 }
@@ -197,7 +197,7 @@ static __always_inline bool ust_lh_rtmutex_owned(__u64 addr, __u64 me)
 
 	if (bpf_rdonly_cast) {
 		/* A task pointer to the verifier: compared whole, never masked. */
-		struct task_struct *o = UST_LH_CAST(struct rt_mutex_base___lh, addr)->owner;
+		struct task_struct *o = UST_KCAST(struct rt_mutex_base___lh, addr)->owner;
 
 		return o == (void *)me || o == (void *)(me | UST_LH_RTMUTEX_FLAGS);
 	}
@@ -217,7 +217,7 @@ static __always_inline bool ust_lh_owned(__u64 addr, __u64 me)
 	__u64 w = 0;
 
 	if (bpf_rdonly_cast)
-		w = UST_LH_CAST(struct mutex___lh, addr)->owner.counter;
+		w = UST_KCAST(struct mutex___lh, addr)->owner.counter;
 	else
 		ust_lh_read8(addr + bpf_core_field_offset(struct mutex___lh, owner), &w);
 	if ((w & ~UST_LH_MUTEX_FLAGS) == me)
@@ -234,7 +234,7 @@ static __always_inline bool ust_lh_mmap_held(struct ust_lh_env *r, __u8 mode)
 	__u64 mm, lock;
 
 	if (bpf_rdonly_cast) {
-		struct mm_struct___lh *m = UST_LH_CAST(struct task_struct___lh, r->me)->mm;
+		struct mm_struct___lh *m = UST_KCAST(struct task_struct___lh, r->me)->mm;
 
 		if (!m)
 			return false;
@@ -369,14 +369,14 @@ static __always_inline bool ust_lh_test(struct ust_lh_env *r, const struct ust_f
 		if (!bpf_core_field_exists(t->rcu_read_lock_nesting))
 			return false;
 		if (bpf_rdonly_cast)
-			return UST_LH_CAST(struct task_struct___lh, r->me)->rcu_read_lock_nesting -
+			return UST_KCAST(struct task_struct___lh, r->me)->rcu_read_lock_nesting -
 			       ust_lh_rcu_bias > 0;
 		return BPF_CORE_READ(t, rcu_read_lock_nesting) - ust_lh_rcu_bias > 0;
 	case UST_FILTER_OP_RCU_TRACE:
 		if (!bpf_core_field_exists(t->trc_reader_nesting))
 			return false;
 		if (bpf_rdonly_cast)
-			return UST_LH_CAST(struct task_struct___lh, r->me)->trc_reader_nesting > 0;
+			return UST_KCAST(struct task_struct___lh, r->me)->trc_reader_nesting > 0;
 		return BPF_CORE_READ(t, trc_reader_nesting) > 0;
 	case UST_FILTER_OP_TRACKED:
 		if (in->arg == UST_LH_WHAT_SIGLOCK) {
@@ -514,7 +514,7 @@ static __attribute__((noinline)) int ust_lh_filter_body(__u64 rec, __u32 slot, _
 	hit->mask = r.mask;
 	hit->slot = slot;
 	if (bpf_rdonly_cast)	/* as the helper copies it, without a call */
-		__builtin_memcpy(hit->comm, UST_LH_CAST(struct task_struct___lh, r.e.me)->comm,
+		__builtin_memcpy(hit->comm, UST_KCAST(struct task_struct___lh, r.e.me)->comm,
 				 sizeof(hit->comm));
 	else
 		bpf_get_current_comm(hit->comm, sizeof(hit->comm));
@@ -596,7 +596,7 @@ static __always_inline int ust_lh_sys(struct pt_regs *regs, __u64 v, __u32 exit)
 	if (!sc || !sc->slot1[exit])
 		return 0;
 	me = (__u64)bpf_get_current_task();
-	if (bpf_rdonly_cast ? ust_bpfu_compat(UST_LH_CAST(struct task_struct, me)) :
+	if (bpf_rdonly_cast ? ust_bpfu_compat(UST_KCAST(struct task_struct, me)) :
 			      ust_bpfu_compat(bpf_get_current_task_btf()))
 		return 0;
 	x = bpf_map_lookup_elem(&ust_lh_scratch, &k);

@@ -46,20 +46,6 @@ struct task_struct___lh {
 	char comm[16];
 } __attribute__((preserve_access_index));
 
-/*
- * The filter reads kernel memory (the task, its mm, a lock's owner word)
- * by plain loads where the kernel can type a number as a read-only
- * pointer: bpf_rdonly_cast() (6.2+) is no call at all (the verifier makes
- * it a move), and a load through its pointer is one instruction whose
- * fault the JIT's exception table turns into 0.  bpf_probe_read_kernel()
- * is a helper call, and each costs 15 to 25 ns where the kernel guards
- * its calls and returns (retpolines, return thunks): a kept event's
- * filter made six.  Weak: 6.1 has no such kfunc and reads through the
- * helper.
- */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-#define UST_LH_CAST(type, addr) \
-	((type *)bpf_rdonly_cast((const void *)(addr), bpf_core_type_id_kernel(type)))
 
 /*
  * preempt_count() of this CPU: x86 keeps it in the per-CPU pcpu_hot
