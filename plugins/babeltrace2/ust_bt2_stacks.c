@@ -98,6 +98,7 @@ void ust_bt2_stacks_fini(struct ust_bt2_stacks *s)
 	ust_hmap_fini(&s->ids);
 	ust_hmap_fini(&s->obj_keys);
 	ust_hmap_fini(&s->files);
+	ust_render_fini(&s->rnd);
 	ust_res_free(s->res);
 	ust_sym_cache_free(s->sym);
 	ust_bt2_datasym_free(s->dsym);

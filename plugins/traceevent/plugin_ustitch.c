@@ -323,6 +323,7 @@ static void state_free(struct pstate *p)
 		ust_scan_fini(p->scan);
 		free(p->scan);
 	}
+	ust_render_fini(&p->rnd);
 	ust_res_free(p->res);
 	ust_sym_cache_free(p->sym);
 	ust_af_free(&p->mark);

@@ -29,12 +29,22 @@ struct ust_render_opts {
 	unsigned int max_frames;/* 0 = all */
 };
 
+struct ust_render_lines;
+
+/*
+ * Set up by its user, res and sym before the first frame: the resolver
+ * stays for the render's life (its answers key the frame lines kept); sym
+ * may be replaced.  ust_render_fini() frees what rendering kept.
+ */
 struct ust_render {
 	struct ust_render_opts opts;
 	struct ust_res *res;
 	struct ust_sym_cache *sym;
 	const struct ust_af *mark;	/* frames in these ranges print as "=>*" */
+	struct ust_render_lines *lines;	/* render.c's, allocated on first use */
 };
+
+void ust_render_fini(struct ust_render *r);
 
 /* What UST_ABI_STACK_F_* @flags say about how a stack was taken, as
  * "; taken at the event (...)" pieces for the stack's header; "" if nothing. */

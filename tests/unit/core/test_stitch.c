@@ -311,6 +311,7 @@ static void test_stack_text(void **state)
 	assert_int_equal(t.peak, 257 * TEXT_LEN);
 	assert_int_equal(ust_stack_text_peak_bytes(&t), 257 * TEXT_LEN + t.ring_cap * sizeof(uint32_t));
 	ust_stack_text_fini(&t);
+	ust_render_fini(&r);
 	ust_stitch_fini(&st);
 }
 

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "ustitch/abi.h"
+#include "ustitch/render.h"
 #include "ustitch/resolve.h"
 #include "ustitch/sym.h"
 #include "util.h"
@@ -120,6 +121,103 @@ static void test_proc_libc(void **state)
 	assert_int_equal(ust_res_lookup(r, UST_ABI_MKKDEV(maj, min), ino, &hit), -ENOENT);
 	assert_null(hit.path);
 	ust_res_free(r);
+}
+
+/* @f's two frames rendered by a render of its own (no kept lines) into @out. */
+static void render_fresh(const struct ust_render *like, const struct ust_dec_frame *f,
+			 struct ust_sb *out)
+{
+	struct ust_render r = { .opts = like->opts, .res = like->res, .sym = like->sym };
+
+	ust_sb_reset(out);
+	ust_render_frames(&r, f, 2, true, out);
+	ust_render_fini(&r);
+}
+
+/*
+ * The frame lines a render keeps (render.c) print as a render that kept
+ * none: 3,000 offsets of libc, each as frame 0 and as a return address,
+ * twice over (their slots shared and replaced), then with the symbols off
+ * and with another symbol cache in place.
+ */
+static void test_render_lines(void **state)
+{
+	struct ust_res_opts o = { .no_index = true, .no_handle = true, .no_local_dirs = true };
+	struct ust_render r = { .opts = { .symbols = true } };
+	struct ust_sym_cache *sym2;
+	struct ust_dec_frame f[2];
+	unsigned int maj, min, pass, i, named = 0, hex = 0;
+	uint64_t named_off = 0;
+	unsigned long long ino = 0;
+	char line[4096], path[4096] = "";
+	struct ust_sb a, b;
+	struct stat st;
+	FILE *fp;
+
+	(void)state;
+	fp = fopen("/proc/self/maps", "r");
+	assert_non_null(fp);
+	while (fgets(line, sizeof(line), fp))
+		if (strstr(line, "/libc.so") &&
+		    sscanf(line, "%*x-%*x %*s %*x %x:%x %llu %4095s", &maj, &min, &ino, path) == 4)
+			break;
+	fclose(fp);
+	assert_true(ino != 0);
+	stat_ok(path, &st);
+	r.res = ust_res_new(&o);
+	r.sym = ust_sym_cache_new(NULL);
+	assert_non_null(r.res);
+	assert_non_null(r.sym);
+	ust_sb_init(&a);
+	ust_sb_init(&b);
+	memset(f, 0, sizeof(f));
+	f[0].kdev = f[1].kdev = UST_ABI_MKKDEV(maj, min);
+	f[0].ino = f[1].ino = ino;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < 3000; i++) {
+			f[0].off = f[1].off = (uint64_t)i * ((uint64_t)st.st_size / 3000) + 1;
+			ust_sb_reset(&a);
+			ust_render_frames(&r, f, 2, true, &a);
+			render_fresh(&r, f, &b);
+			assert_string_equal(ust_sb_str(&a), ust_sb_str(&b));
+			if (pass == 0 && strstr(ust_sb_str(&a), "\n=> 0x"))
+				hex++;
+			else if (pass == 0 && !named++)
+				named_off = f[0].off;
+		}
+	}
+	/* Both kinds of line were kept: functions, and offsets of no symbol. */
+	assert_true(named > 100);
+	assert_true(hex > 0);
+	/* No symbols now: the lines kept with names are not printed. */
+	f[0].off = f[1].off = named_off;
+	ust_sb_reset(&a);
+	ust_render_frames(&r, f, 2, true, &a);
+	assert_null(strstr(ust_sb_str(&a), "\n=> 0x"));
+	r.opts.symbols = false;
+	ust_sb_reset(&a);
+	ust_render_frames(&r, f, 2, true, &a);
+	render_fresh(&r, f, &b);
+	assert_string_equal(ust_sb_str(&a), ust_sb_str(&b));
+	assert_non_null(strstr(ust_sb_str(&a), "\n=> 0x"));
+	/* Another cache in place (the plugin's, once it knows the trace). */
+	r.opts.symbols = true;
+	sym2 = ust_sym_cache_new(NULL);
+	assert_non_null(sym2);
+	ust_sym_cache_free(r.sym);
+	r.sym = sym2;
+	for (i = 0; i < 3000; i += 7) {
+		f[0].off = f[1].off = (uint64_t)i * ((uint64_t)st.st_size / 3000) + 1;
+		ust_sb_reset(&a);
+		ust_render_frames(&r, f, 2, true, &a);
+		render_fresh(&r, f, &b);
+		assert_string_equal(ust_sb_str(&a), ust_sb_str(&b));
+	}
+	ust_render_fini(&r);
+	ust_sb_fini(&a);
+	ust_sb_fini(&b);
+	ust_sym_cache_free(r.sym);
+	ust_res_free(r.res);
 }
 
 struct tree {
@@ -379,6 +477,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kdev_root),
 		cmocka_unit_test(test_proc_libc),
+		cmocka_unit_test(test_render_lines),
 		cmocka_unit_test(test_index_extra_dir),
 		cmocka_unit_test(test_index_bound),
 		cmocka_unit_test(test_record_precedence),
