@@ -17,8 +17,9 @@
 #              (LD_PRELOAD), so no wrapper process stands between recorder
 #              and program;
 #   rec s      the recorder's own CPU: the recorder's getrusage() at exit
-#              (self + children) less the program's; of the better of two
-#              recordings (the least recorder + program CPU);
+#              (self + children) less the program's; of the best of five
+#              recordings (the least recorder + program CPU), the three
+#              ways taking turns;
 #   rec us/s   recording cost per sample: the recorder's CPU plus what the
 #              program spent over bare, less the way's fixed cost;
 #   bytes/s    trace file bytes less the way's fixed bytes, per sample;
@@ -36,7 +37,8 @@
 #   meson test -C build --benchmark dwarf -v
 # UST_BENCH_SCALE divides the inputs; UST_BENCH_DWARF_PROGS (default
 # "python3 xz sqlite3 g++ tar gzip sort") and UST_BENCH_DWARF_RATES
-# (default "999 10000") choose some.
+# (default "999 10000") choose some; UST_BENCH_DWARF_TRIES (default 5):
+# recordings per way, program and rate, the best kept (and bare runs).
 set -u
 [ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
 [ -x /usr/bin/perf ] || { echo "skip: no /usr/bin/perf (linux-perf)"; exit 77; }
@@ -47,6 +49,7 @@ trap 'rm -rf "$work"' EXIT
 scale=${UST_BENCH_SCALE:-1}
 progs=${UST_BENCH_DWARF_PROGS:-python3 xz sqlite3 g++ tar gzip sort}
 rates=${UST_BENCH_DWARF_RATES:-999 10000}
+tries=${UST_BENCH_DWARF_TRIES:-5}
 # debian_bottom: the bottom frames of a complete stack (one definition).
 # shellcheck source=tests/live/cfi/debian-progs.sh
 . "$UST_CFI_DEBIAN_PROGS"
@@ -191,9 +194,9 @@ printf '%-8s %5s %-7s %7s %6s %6s %6s %9s %8s %9s %7s\n' program rate way sample
 declare -A cost whole bps ubps
 for prog in $progs; do
 	cmd_of "$prog" || continue
-	# The program bare, best of 3 (each its own rusage): other jobs share the CPUs.
+	# The program bare, best of $tries (each its own rusage): other jobs share the CPUs.
 	bare=
-	for _ in 1 2 3; do
+	for ((t = 0; t < tries; t++)); do
 		run_rusage "$work/bare.rus" "${cmd[@]}"
 		read -r _ b < <(rusage "$work/bare.rus" "$comm" bare)
 		[ -z "$bare" ] || [ "$b" -lt "$bare" ] && bare=$b
@@ -201,19 +204,27 @@ for prog in $progs; do
 	prates=$rates
 	[ $mode = syscall ] && prates=-
 	for rate in $prates; do
-		for way in $ways; do
-			out=$work/$prog.$rate.$way
-			# Best of 3 recordings (the least recorder + program CPU): at
-			# 10 kHz a program's CPU under perf -g alone moved between 1.2
-			# and 1.9 times its bare CPU from one run to the next here.
-			rc='' pc=''
-			for _ in 1 2 3; do
+		# Best of $tries recordings each (the least recorder + program
+		# CPU), the ways taking turns: at 10 kHz a program's CPU under
+		# perf -g alone moved between 1.2 and 1.9 times its bare CPU from
+		# one run to the next here, and g++'s bare CPU between 0.58 and
+		# 0.98 s within a minute; one way's tries in a row would all fall
+		# in the same slow minute.
+		declare -A best_rc=() best_pc=()
+		for ((t = 0; t < tries; t++)); do
+			for way in $ways; do
+				out=$work/$prog.$rate.$way
 				record "$way" "$rate" "$out.try" "${cmd[@]}"
 				read -r c1 p1 < <(rusage "$out.try.rus" "$comm")
-				[ -z "$rc" ] || [ $((c1 + p1)) -lt $((rc + pc)) ] || continue
-				rc=$c1 pc=$p1
+				[ -z "${best_rc[$way]:-}" ] ||
+					[ $((c1 + p1)) -lt $((best_rc[$way] + best_pc[$way])) ] || continue
+				best_rc[$way]=$c1 best_pc[$way]=$p1
 				mv "$out.try" "$out"
 			done
+		done
+		for way in $ways; do
+			out=$work/$prog.$rate.$way
+			rc=${best_rc[$way]} pc=${best_pc[$way]}
 			read -r rep rss < <(report "$way" "$out")
 			read -r n r < <(chains "$way" "$rate" "$comm" | share)
 			bytes=$(stat -c %s "$out")
