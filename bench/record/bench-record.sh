@@ -9,7 +9,8 @@
 # task's last one: the cost of the walk itself.  Per-event cost = (traced loop time -
 # bare loop time) / events, in the loop's CPU time (what tracing costs the
 # traced task, whatever else the machine runs: the ratios hold on a busy
-# machine) and in its wall time; best of three runs each.  events/unwinds
+# machine) and in its wall time; best of three runs each, the modes taking
+# turns (UST_BENCH_RUNS rounds).  events/unwinds
 # says how many events one captured stack served.  The recorder's own CPU
 # time (everything `ustitch record` used but the loop) is the price paid
 # on the other CPUs.
@@ -27,24 +28,36 @@ ev="-b 65536 -e syscalls:sys_enter_getppid -e syscalls:sys_exit_getppid"
 
 # best: of lines "cpu_ns wall_ns [rest]", the one with the least CPU time
 best() { sort -n | head -1; }
-bare() {	# bare "EXTRA [alt]": "cpu_ns wall_ns"
-	local i
-	for i in $(seq "$runs"); do
-		# shellcheck disable=SC2086
-		"$UST_WORKLOAD" "$calls" $1 | awk '{ print $3, $1 }'
-	done | best
+bare() {	# bare "EXTRA [alt]": "cpu_ns wall_ns" of one run
+	# shellcheck disable=SC2086
+	"$UST_WORKLOAD" "$calls" $1 | awk '{ print $3, $1 }'
 }
-traced() {	# traced NAME "EXTRA [alt]" OPTIONS...: "cpu_ns wall_ns recorder_cpu_ms"
-	local name=$1 extra=$2 i; shift 2
-	for i in $(seq "$runs"); do
-		# shellcheck disable=SC2086
-		/usr/bin/time -f '%U %S' -o "$work/$name.time" "$UST_USTITCH" record -v -o "$work/$name.dat" \
-			$ev "$@" -- "$UST_WORKLOAD" "$calls" $extra >"$work/$name.out" 2>"$work/$name.err"
-		# user + system of the recorder and its command, less the loop's
-		awk -v t="$(tail -1 "$work/$name.time")" '{ split(t, a, " ");
-			printf "%d %d %d\n", $3, $1, (a[1] + a[2]) * 1000 - $3 / 1e6 }' "$work/$name.out"
-	done | best
+traced() {	# traced NAME "EXTRA [alt]" OPTIONS...: "cpu_ns wall_ns recorder_cpu_ms" of one run
+	local name=$1 extra=$2; shift 2
+	# shellcheck disable=SC2086
+	/usr/bin/time -f '%U %S' -o "$work/$name.time" "$UST_USTITCH" record -v -o "$work/$name.dat" \
+		$ev "$@" -- "$UST_WORKLOAD" "$calls" $extra >"$work/$name.out" 2>"$work/$name.err"
+	# user + system of the recorder and its command, less the loop's
+	awk -v t="$(tail -1 "$work/$name.time")" '{ split(t, a, " ");
+		printf "%d %d %d\n", $3, $1, (a[1] + a[2]) * 1000 - $3 / 1e6 }' "$work/$name.out"
 }
+# rounds DEPTH: $runs rounds of every mode, one run each in turn (a slow
+# minute of this VM then falls on all modes, not on one mode's runs), each
+# line into $work/MODE.lines; the best of each is read back by pick MODE.
+rounds() {
+	local extra=$(($1 - 12)) i
+	rm -f "$work"/*.lines
+	for i in $(seq "$runs"); do
+		bare "$extra" >>"$work/base.lines"
+		traced "nostack$1" "$extra" >>"$work/a.lines"
+		traced "userstack$1" "$extra" -O userstacktrace >>"$work/b.lines"
+		traced "cfi$1" "$extra" -O userstacktrace_delay >>"$work/c.lines"
+		traced "fp$1" "$extra" -O userstacktrace_delay --unwind fp >>"$work/d.lines"
+		bare "$extra alt" >>"$work/alt.lines"
+		traced "alt$1" "$extra alt" -O userstacktrace_delay >>"$work/e.lines"
+	done
+}
+pick() { best <"$work/$1.lines"; }
 reused() {	# reused NAME: stacks the recorder says were the last walk again
 	local n
 	n=$(sed -n 's/.*last walk, every stack word it read unchanged: //p' "$work/$1.err")
@@ -60,14 +73,14 @@ events=$((calls * 2))
 per() { echo "scale=1; ($1 - $2) / $3" | bc; }
 ratio() { echo "($1 - $3) / ($2 - $3)" | bc -l; }
 for depth in 12 40; do
-	extra=$((depth - 12))
-	read -r base_c base_w < <(bare "$extra")
-	read -r a_c a_w a_r < <(traced "nostack$depth" "$extra")
-	read -r b_c b_w b_r < <(traced "userstack$depth" "$extra" -O userstacktrace)
-	read -r c_c c_w c_r < <(traced "cfi$depth" "$extra" -O userstacktrace_delay)
-	read -r d_c d_w d_r < <(traced "fp$depth" "$extra" -O userstacktrace_delay --unwind fp)
-	read -r alt_c alt_w < <(bare "$extra alt")
-	read -r e_c e_w e_r < <(traced "alt$depth" "$extra alt" -O userstacktrace_delay)
+	rounds "$depth"
+	read -r base_c base_w < <(pick base)
+	read -r a_c a_w a_r < <(pick a)
+	read -r b_c b_w b_r < <(pick b)
+	read -r c_c c_w c_r < <(pick c)
+	read -r d_c d_w d_r < <(pick d)
+	read -r alt_c alt_w < <(pick alt)
+	read -r e_c e_w e_r < <(pick e)
 	b_unw=$(count "userstack$depth" 'user_stack:')
 	c_unw=$(count "cfi$depth" 'user_unwind_stack:')
 	d_unw=$(count "fp$depth" 'user_unwind_stack:')
