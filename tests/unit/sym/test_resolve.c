@@ -79,26 +79,35 @@ static void test_kdev_root(void **state)
 	assert_int_equal(ust_res_kdev_to_dev((8U << 20) | 1), makedev(8, 1));
 }
 
+/* libc as this process maps it: its device numbers, inode and path. */
+static void mapped_libc(unsigned int *maj, unsigned int *min, unsigned long long *ino, char *path)
+{
+	char line[4096];
+	FILE *fp;
+
+	*ino = 0;
+	fp = fopen("/proc/self/maps", "r");
+	assert_non_null(fp);
+	while (fgets(line, sizeof(line), fp))
+		if (strstr(line, "/libc.so") &&
+		    sscanf(line, "%*x-%*x %*s %*x %x:%x %llu %4095s", maj, min, ino, path) == 4)
+			break;
+	fclose(fp);
+	assert_true(*ino != 0);
+}
+
 /* A library this process has mapped, found from /proc/self/maps. */
 static void test_proc_libc(void **state)
 {
 	struct ust_res_opts o = { .no_index = true, .no_handle = true, .no_local_dirs = true };
 	unsigned int maj, min;
 	unsigned long long ino = 0;
-	char line[4096], path[4096] = "";
+	char path[4096] = "";
 	struct ust_res_hit hit;
 	struct ust_res *r;
-	FILE *fp;
 
 	(void)state;
-	fp = fopen("/proc/self/maps", "r");
-	assert_non_null(fp);
-	while (fgets(line, sizeof(line), fp))
-		if (strstr(line, "/libc.so") &&
-		    sscanf(line, "%*x-%*x %*s %*x %x:%x %llu %4095s", &maj, &min, &ino, path) == 4)
-			break;
-	fclose(fp);
-	assert_true(ino != 0);
+	mapped_libc(&maj, &min, &ino, path);
 
 	r = ust_res_new(&o);
 	assert_non_null(r);
@@ -149,20 +158,12 @@ static void test_render_lines(void **state)
 	unsigned int maj, min, pass, i, named = 0, hex = 0;
 	uint64_t named_off = 0;
 	unsigned long long ino = 0;
-	char line[4096], path[4096] = "";
+	char path[4096] = "";
 	struct ust_sb a, b;
 	struct stat st;
-	FILE *fp;
 
 	(void)state;
-	fp = fopen("/proc/self/maps", "r");
-	assert_non_null(fp);
-	while (fgets(line, sizeof(line), fp))
-		if (strstr(line, "/libc.so") &&
-		    sscanf(line, "%*x-%*x %*s %*x %x:%x %llu %4095s", &maj, &min, &ino, path) == 4)
-			break;
-	fclose(fp);
-	assert_true(ino != 0);
+	mapped_libc(&maj, &min, &ino, path);
 	stat_ok(path, &st);
 	r.res = ust_res_new(&o);
 	r.sym = ust_sym_cache_new(NULL);
