@@ -81,19 +81,6 @@ struct {
 	} while (0)
 
 /*
- * System-call tracepoints may take page faults since 6.14: programs on
- * them run preemptible (migration off), and a PREEMPT kernel (Debian's
- * 7.x boots preempt=full) preempts them.  The kernel runs no program a
- * second time on a CPU while it is still running there, so another task
- * reaching it meanwhile is skipped: an event without its cookie, an entry
- * whose exit takes no stack, a lock_held() sample dropped.  So those
- * programs turn preemption off first, where the kernel has faultable
- * system-call tracepoints (user space sets ust_preempt_off: BTF's struct
- * tracepoint_ext) and the kfuncs (6.10+).  Only there: 6.10 to 6.12 (at
- * least) refuse a call of a global function with preemption off, and
- * their tracepoints never run a program preemptible anyway.
- */
-/*
  * Kernel memory read by plain loads where the kernel can type a number as
  * a read-only pointer: bpf_rdonly_cast() (6.2+) is no call at all (the
  * verifier makes it a move), and a load through its pointer is one
@@ -107,6 +94,19 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 #define UST_KCAST(type, addr) \
 	((type *)bpf_rdonly_cast((const void *)(addr), bpf_core_type_id_kernel(type)))
 
+/*
+ * System-call tracepoints may take page faults since 6.14: programs on
+ * them run preemptible (migration off), and a PREEMPT kernel (Debian's
+ * 7.x boots preempt=full) preempts them.  The kernel runs no program a
+ * second time on a CPU while it is still running there, so another task
+ * reaching it meanwhile is skipped: an event without its cookie, an entry
+ * whose exit takes no stack, a lock_held() sample dropped.  So those
+ * programs turn preemption off first, where the kernel has faultable
+ * system-call tracepoints (user space sets ust_preempt_off: BTF's struct
+ * tracepoint_ext) and the kfuncs (6.10+).  Only there: 6.10 to 6.12 (at
+ * least) refuse a call of a global function with preemption off, and
+ * their tracepoints never run a program preemptible anyway.
+ */
 extern void bpf_preempt_disable(void) __ksym __weak;
 extern void bpf_preempt_enable(void) __ksym __weak;
 const volatile bool ust_preempt_off;

@@ -46,7 +46,6 @@ struct task_struct___lh {
 	char comm[16];
 } __attribute__((preserve_access_index));
 
-
 /*
  * preempt_count() of this CPU: x86 keeps it in the per-CPU pcpu_hot
  * (6.2 to 6.14), then in __preempt_count.  Untyped and weak: libbpf takes
