@@ -193,6 +193,9 @@ static void render_one(struct ust_render *r, const struct ust_dec_frame *f,
 		if (n > 0)
 			put_loc(out, &sf[n - 1]);
 		put_raw(r, out, f, has_files);
+		/* A symbol file not had (out of memory, say) is asked for again. */
+		if (serial && hit.memo->owner != serial)
+			return;
 		goto keep;
 	}
 	for (i = 0; i < n; i++) {
